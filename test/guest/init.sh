@@ -1,0 +1,92 @@
+#!/bin/bash
+# Stage 2 of brick's test guest: PID 1 on a tmpfs overlay over the host's /.
+# It sets up what systemd would (we do not boot systemd: it is slow under TCG
+# and would start services the tests want to control), runs the test script
+# under timeout, leaves output and exit code in the share and powers off.
+#
+# No `set -e`: PID 1 must reach the power-off whatever fails, because an
+# exiting init panics the kernel and loses the exit code.
+set -uo pipefail
+
+ctl=/brick/.brick
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8 TERM=dumb
+
+say() { echo "brick-guest: $*" >/dev/console; }
+
+power_off() {
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 60
+}
+
+fatal() {
+	say "FATAL: $*"
+	power_off
+}
+
+# shellcheck source=/dev/null
+source "$ctl/config" || fatal "read $ctl/config"
+
+# Fresh, empty /run and /tmp: the host's would leak pid files and sockets of
+# host daemons into the guest (and the host's /tmp is not ours to write).
+mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run || fatal "mount /run"
+mkdir -p /run/lock /run/lock/subsys
+mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp || fatal "mount /tmp"
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts || fatal "mount devpts"
+mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm || fatal "mount /dev/shm"
+# LIO (tcm_fc) and other targets are configured through configfs, which
+# Debian builds as a module.
+modprobe configfs || fatal "modprobe configfs"
+mount -t configfs configfs /sys/kernel/config || fatal "mount configfs"
+# bash process substitution and many tools expect these links.
+ln -sfn /proc/self/fd /dev/fd
+ln -sfn /proc/self/fd/0 /dev/stdin
+ln -sfn /proc/self/fd/1 /dev/stdout
+ln -sfn /proc/self/fd/2 /dev/stderr
+
+hostname "$BRICK_HOSTNAME"
+echo "$BRICK_HOSTNAME" >/etc/hostname
+# Ceph names its mon after the host name and resolves it; keep that local.
+printf '127.0.0.1 localhost\n127.0.1.1 %s\n' "$BRICK_HOSTNAME" >/etc/hosts
+# No DNS in the guest: the only hosts it may talk to are addressed by IP.
+rm -f /etc/resolv.conf
+: >/etc/resolv.conf
+
+ip link set lo up || fatal "lo up"
+
+# slirp NICs get static addresses; no DHCP client, and no default route, so
+# nothing but the host's slirp addresses (10.0.2.2, 10.0.3.2) is reachable.
+if ((BRICK_NICS > 0)); then
+	modprobe virtio_net || fatal "modprobe virtio_net"
+	for ((i = 0; i < BRICK_NICS; i++)); do
+		dev=eth$i
+		for _ in $(seq 100); do
+			[[ -e /sys/class/net/$dev ]] && break
+			sleep 0.05
+		done
+		# Subnets 10.0.2.0/24, 10.0.3.0/24, ... match the runner's -netdev net=.
+		ip addr add "10.0.$((i + 2)).15/24" dev "$dev" || fatal "address $dev"
+		ip link set "$dev" up || fatal "$dev up"
+	done
+fi
+
+# shellcheck source=/dev/null
+source "$ctl/env.sh" || fatal "read $ctl/env.sh"
+export BRICK_SHARE=/brick BRICK_FIXTURES=$ctl/fixtures
+
+cd /brick || fatal "cd /brick"
+read -r start _ </proc/uptime
+say "script start at ${start}s"
+# timeout puts the script in its own process group and kills the group;
+# -k: a script that ignores SIGTERM still ends.
+timeout -k 10 "$BRICK_TIMEOUT" bash "$ctl/script.sh" </dev/null >"$ctl/output" 2>&1
+rc=$?
+read -r end _ </proc/uptime
+say "script exit $rc at ${end}s"
+
+printf '%s %s\n' "$start" "$end" >"$ctl/uptime"
+# Write-then-rename: the runner treats a present rc file as a finished run.
+echo "$rc" >"$ctl/rc.tmp" && mv "$ctl/rc.tmp" "$ctl/rc"
+power_off
