@@ -1,0 +1,9 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// extraCommands lists the command groups beyond the foundation; each
+// feature adds its constructor here.
+func (a *app) extraCommands() []*cobra.Command {
+	return nil
+}

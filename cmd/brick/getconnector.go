@@ -1,0 +1,81 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/brick-storage/brick/connector"
+)
+
+func (a *app) getConnectorCommand() *cobra.Command {
+	var opts connector.GatherOptions
+	cmd := &cobra.Command{
+		Use:   "get-connector",
+		Short: "Print this host's connector properties, as Cinder drivers expect them",
+		Long: `Print the connector Cinder needs to export a volume to this host: platform,
+os_type, ip, host, multipath, enforce_multipath, the iSCSI initiator name
+(/etc/iscsi/initiatorname.iscsi), FC WWPNs/WWNNs of Online ports
+(/sys/class/fc_host), the system UUID (/sys/class/dmi/id/product_uuid), the
+NVMe host NQN (/etc/nvme/hostnqn), the root filesystem UUID and do_local_attach.
+
+It needs no cloud credentials, runs no command, opens no socket and creates
+no file. It needs no root privileges, except that some hosts let only root
+read the system UUID: that key is then left out with a warning. Keys whose
+source is absent are left out, as os-brick does.
+
+The default ip is the address of the interface holding the default route
+(no packet is sent to find it); --nic picks an interface (IPv6 too), --ip
+sets it outright.`,
+		Example: `  brick get-connector
+  brick get-connector --multipath -f json
+  brick get-connector --nic eth1 -c ip -c initiator -f value`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			props, warns, err := connector.Gather(a.host.FS, opts)
+			for _, w := range warns {
+				a.logger.Warn("get-connector: left out", "file", w.File, "reason", w.Err.Error())
+			}
+			if err != nil {
+				return err
+			}
+			return a.out.printRecord(cmd.OutOrStdout(), propertiesRecord(props))
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.Multipath, "multipath", false, "report multipath=true when multipathd runs (a warning, not an error, when it does not)")
+	f.BoolVar(&opts.EnforceMultipath, "enforce-multipath", false, "fail unless multipathd runs")
+	f.StringVar(&opts.IP, "ip", "", "report this IP address")
+	f.StringVar(&opts.NIC, "nic", "", "report the address of this network interface (IPv4 first, else global IPv6)")
+	f.StringVar(&opts.Hostname, "host", "", "report this host name instead of the kernel's")
+	cmd.MarkFlagsMutuallyExclusive("ip", "nic")
+	return cmd
+}
+
+// propertiesRecord lists the connector keys in os-brick's order, leaving
+// out those the host does not have.
+func propertiesRecord(p connector.Properties) record {
+	r := record{
+		{"platform", p.Platform},
+		{"os_type", p.OSType},
+		{"ip", p.IP},
+		{"host", p.Host},
+		{"multipath", p.Multipath},
+		{"enforce_multipath", p.EnforceMultipath},
+	}
+	add := func(name string, v any, present bool) {
+		if present {
+			r = append(r, field{name, v})
+		}
+	}
+	add("initiator", p.Initiator, p.Initiator != "")
+	add("wwpns", p.WWPNs, len(p.WWPNs) > 0)
+	add("wwnns", p.WWNNs, len(p.WWNNs) > 0)
+	add("system uuid", p.SystemUUID, p.SystemUUID != "")
+	add("nqn", p.NQN, p.NQN != "")
+	add("nvme_hostid", p.NVMeHostID, p.NVMeHostID != "")
+	add("uuid", p.UUID, p.UUID != "")
+	if p.NVMeNativeMultipath != nil {
+		add("nvme_native_multipath", *p.NVMeNativeMultipath, true)
+	}
+	r = append(r, field{"do_local_attach", p.DoLocalAttach})
+	return r
+}

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"go.yaml.in/yaml/v3"
+)
+
+// Output follows openstackclient: -f table|json|yaml|value|shell and
+// repeatable -c COLUMN. JSON and YAML keep the fields' order and real types;
+// table, value and shell print text.
+
+// Output formats.
+const (
+	formatTable = "table"
+	formatJSON  = "json"
+	formatYAML  = "yaml"
+	formatValue = "value"
+	formatShell = "shell"
+)
+
+var outputFormats = []string{formatTable, formatJSON, formatYAML, formatValue, formatShell}
+
+// field is one named value of a record; Name is both the table label and
+// the JSON key.
+type field struct {
+	Name  string
+	Value any
+}
+
+// record is one object, printed as a Field/Value table.
+type record []field
+
+// table is a list of objects sharing columns.
+type table struct {
+	Columns []string
+	Rows    [][]any
+}
+
+// outputOptions are the -f and -c flags.
+type outputOptions struct {
+	Format  string
+	Columns []string
+}
+
+func (o outputOptions) validate() error {
+	for _, f := range outputFormats {
+		if o.Format == f {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown output format %q (use one of: %s)", o.Format, strings.Join(outputFormats, ", "))
+}
+
+// columnKey lets -c match "System UUID", "system_uuid" and "system uuid" alike.
+func columnKey(s string) string {
+	return strings.ToLower(strings.NewReplacer(" ", "_", "-", "_").Replace(s))
+}
+
+// selectColumns returns the indexes of the wanted names in order, or all.
+func selectColumns(names []string, want []string) ([]int, error) {
+	if len(want) == 0 {
+		idx := make([]int, len(names))
+		for i := range names {
+			idx[i] = i
+		}
+		return idx, nil
+	}
+	var idx []int
+	for _, w := range want {
+		found := false
+		for i, n := range names {
+			if columnKey(n) == columnKey(w) {
+				idx = append(idx, i)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("no column %q (columns: %s)", w, strings.Join(names, ", "))
+		}
+	}
+	return idx, nil
+}
+
+func (o outputOptions) printRecord(w io.Writer, r record) error {
+	names := make([]string, len(r))
+	for i, f := range r {
+		names[i] = f.Name
+	}
+	idx, err := selectColumns(names, o.Columns)
+	if err != nil {
+		return err
+	}
+	sel := make(record, len(idx))
+	for i, j := range idx {
+		sel[i] = r[j]
+	}
+	switch o.Format {
+	case formatJSON:
+		return writeJSON(w, sel.node())
+	case formatYAML:
+		return writeYAML(w, sel.node())
+	case formatValue:
+		for _, f := range sel {
+			if _, err := fmt.Fprintln(w, text(f.Value)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case formatShell:
+		for _, f := range sel {
+			if _, err := fmt.Fprintf(w, "%s=%s\n", shellName(f.Name), strconv.Quote(text(f.Value))); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		rows := make([][]string, len(sel))
+		for i, f := range sel {
+			rows[i] = []string{f.Name, text(f.Value)}
+		}
+		return writeTable(w, []string{"Field", "Value"}, rows)
+	}
+}
+
+func (o outputOptions) printTable(w io.Writer, t table) error {
+	idx, err := selectColumns(t.Columns, o.Columns)
+	if err != nil {
+		return err
+	}
+	switch o.Format {
+	case formatJSON, formatYAML:
+		list := make([]orderedMap, len(t.Rows))
+		for i, row := range t.Rows {
+			m := make(orderedMap, len(idx))
+			for k, j := range idx {
+				m[k] = field{Name: t.Columns[j], Value: row[j]}
+			}
+			list[i] = m
+		}
+		if o.Format == formatJSON {
+			return writeJSON(w, list)
+		}
+		return writeYAML(w, list)
+	case formatValue:
+		for _, row := range t.Rows {
+			vals := make([]string, len(idx))
+			for k, j := range idx {
+				vals[k] = text(row[j])
+			}
+			if _, err := fmt.Fprintln(w, strings.Join(vals, " ")); err != nil {
+				return err
+			}
+		}
+		return nil
+	case formatShell:
+		return fmt.Errorf("the shell format prints one object; use -f value or -f json for lists")
+	default:
+		header := make([]string, len(idx))
+		for k, j := range idx {
+			header[k] = t.Columns[j]
+		}
+		rows := make([][]string, len(t.Rows))
+		for i, row := range t.Rows {
+			rows[i] = make([]string, len(idx))
+			for k, j := range idx {
+				rows[i][k] = text(row[j])
+			}
+		}
+		return writeTable(w, header, rows)
+	}
+}
+
+// orderedMap marshals as a JSON object or YAML mapping in field order.
+type orderedMap []field
+
+func (r record) node() orderedMap { return orderedMap(r) }
+
+func (m orderedMap) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range m {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.Name)
+		v, err := json.Marshal(jsonValue(f.Value))
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", f.Name, err)
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func (m orderedMap) MarshalYAML() (any, error) {
+	n := &yaml.Node{Kind: yaml.MappingNode}
+	for _, f := range m {
+		var v yaml.Node
+		if err := v.Encode(jsonValue(f.Value)); err != nil {
+			return nil, fmt.Errorf("encode %s: %w", f.Name, err)
+		}
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: f.Name}, &v)
+	}
+	return n, nil
+}
+
+// jsonValue makes nil slices print as [] rather than null, so scripts can
+// iterate without a null check.
+func jsonValue(v any) any {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Slice && rv.IsNil() {
+		return []any{}
+	}
+	return v
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func writeYAML(w io.Writer, v any) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
+func writeTable(w io.Writer, header []string, rows [][]string) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+	)
+	hdr := make([]any, len(header))
+	for i, h := range header {
+		hdr[i] = h
+	}
+	t.Header(hdr...)
+	for _, r := range rows {
+		if err := t.Append(r); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// text renders a value for table, value and shell output.
+func text(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return t
+	case bool:
+		return strconv.FormatBool(t)
+	case *bool:
+		if t == nil {
+			return ""
+		}
+		return strconv.FormatBool(*t)
+	case []string:
+		return strings.Join(t, ", ")
+	case map[string]string:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + t[k]
+		}
+		return strings.Join(parts, ", ")
+	case fmt.Stringer:
+		return t.String()
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Map, reflect.Slice, reflect.Struct:
+		b, err := json.Marshal(v)
+		if err == nil {
+			return string(b)
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+// shellName makes a field name a shell variable name, as openstackclient does.
+func shellName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/brick-storage/brick/host"
+)
+
+const defaultConfigFile = "/etc/brick/brick.yaml"
+
+// envAnnotation lists extra environment variables a flag reads (OS_CLOUD
+// and friends), beyond its BRICK_* name.
+const envAnnotation = "brick_env"
+
+// app holds one invocation's state: flags, config, logger and host. Nothing
+// lives in package variables, so tests run commands in parallel.
+type app struct {
+	stdout, stderr io.Writer
+	redactor       *host.Redactor
+	logger         *slog.Logger
+
+	debug      bool
+	hostRoot   string
+	configFile string
+	out        outputOptions
+
+	host *host.Host
+}
+
+func newApp(stdout, stderr io.Writer) *app {
+	a := &app{stdout: stdout, stderr: stderr, redactor: host.NewRedactor()}
+	a.logger = a.newLogger(slog.LevelWarn)
+	return a
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "brick",
+		Short: "Attach OpenStack Cinder volumes to this host, without Nova",
+		Long: `brick attaches OpenStack Cinder volumes to the host it runs on — a workstation,
+a standalone Ironic bare-metal node, a Docker or Magnum host — and detaches
+them again without losing data or leaving sessions, devices or maps behind.
+
+Start with 'brick get-connector': it prints what Cinder needs to know about
+this host and needs no cloud credentials.
+
+Configuration, highest precedence first: command-line flags, BRICK_*
+environment variables (BRICK_HOST_ROOT for --host-root, BRICK_ENFORCE_MULTIPATH
+for --enforce-multipath, ...), then the YAML file --config (default
+` + defaultConfigFile + `) whose keys are flag names. Flag names may be written
+with underscores too (--enforce_multipath), as python-brick-cinderclient-ext
+users type them.`,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: a.setup,
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	pf := root.PersistentFlags()
+	pf.BoolVar(&a.debug, "debug", false, "log every step and every command run to stderr (secrets masked)")
+	pf.StringVar(&a.hostRoot, "host-root", "/", "read the host's /etc, /sys, /dev, /proc and /run under this directory (a container with the host's / mounted there, or a test fixture tree)")
+	pf.StringVar(&a.configFile, "config", defaultConfigFile, "YAML configuration file; keys are flag names")
+	pf.StringVarP(&a.out.Format, "format", "f", formatTable, "output format: "+strings.Join(outputFormats, ", "))
+	pf.StringArrayVarP(&a.out.Columns, "column", "c", nil, "print only this column (repeatable)")
+	_ = root.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
+
+	root.AddCommand(a.versionCommand(), a.getConnectorCommand())
+	for _, c := range a.extraCommands() {
+		root.AddCommand(c)
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	// Accept --enforce_multipath for --enforce-multipath everywhere.
+	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
+	})
+	return root
+}
+
+// setup applies config-file and environment values to flags the user did
+// not set, then builds the logger and the host.
+func (a *app) setup(cmd *cobra.Command, _ []string) error {
+	v := viper.New()
+	if err := a.loadConfigFile(cmd, v); err != nil {
+		return err
+	}
+	var applyErr error
+	apply := func(f *pflag.Flag) {
+		if applyErr != nil || f.Changed || f.Name == "help" {
+			return
+		}
+		envs := []string{"BRICK_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))}
+		envs = append(envs, f.Annotations[envAnnotation]...)
+		_ = v.BindEnv(append([]string{f.Name}, envs...)...)
+		if !v.IsSet(f.Name) {
+			return
+		}
+		var err error
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			err = sv.Replace(v.GetStringSlice(f.Name))
+		} else {
+			err = f.Value.Set(v.GetString(f.Name))
+		}
+		if err != nil {
+			applyErr = usageError{fmt.Errorf("setting %s from environment or %s: %w", f.Name, a.configFile, err)}
+		}
+	}
+	cmd.InheritedFlags().VisitAll(apply)
+	cmd.LocalFlags().VisitAll(apply)
+	if applyErr != nil {
+		return applyErr
+	}
+	if err := a.out.validate(); err != nil {
+		return usageError{err}
+	}
+	if a.debug {
+		a.logger = a.newLogger(slog.LevelDebug)
+	}
+	a.host = host.New(a.hostRoot, a.logger, a.redactor)
+	return nil
+}
+
+// loadConfigFile reads the YAML config; the default file may be absent, a
+// file named with --config or BRICK_CONFIG must exist.
+func (a *app) loadConfigFile(cmd *cobra.Command, v *viper.Viper) error {
+	explicit := cmd.Flags().Changed("config")
+	if !explicit {
+		if env, ok := os.LookupEnv("BRICK_CONFIG"); ok && env != "" {
+			a.configFile, explicit = env, true
+		}
+	}
+	data, err := os.ReadFile(a.configFile)
+	if err != nil {
+		if !explicit && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("read config %s: %w", a.configFile, err)
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("parse config %s: %w", a.configFile, err)
+	}
+	norm := make(map[string]any, len(m))
+	for k, val := range m {
+		norm[strings.ReplaceAll(strings.ToLower(k), "_", "-")] = val
+	}
+	if err := v.MergeConfigMap(norm); err != nil {
+		return fmt.Errorf("load config %s: %w", a.configFile, err)
+	}
+	return nil
+}
+
+// newLogger writes masked lines to stderr (stdout stays clean for JSON):
+// plain "brick: warning: ..." lines normally, slog's text format with
+// timestamps under --debug.
+func (a *app) newLogger(level slog.Level) *slog.Logger {
+	var h slog.Handler = newPlainHandler(a.stderr, level)
+	if level <= slog.LevelDebug {
+		h = slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})
+	}
+	return slog.New(host.NewRedactingHandler(h, a.redactor))
+}
+
+// withEnv makes a flag also read the given environment variables.
+func withEnv(f *pflag.Flag, names ...string) {
+	if f.Annotations == nil {
+		f.Annotations = map[string][]string{}
+	}
+	f.Annotations[envAnnotation] = append(f.Annotations[envAnnotation], names...)
+}

@@ -1,0 +1,361 @@
+package connector
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"os"
+	"path"
+	"regexp"
+	"runtime"
+	"strings"
+
+	"github.com/brick-storage/brick/host"
+)
+
+// Properties is the connector Cinder drivers expect from a host, with the
+// keys os-brick's get_connector_properties uses. Booleans are booleans.
+type Properties struct {
+	Platform            string   `json:"platform"`
+	OSType              string   `json:"os_type"`
+	IP                  string   `json:"ip"`
+	Host                string   `json:"host"`
+	Multipath           bool     `json:"multipath"`
+	EnforceMultipath    bool     `json:"enforce_multipath"`
+	Initiator           string   `json:"initiator,omitempty"`
+	WWPNs               []string `json:"wwpns,omitempty"`
+	WWNNs               []string `json:"wwnns,omitempty"`
+	SystemUUID          string   `json:"system uuid,omitempty"`
+	NQN                 string   `json:"nqn,omitempty"`
+	NVMeHostID          string   `json:"nvme_hostid,omitempty"`
+	UUID                string   `json:"uuid,omitempty"`
+	NVMeNativeMultipath *bool    `json:"nvme_native_multipath,omitempty"`
+	DoLocalAttach       bool     `json:"do_local_attach"`
+}
+
+// GatherOptions choose what Gather reports.
+type GatherOptions struct {
+	Multipath        bool
+	EnforceMultipath bool
+	IP               string // overrides the detected address
+	NIC              string // take the address of this interface
+	Hostname         string // overrides the kernel's host name
+}
+
+// ErrMultipathdNotRunning is returned when multipath is enforced but
+// multipathd does not run.
+var ErrMultipathdNotRunning = errors.New("multipathd is not running")
+
+// Warning is a problem Gather worked around: a file it could not read or
+// parse. The key it affects is left out.
+type Warning struct {
+	File string
+	Err  error
+}
+
+func (w Warning) String() string { return fmt.Sprintf("%s: %v", w.File, w.Err) }
+
+// Host files Gather reads (under the host's root).
+const (
+	initiatorNameFile = "/etc/iscsi/initiatorname.iscsi"
+	fcHostDir         = "/sys/class/fc_host"
+	productUUIDFile   = "/sys/class/dmi/id/product_uuid"
+	hostNQNFile       = "/etc/nvme/hostnqn"
+	hostIDFile        = "/etc/nvme/hostid"
+	nvmeMultipathFile = "/sys/module/nvme_core/parameters/multipath"
+	hostnameFile      = "/proc/sys/kernel/hostname"
+	byUUIDDir         = "/dev/disk/by-uuid"
+)
+
+// Gather reads this host's connector properties. It runs no command, opens
+// no socket and creates no file; every source is a file under fsys's root,
+// so it needs no root privileges except where the host restricts a file
+// (then the key is left out with a warning).
+func Gather(fsys host.FS, opts GatherOptions) (Properties, []Warning, error) {
+	var warns []Warning
+	warn := func(file string, err error) { warns = append(warns, Warning{File: file, Err: err}) }
+
+	p := Properties{
+		Platform:         machineName(runtime.GOARCH),
+		OSType:           runtime.GOOS,
+		EnforceMultipath: opts.EnforceMultipath,
+		DoLocalAttach:    true,
+	}
+
+	if opts.Multipath || opts.EnforceMultipath {
+		running := fsys.ProcessRunning("multipathd")
+		switch {
+		case running:
+			p.Multipath = true
+		case opts.EnforceMultipath:
+			return Properties{}, warns, fmt.Errorf("get connector: multipath enforced but %w (start it: systemctl enable --now multipathd)", ErrMultipathdNotRunning)
+		default:
+			warn("multipathd", errors.New("not running; reporting multipath=false"))
+		}
+	}
+
+	ip, err := pickIP(fsys, opts)
+	if err != nil {
+		return Properties{}, warns, fmt.Errorf("get connector: %w", err)
+	}
+	p.IP = ip
+
+	p.Host = opts.Hostname
+	if p.Host == "" {
+		if name, err := fsys.ReadString(hostnameFile); err == nil && name != "" {
+			p.Host = name
+		} else if name, err := os.Hostname(); err == nil {
+			p.Host = name
+		}
+	}
+
+	if data, err := fsys.ReadFile(initiatorNameFile); err == nil {
+		if iqn, ok := ParseInitiatorName(data); ok {
+			p.Initiator = iqn
+		} else {
+			warn(initiatorNameFile, errors.New("no InitiatorName= line"))
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		warn(initiatorNameFile, err)
+	}
+
+	p.WWPNs, p.WWNNs = gatherFC(fsys, warn)
+
+	if v, err := fsys.ReadString(productUUIDFile); err == nil {
+		if u, ok := ParseUUID(v); ok {
+			p.SystemUUID = u
+		} else {
+			warn(productUUIDFile, errors.New("not a UUID"))
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		// Readable by root only on most hosts: not worth more than a note.
+		warn(productUUIDFile, err)
+	}
+
+	if v, err := fsys.ReadString(hostNQNFile); err == nil {
+		if ValidNQN(v) {
+			p.NQN = v
+		} else {
+			warn(hostNQNFile, errors.New("not an NQN"))
+		}
+	}
+	if v, err := fsys.ReadString(hostIDFile); err == nil {
+		if u, ok := ParseUUID(v); ok {
+			p.NVMeHostID = u
+		}
+	}
+	if v, err := fsys.ReadString(nvmeMultipathFile); err == nil {
+		b := v == "Y"
+		p.NVMeNativeMultipath = &b
+	}
+	p.UUID = rootFSUUID(fsys)
+	return p, warns, nil
+}
+
+var machineNames = map[string]string{
+	"amd64": "x86_64", "386": "i686", "arm64": "aarch64", "arm": "armv7l",
+	"ppc64le": "ppc64le", "ppc64": "ppc64", "s390x": "s390x", "riscv64": "riscv64",
+}
+
+// machineName gives uname -m's name for a Go architecture, as os-brick reports it.
+func machineName(goarch string) string {
+	if m, ok := machineNames[goarch]; ok {
+		return m
+	}
+	return goarch
+}
+
+// ParseInitiatorName returns the first InitiatorName= value of an
+// /etc/iscsi/initiatorname.iscsi file. Comments, blank lines and CRLF line
+// ends are ignored.
+func ParseInitiatorName(data []byte) (string, bool) {
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(strings.TrimSuffix(line, "\r"))
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, val, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(key) != "InitiatorName" {
+			continue
+		}
+		val = strings.TrimSpace(val)
+		if ValidIQN(val) {
+			return val, true
+		}
+	}
+	return "", false
+}
+
+var (
+	iqnRE  = regexp.MustCompile(`^iqn\.[0-9]{4}-[0-9]{2}\.[a-z0-9][a-z0-9.-]*(:[\x21-\x7e]+)?$`)
+	euiRE  = regexp.MustCompile(`^eui\.[0-9A-Fa-f]{16}$`)
+	naaRE  = regexp.MustCompile(`^naa\.[0-9A-Fa-f]{16}([0-9A-Fa-f]{16})?$`)
+	uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	nqnRE  = regexp.MustCompile(`^nqn\.[0-9]{4}-[0-9]{2}\.[\x21-\x7e]+$`)
+	wwnRE  = regexp.MustCompile(`^[0-9a-f]{16}$`)
+)
+
+// ValidIQN reports whether s is an iSCSI name in iqn., eui. or naa. form
+// (RFC 3720 3.2.6) of at most 223 bytes with no shell-special characters.
+func ValidIQN(s string) bool {
+	if len(s) > 223 || strings.ContainsAny(s, " \t'\"`$\\;|&<>(){}*?!") {
+		return false
+	}
+	return iqnRE.MatchString(strings.ToLower(s)) || euiRE.MatchString(s) || naaRE.MatchString(s)
+}
+
+// ParseUUID returns a lowercase UUID, or false.
+func ParseUUID(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if !uuidRE.MatchString(s) {
+		return "", false
+	}
+	return strings.ToLower(s), true
+}
+
+// ValidNQN reports whether s looks like an NVMe qualified name.
+func ValidNQN(s string) bool { return len(s) <= 223 && nqnRE.MatchString(s) }
+
+// NormalizeWWN turns "0x21:00:00:24:FF:5A:7B:3C" or "2100..." into the 16
+// lowercase hex digits Cinder and sysfs compare.
+func NormalizeWWN(s string) (string, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.TrimPrefix(s, "0x")
+	s = strings.ReplaceAll(s, ":", "")
+	if !wwnRE.MatchString(s) {
+		return "", false
+	}
+	return s, true
+}
+
+// gatherFC lists the WWPNs and WWNNs of FC ports whose state is Online.
+func gatherFC(fsys host.FS, warn func(string, error)) (wwpns, wwnns []string) {
+	entries, err := fsys.ReadDir(fcHostDir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			warn(fcHostDir, err)
+		}
+		return nil, nil
+	}
+	for _, e := range entries {
+		dir := path.Join(fcHostDir, e.Name())
+		state, err := fsys.ReadString(dir + "/port_state")
+		if err != nil {
+			warn(dir+"/port_state", err)
+			continue
+		}
+		if state != "Online" {
+			continue
+		}
+		if raw, err := fsys.ReadString(dir + "/port_name"); err == nil {
+			if w, ok := NormalizeWWN(raw); ok {
+				wwpns = append(wwpns, w)
+			} else {
+				warn(dir+"/port_name", errors.New("not a WWN"))
+			}
+		} else {
+			warn(dir+"/port_name", err)
+		}
+		if raw, err := fsys.ReadString(dir + "/node_name"); err == nil {
+			if w, ok := NormalizeWWN(raw); ok {
+				wwnns = append(wwnns, w)
+			} else {
+				warn(dir+"/node_name", errors.New("not a WWN"))
+			}
+		} else {
+			warn(dir+"/node_name", err)
+		}
+	}
+	return wwpns, wwnns
+}
+
+// pickIP chooses the connector's ip: the given one, the given NIC's, or the
+// address of the interface holding the default route (IPv4 first), falling
+// back to any address and finally to 127.0.0.1 as os-brick does.
+func pickIP(fsys host.FS, opts GatherOptions) (string, error) {
+	if opts.IP != "" {
+		a, err := netip.ParseAddr(opts.IP)
+		if err != nil {
+			return "", fmt.Errorf("--ip %q is not an IP address", opts.IP)
+		}
+		return a.String(), nil
+	}
+	addrs, err := fsys.InterfaceAddrs()
+	if opts.NIC != "" {
+		if err != nil {
+			return "", fmt.Errorf("address of interface %s: %w", opts.NIC, err)
+		}
+		if a, ok := addrOn(addrs, opts.NIC); ok {
+			return a, nil
+		}
+		return "", fmt.Errorf("interface %s has no usable IP address", opts.NIC)
+	}
+	v4, v6 := fsys.DefaultRouteInterfaces()
+	for _, nic := range []string{v4, v6} {
+		if nic == "" {
+			continue
+		}
+		if a, ok := addrOn(addrs, nic); ok {
+			return a, nil
+		}
+	}
+	for _, a := range addrs {
+		if a.Addr.Is4() {
+			return a.Addr.String(), nil
+		}
+	}
+	for _, a := range addrs {
+		if a.Global {
+			return a.Addr.String(), nil
+		}
+	}
+	return "127.0.0.1", nil
+}
+
+// addrOn returns nic's IPv4 address, else its global IPv6 one.
+func addrOn(addrs []host.IfAddr, nic string) (string, bool) {
+	for _, a := range addrs {
+		if a.Interface == nic && a.Addr.Is4() {
+			return a.Addr.String(), true
+		}
+	}
+	for _, a := range addrs {
+		if a.Interface == nic && a.Addr.Is6() && a.Global {
+			return a.Addr.String(), true
+		}
+	}
+	return "", false
+}
+
+// rootFSUUID finds the UUID of the filesystem mounted at / through the
+// by-uuid links udev keeps (os-brick runs findmnt and blkid for this).
+func rootFSUUID(fsys host.FS) string {
+	mounts, err := fsys.Mounts()
+	if err != nil {
+		return ""
+	}
+	var source string
+	for _, m := range mounts {
+		if m.MountPoint == "/" {
+			source = m.Source // the last mount on / is the one in effect
+		}
+	}
+	if !strings.HasPrefix(source, "/dev/") {
+		return ""
+	}
+	want, err := fsys.EvalSymlinks(source)
+	if err != nil {
+		return ""
+	}
+	entries, err := fsys.ReadDir(byUUIDDir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if got, err := fsys.EvalSymlinks(path.Join(byUUIDDir, e.Name())); err == nil && got == want {
+			return e.Name()
+		}
+	}
+	return ""
+}

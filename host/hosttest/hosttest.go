@@ -1,0 +1,123 @@
+// Package hosttest gives tests a *host.Host over a fixture tree and a
+// scripted Runner, so protocol code is exercised without touching the machine.
+package hosttest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/brick-storage/brick/host"
+)
+
+// RunFunc answers one command for a scripted Runner.
+type RunFunc func(ctx context.Context, cmd host.Command) (host.Result, error)
+
+// Runner records every command and answers with its RunFunc.
+type Runner struct {
+	mu    sync.Mutex
+	calls []host.Command
+	fn    RunFunc
+}
+
+// NewRunner returns a Runner answering with fn; nil fn answers every
+// command with success and no output.
+func NewRunner(fn RunFunc) *Runner { return &Runner{fn: fn} }
+
+// Run records cmd and returns fn's answer.
+func (r *Runner) Run(ctx context.Context, cmd host.Command) (host.Result, error) {
+	r.mu.Lock()
+	r.calls = append(r.calls, cmd)
+	r.mu.Unlock()
+	if r.fn == nil {
+		return host.Result{}, nil
+	}
+	return r.fn(ctx, cmd)
+}
+
+// Calls returns the argv of every command run so far, in order.
+func (r *Runner) Calls() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, len(r.calls))
+	for i, c := range r.calls {
+		out[i] = strings.Join(c.Argv(), " ")
+	}
+	return out
+}
+
+// Commands returns the commands run so far, in order.
+func (r *Runner) Commands() []host.Command {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]host.Command(nil), r.calls...)
+}
+
+// Fail builds the error a real runner returns for a command that exited with code.
+func Fail(cmd host.Command, code int, stderr string) error {
+	return &host.ExitError{Argv: cmd.Argv(), ExitCode: code, Stderr: stderr, Err: fmt.Errorf("exit status %d", code)}
+}
+
+// New returns a Host rooted at a fresh t.TempDir() that runs commands with r
+// and logs to the test log.
+func New(t testing.TB, r host.Runner) (*host.Host, string) {
+	t.Helper()
+	root := t.TempDir()
+	return NewAt(t, root, r), root
+}
+
+// NewAt returns a Host rooted at root.
+func NewAt(t testing.TB, root string, r host.Runner) *host.Host {
+	t.Helper()
+	if r == nil {
+		r = NewRunner(nil)
+	}
+	red := host.NewRedactor()
+	logger := slog.New(host.NewRedactingHandler(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}), red))
+	return &host.Host{FS: host.NewFS(root), Runner: r, Log: logger, Redactor: red}
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// WriteFile creates hostPath under root with content, making parent directories.
+func WriteFile(t testing.TB, root, hostPath, content string) {
+	t.Helper()
+	p := filepath.Join(root, hostPath)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Symlink creates hostPath under root pointing at target (written as given,
+// so use relative targets as sysfs and udev do).
+func Symlink(t testing.TB, root, hostPath, target string) {
+	t.Helper()
+	p := filepath.Join(root, hostPath)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Mkdir creates hostPath under root.
+func Mkdir(t testing.TB, root, hostPath string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(root, hostPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}

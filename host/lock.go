@@ -1,0 +1,55 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// LockDir holds brick's cross-process locks on the host.
+const LockDir = "/run/lock/brick"
+
+var lockNameRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,200}$`)
+
+// Lock takes an exclusive flock on LockDir/<name>.lock, waiting until ctx
+// ends. Two brick processes working on the same volume or target serialise
+// here. The lock dies with the process, so a kill -9 never leaves it held.
+// Names may hold letters, digits and . _ : - (an IQN or a volume ID fits).
+func (f FS) Lock(ctx context.Context, name string) (unlock func(), err error) {
+	if !lockNameRE.MatchString(name) {
+		return nil, fmt.Errorf("lock %q: invalid lock name", name)
+	}
+	dir := f.Path(LockDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	file, err := os.OpenFile(filepath.Join(dir, name+".lock"), os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	fd := int(file.Fd())
+	err = f.WaitFor(ctx, nil, Backoff{Min: 2 * time.Millisecond, Max: 100 * time.Millisecond}, func() (bool, error) {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return true, nil
+		}
+		if errors.Is(err, unix.EWOULDBLOCK) || errors.Is(err, unix.EINTR) {
+			return false, nil
+		}
+		return false, err
+	})
+	if err != nil {
+		file.Close()
+		return nil, fmt.Errorf("lock %s: waiting for another brick process: %w", name, err)
+	}
+	return func() {
+		_ = unix.Flock(fd, unix.LOCK_UN)
+		file.Close()
+	}, nil
+}

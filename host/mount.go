@@ -1,0 +1,78 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Mount is one line of /proc/self/mountinfo.
+type Mount struct {
+	MajorMinor string // "8:16" of the mounted filesystem's device
+	Root       string
+	MountPoint string
+	FSType     string
+	Source     string
+	Options    string
+}
+
+// Mounts lists the mounts visible to brick (through the root, so a
+// container reading the host's mount table sees the host's mounts).
+func (f FS) Mounts() ([]Mount, error) {
+	data, err := f.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("read mount table: %w", err)
+	}
+	return ParseMountInfo(data)
+}
+
+// ParseMountInfo parses the mountinfo format described in proc(5).
+func ParseMountInfo(data []byte) ([]Mount, error) {
+	var mounts []Mount
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		pre, post, ok := strings.Cut(text, " - ")
+		if !ok {
+			return nil, fmt.Errorf("mountinfo line %d: no separator", line)
+		}
+		a := strings.Fields(pre)
+		b := strings.Fields(post)
+		if len(a) < 6 || len(b) < 2 {
+			return nil, fmt.Errorf("mountinfo line %d: too few fields", line)
+		}
+		m := Mount{MajorMinor: a[2], Root: unescapeMount(a[3]), MountPoint: unescapeMount(a[4]), FSType: b[0], Source: unescapeMount(b[1])}
+		if len(b) > 2 {
+			m.Options = b[2]
+		}
+		mounts = append(mounts, m)
+	}
+	return mounts, sc.Err()
+}
+
+// unescapeMount decodes the octal escapes (\040 for space) the kernel writes.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

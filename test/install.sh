@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs every Debian package brick's test suites and benchmarks need.
+# Idempotent: packages already present are skipped, so a warm machine pays ~1 s.
+set -euo pipefail
+
+packages=(
+  # real Cinder and its iSCSI target
+  python3-cinder tgt sqlite3
+  # real Ironic
+  python3-ironic python3-ironicclient
+  # the qemu guest with Debian's kernel
+  qemu-system-x86 linux-image-amd64 busybox-static kmod cpio
+  # what runs inside the guest
+  open-iscsi multipath-tools sg3-utils udev e2fsprogs util-linux iproute2 procps
+  nfs-kernel-server nfs-common rpcbind
+  ceph-common ceph-mon ceph-osd rbd-nbd
+  # side-by-side comparison and measurement
+  python3-os-brick dmidecode strace time
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ $status == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install: installing ${missing[*]}"
+# Package maintainer scripts must not start iscsid, tgtd, nfsd or ceph on the
+# host: the tests start exactly what they need and stop it again.
+policy=/usr/sbin/policy-rc.d
+made_policy=0
+if [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\nexit 101\n' >"$policy"
+  chmod 755 "$policy"
+  made_policy=1
+fi
+trap '[[ $made_policy == 1 ]] && rm -f "$policy"' EXIT
+
+export DEBIAN_FRONTEND=noninteractive
+# Refresh package lists when they are missing or older than a day.
+if [[ -z $(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null | head -1) ]]; then
+  apt-get update -qq
+fi
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install: done"
