@@ -2,8 +2,19 @@
 
 package e2e
 
+// Smoke tests for the qemu test guest (internal/testbed/guest) and the
+// fixtures in test/guest/fixtures. Each one fails when a layer the protocol
+// tests stand on is broken: the boot, the exit-code path, the hang guard,
+// and each protocol's kernel + daemon stack. Checks share boots where they
+// can, because every boot costs 10-16 s of wall time under TCG.
+
 import (
+	"bytes"
 	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,32 +24,64 @@ import (
 
 // runGuest boots a guest for a smoke test and logs the timings the test bed
 // documents.
-func runGuest(t *testing.T, opts guest.Options) (*guest.Result, error) {
+func runGuest(t *testing.T, ctx context.Context, opts guest.Options) (*guest.Result, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
+	start := time.Now()
 	res, err := guest.Run(ctx, opts)
 	if res != nil {
-		t.Logf("guest %s: wall %v, boot %v, script %v, exit %d",
-			res.KernelVersion, res.Duration.Round(time.Millisecond), res.Boot.Round(time.Millisecond),
-			res.ScriptTime.Round(time.Millisecond), res.ExitCode)
+		t.Logf("guest %s: wall %v (qemu %v), boot %v, script %v, exit %d",
+			res.KernelVersion, time.Since(start).Round(time.Millisecond), res.Duration.Round(time.Millisecond),
+			res.Boot.Round(time.Millisecond), res.ScriptTime.Round(time.Millisecond), res.ExitCode)
 	}
 	return res, err
 }
 
-// TestGuestBoot: the guest boots, runs a script with the caller's
-// environment, and both its output and its exit code come back.
+// requireSuccess fails the test unless the guest ran the script to exit 0.
+func requireSuccess(t *testing.T, res *guest.Result, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 {
+		t.Fatalf("guest script exited %d; output:\n%s\nconsole tail:\n%s", res.ExitCode, res.Output, tail(res.Console, 30))
+	}
+}
+
+func tail(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TestGuestBoot: the guest boots Debian's kernel, runs a script as root with
+// the caller's environment and files, and both output and exit code come
+// back; a file written to $BRICK_SHARE is visible on the host.
 func TestGuestBoot(t *testing.T) {
 	share := t.TempDir()
-	res, err := runGuest(t, guest.Options{
+	input := filepath.Join(t.TempDir(), "input.txt")
+	if err := os.WriteFile(input, []byte("from the host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := runGuest(t, testContext(t), guest.Options{
 		Script: `
 echo "hello from $(uname -r) as $(id -u) on $(hostname)"
 echo "env=$SMOKE_VALUE"
+echo "input=$(cat in/input.txt)"
+ls "$BRICK_FIXTURES/iscsi.sh" >/dev/null && echo fixtures-ok
 echo artifact >"$BRICK_SHARE/artifact"
 echo to-stderr >&2
 exit 7
 `,
 		Env:      map[string]string{"SMOKE_VALUE": `it's "quoted" $HOME`},
+		Files:    map[string]string{input: "in/input.txt"},
 		ShareDir: share,
 		Timeout:  time.Minute,
 	})
@@ -49,6 +92,8 @@ exit 7
 	for _, want := range []string{
 		"hello from " + res.KernelVersion + " as 0 on " + guest.Hostname,
 		`env=it's "quoted" $HOME`,
+		"input=from the host",
+		"fixtures-ok",
 		"to-stderr",
 	} {
 		if !strings.Contains(out, want) {
@@ -58,4 +103,190 @@ exit 7
 	if res.ExitCode != 7 {
 		t.Errorf("exit code = %d, want 7", res.ExitCode)
 	}
+	if b, err := os.ReadFile(filepath.Join(share, "artifact")); err != nil || string(b) != "artifact\n" {
+		t.Errorf("artifact on the host = %q, %v", b, err)
+	}
 }
+
+// TestGuestFailsFast: a hanging script, a kernel panic and a guest that
+// overruns the caller's deadline each end the run quickly with an error that
+// carries the console's tail, and leave no qemu behind.
+func TestGuestFailsFast(t *testing.T) {
+	tests := []struct {
+		name     string
+		script   string
+		timeout  time.Duration
+		deadline time.Duration // the caller's context; 0: the test's
+		wantErr  error
+		wantIn   string // expected in the error (console tail or output)
+		maxWall  time.Duration
+	}{
+		{
+			name:    "hanging script",
+			script:  "echo about to hang; sleep 3600",
+			timeout: 3 * time.Second,
+			wantErr: guest.ErrTimeout,
+			wantIn:  "about to hang",
+			maxWall: 45 * time.Second,
+		},
+		{
+			name:    "kernel panic",
+			script:  "echo c >/proc/sysrq-trigger; sleep 3600",
+			timeout: time.Minute,
+			wantErr: guest.ErrNoExitCode,
+			wantIn:  "Kernel panic",
+			maxWall: 45 * time.Second,
+		},
+		{
+			name:     "caller deadline",
+			script:   "sleep 3600",
+			timeout:  time.Minute,
+			deadline: 4 * time.Second,
+			wantErr:  guest.ErrNoExitCode,
+			wantIn:   "context",
+			maxWall:  15 * time.Second,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testContext(t)
+			if tt.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.deadline)
+				defer cancel()
+			}
+			start := time.Now()
+			_, err := runGuest(t, ctx, guest.Options{Script: tt.script, Timeout: tt.timeout})
+			wall := time.Since(start)
+			t.Logf("error as a test sees it: %v", err)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.wantIn) || !strings.Contains(err.Error(), "console tail") {
+				t.Errorf("error lacks %q or the console tail:\n%v", tt.wantIn, err)
+			}
+			if wall > tt.maxWall {
+				t.Errorf("took %v, want at most %v", wall, tt.maxWall)
+			}
+		})
+	}
+}
+
+// TestGuestISCSI: iscsid, multipathd and udev work in the guest. It logs in
+// to a CHAP-protected tgt target over two portals (discovery with discovery
+// CHAP), gets both by-path links, forms one dm-multipath map over the two
+// paths once the WWID is added, writes a pattern through the map with
+// O_DIRECT, reads it back after one path is gone, tears everything down, and
+// the host then finds the pattern in the target's backing file.
+func TestGuestISCSI(t *testing.T) {
+	share := t.TempDir()
+	pattern := make([]byte, 1<<20)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for i := range pattern {
+		pattern[i] = byte(rng.Uint32())
+	}
+	patternFile := filepath.Join(t.TempDir(), "pattern")
+	if err := os.WriteFile(patternFile, pattern, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const offsetMiB = 4
+
+	res, err := runGuest(t, testContext(t), guest.Options{
+		Script:   iscsiSmokeScript,
+		Files:    map[string]string{patternFile: "pattern"},
+		ShareDir: share,
+		Env:      map[string]string{"OFFSET_MIB": "4"},
+		Timeout:  4 * time.Minute,
+	})
+	requireSuccess(t, res, err)
+	t.Logf("guest output:\n%s", res.Output)
+	for _, want := range []string{"by-path links: 2", "map paths: 2", "read back after failover: ok", "teardown: ok"} {
+		if !strings.Contains(string(res.Output), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+
+	backing, err := os.ReadFile(filepath.Join(share, "tgt", "target1-lun1.img"))
+	if err != nil {
+		t.Fatalf("read the backing file on the host: %v", err)
+	}
+	off := offsetMiB << 20
+	if len(backing) < off+len(pattern) {
+		t.Fatalf("backing file is %d bytes, want at least %d", len(backing), off+len(pattern))
+	}
+	if !bytes.Equal(backing[off:off+len(pattern)], pattern) {
+		t.Fatal("the pattern written through the multipath map is not in the backing file")
+	}
+}
+
+// iscsiSmokeScript runs in the guest; see TestGuestISCSI. The target's
+// backing file lives in the share so the host can check it after power-off.
+const iscsiSmokeScript = `
+set -euo pipefail
+step() { echo "== $* ($(cut -d' ' -f1 /proc/uptime)s)"; }
+
+step setup
+eval "$("$BRICK_FIXTURES/iscsi.sh")"
+eval "$("$BRICK_FIXTURES/tgt-target.sh" --size 16M --dir "$BRICK_SHARE/tgt" \
+	--chap smoke-user:smoke-secret-1 --discovery-chap smoke-disc:smoke-secret-2)"
+
+step "discover and log in on $TGT_PORTALS"
+for p in $TGT_PORTALS; do
+	iscsiadm -m discoverydb -t st -p "$p" -o new >/dev/null
+	iscsiadm -m discoverydb -t st -p "$p" -o update -n discovery.sendtargets.auth.authmethod -v CHAP
+	iscsiadm -m discoverydb -t st -p "$p" -o update -n discovery.sendtargets.auth.username -v smoke-disc
+	iscsiadm -m discoverydb -t st -p "$p" -o update -n discovery.sendtargets.auth.password -v smoke-secret-2
+	iscsiadm -m discoverydb -t st -p "$p" --discover
+	iscsiadm -m node -T "$TGT_IQN" -p "$p" -o update -n node.session.auth.authmethod -v CHAP
+	iscsiadm -m node -T "$TGT_IQN" -p "$p" -o update -n node.session.auth.username -v smoke-user
+	iscsiadm -m node -T "$TGT_IQN" -p "$p" -o update -n node.session.auth.password -v smoke-secret-1
+	iscsiadm -m node -T "$TGT_IQN" -p "$p" --login
+done
+
+step "wait for by-path links"
+links=()
+for p in $TGT_PORTALS; do
+	link=/dev/disk/by-path/ip-$p-iscsi-$TGT_IQN-lun-1
+	for _ in $(seq 100); do [[ -e $link ]] && break; sleep 0.1; done
+	[[ -b $link ]] || { echo "no $link"; ls -l /dev/disk/by-path/ || true; exit 1; }
+	links+=("$link")
+done
+echo "by-path links: ${#links[@]}"
+
+step "multipath map"
+wwid=$(/lib/udev/scsi_id -g -u -d "${links[0]}")
+multipath -a "$wwid"
+# The paths came before the WWID was known: have multipathd look again.
+for l in "${links[@]}"; do multipathd add path "$(basename "$(readlink -f "$l")")" >/dev/null; done
+map=/dev/mapper/$wwid
+for _ in $(seq 100); do [[ -e $map ]] && break; sleep 0.1; done
+[[ -b $map ]] || { echo "no map $map"; multipath -ll; exit 1; }
+dm=$(basename "$(readlink -f "$map")")
+for _ in $(seq 100); do
+	n=$(ls /sys/block/"$dm"/slaves | wc -l)
+	((n == 2)) && break
+	sleep 0.1
+done
+multipath -ll "$wwid"
+echo "map paths: $n"
+
+step "write with O_DIRECT"
+dd if=pattern of="$map" bs=64k seek=$((OFFSET_MIB * 16)) oflag=direct conv=fsync status=none
+
+step "fail over: log out of the second portal and read back"
+second=${TGT_PORTALS#* }
+iscsiadm -m node -T "$TGT_IQN" -p "$second" --logout >/dev/null
+dd if="$map" of=/tmp/readback bs=64k skip=$((OFFSET_MIB * 16)) count=16 iflag=direct status=none
+cmp pattern /tmp/readback
+echo "read back after failover: ok"
+
+step teardown
+udevadm settle
+# Right after I/O, udev's blkid probe can hold the map for a moment.
+for i in $(seq 20); do multipath -f "$wwid" && break; sleep 0.5; done
+[[ ! -e $map ]]
+iscsiadm -m node -T "$TGT_IQN" --logout >/dev/null
+iscsiadm -m node -T "$TGT_IQN" -o delete
+echo "teardown: ok"
+step done
+`
