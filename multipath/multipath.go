@@ -1,0 +1,391 @@
+// Package multipath drives dm-multipath for the SCSI connectors: find the
+// map built over given paths (sysfs holders and dm/uuid), make multipathd
+// build it even under the distribution's default find_multipaths (by adding
+// the WWID), wait until it exists and is writable, flush it with retries and
+// its own deadline, and forget its WWID again.
+//
+// Maps are named by their kernel name ("dm-3"); Map.DevPath gives "/dev/dm-3"
+// and Map.ByIDPath the stable /dev/disk/by-id/dm-uuid-mpath-<wwid> link.
+package multipath
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/brick-storage/brick/host"
+)
+
+// Options tune multipath operations; the zero value means the defaults.
+type Options struct {
+	// CommandTimeout bounds one multipath/multipathd/udevadm command. Default 30 s.
+	CommandTimeout time.Duration
+	// MapTimeout bounds the wait for multipathd to build a map. Default 30 s.
+	MapTimeout time.Duration
+	// ReadWriteTimeout bounds the wait for a new map to turn read-write. Default 10 s.
+	ReadWriteTimeout time.Duration
+	// FlushTimeout is the overall deadline of Flush, across retries. Default 60 s.
+	FlushTimeout time.Duration
+	// SettleTimeout bounds "udevadm settle" before a flush. Default 10 s.
+	SettleTimeout time.Duration
+	// Backoff paces polls and flush retries.
+	Backoff host.Backoff
+}
+
+func (o Options) withDefaults() Options {
+	if o.CommandTimeout <= 0 {
+		o.CommandTimeout = 30 * time.Second
+	}
+	if o.MapTimeout <= 0 {
+		o.MapTimeout = 30 * time.Second
+	}
+	if o.ReadWriteTimeout <= 0 {
+		o.ReadWriteTimeout = 10 * time.Second
+	}
+	if o.FlushTimeout <= 0 {
+		o.FlushTimeout = 60 * time.Second
+	}
+	if o.SettleTimeout <= 0 {
+		o.SettleTimeout = 10 * time.Second
+	}
+	return o
+}
+
+// Multipath works on the host's dm-multipath maps.
+type Multipath struct {
+	fs     host.FS
+	runner host.Runner
+	log    *slog.Logger
+	opts   Options
+}
+
+// New returns a Multipath over h.
+func New(h *host.Host, opts Options) *Multipath {
+	log := h.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Multipath{fs: h.FS, runner: h.Runner, log: log, opts: opts.withDefaults()}
+}
+
+// ErrNoDaemon means multipathd is not running.
+var ErrNoDaemon = errors.New("multipathd is not running")
+
+// ErrNoMap means no multipath map exists over the given paths or WWID.
+var ErrNoMap = errors.New("no multipath map")
+
+// Map is one dm-multipath device.
+type Map struct {
+	// Device is the kernel name, "dm-3".
+	Device string
+	// Name is the device-mapper name ("mpatha", or the WWID with
+	// user_friendly_names off): what multipath -f takes.
+	Name string
+	// WWID is the map's WWID (its dm uuid without "mpath-").
+	WWID string
+	// Paths are the component disks ("sdb", "sdc") from dm-N/slaves.
+	Paths []string
+	// ReadOnly is the map's /sys/block/dm-N/ro.
+	ReadOnly bool
+}
+
+// DevPath returns "/dev/dm-N".
+func (m *Map) DevPath() string { return "/dev/" + m.Device }
+
+// ByIDPath returns the udev link that names the map by WWID.
+func (m *Map) ByIDPath() string { return "/dev/disk/by-id/dm-uuid-mpath-" + m.WWID }
+
+var (
+	dmRE   = regexp.MustCompile(`^dm-[0-9]{1,6}$`)
+	diskRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`)
+	wwidRE = regexp.MustCompile(`^[0-9A-Za-z][\x21-\x7e]{0,254}$`)
+)
+
+// ValidWWID reports whether s can be a multipath WWID on a command line:
+// printable ASCII, no white space, no leading "-", at most 255 bytes.
+func ValidWWID(s string) bool { return wwidRE.MatchString(s) && !strings.ContainsAny(s, `/\'"`) }
+
+// DaemonRunning reports whether multipathd runs on the host (from /proc;
+// no command is run).
+func (m *Multipath) DaemonRunning() bool { return m.fs.ProcessRunning("multipathd") }
+
+// Map reads what sysfs knows about a dm device; ErrNoMap when it does not
+// exist or is not a multipath map.
+func (m *Multipath) Map(dm string) (*Map, error) {
+	dm = strings.TrimPrefix(dm, "/dev/")
+	if !dmRE.MatchString(dm) {
+		return nil, fmt.Errorf("multipath map %q: not a dm device name", dm)
+	}
+	base := "/sys/block/" + dm
+	uuid, err := m.fs.ReadString(base + "/dm/uuid")
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("multipath map %s: %w", dm, ErrNoMap)
+		}
+		return nil, fmt.Errorf("multipath map %s: %w", dm, err)
+	}
+	wwid, ok := strings.CutPrefix(uuid, "mpath-")
+	if !ok {
+		return nil, fmt.Errorf("multipath map %s: dm uuid %q is not multipath's: %w", dm, uuid, ErrNoMap)
+	}
+	name, err := m.fs.ReadString(base + "/dm/name")
+	if err != nil {
+		return nil, fmt.Errorf("multipath map %s: %w", dm, err)
+	}
+	mp := &Map{Device: dm, Name: name, WWID: wwid}
+	if entries, err := m.fs.ReadDir(base + "/slaves"); err == nil {
+		for _, e := range entries {
+			mp.Paths = append(mp.Paths, e.Name())
+		}
+	}
+	if ro, err := m.fs.ReadString(base + "/ro"); err == nil {
+		mp.ReadOnly = ro == "1"
+	}
+	return mp, nil
+}
+
+// MapOf returns the multipath map stacked on any of the given disks
+// ("sdb" or "/dev/sdb"), found through /sys/block/<disk>/holders, or an
+// error wrapping ErrNoMap.
+func (m *Multipath) MapOf(disks ...string) (*Map, error) {
+	for _, d := range disks {
+		d = strings.TrimPrefix(d, "/dev/")
+		if !diskRE.MatchString(d) {
+			return nil, fmt.Errorf("multipath map of %q: not a disk name", d)
+		}
+		entries, err := m.fs.ReadDir("/sys/block/" + d + "/holders")
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !dmRE.MatchString(e.Name()) {
+				continue
+			}
+			if mp, err := m.Map(e.Name()); err == nil {
+				return mp, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("multipath map over %s: %w", strings.Join(disks, ", "), ErrNoMap)
+}
+
+// MapByWWID finds the multipath map with the given WWID by its dm uuid, or
+// returns an error wrapping ErrNoMap.
+func (m *Multipath) MapByWWID(wwid string) (*Map, error) {
+	if !ValidWWID(wwid) {
+		return nil, fmt.Errorf("multipath map of WWID %q: invalid WWID", wwid)
+	}
+	// The udev link is the fast path; sysfs covers hosts without udev.
+	if target, err := m.fs.EvalSymlinks("/dev/disk/by-id/dm-uuid-mpath-" + wwid); err == nil {
+		if mp, err := m.Map(strings.TrimPrefix(target, "/dev/")); err == nil && mp.WWID == wwid {
+			return mp, nil
+		}
+	}
+	matches, err := m.fs.Glob("/sys/block/dm-*/dm/uuid")
+	if err != nil {
+		return nil, fmt.Errorf("multipath map of WWID %s: %w", wwid, err)
+	}
+	for _, f := range matches {
+		uuid, err := m.fs.ReadString(f)
+		if err != nil || uuid != "mpath-"+wwid {
+			continue
+		}
+		dm := strings.Split(strings.TrimPrefix(f, "/sys/block/"), "/")[0]
+		return m.Map(dm)
+	}
+	return nil, fmt.Errorf("multipath map of WWID %s: %w", wwid, ErrNoMap)
+}
+
+func (m *Multipath) run(ctx context.Context, name string, args ...string) (host.Result, error) {
+	return m.runner.Run(ctx, host.Command{Name: name, Args: args, Timeout: m.opts.CommandTimeout})
+}
+
+// AddWWID records the WWID in multipath's wwids file (multipath -a), so
+// multipathd builds a map for it even with find_multipaths strict or on,
+// where a single path of an unknown WWID is left alone.
+func (m *Multipath) AddWWID(ctx context.Context, wwid string) error {
+	if !ValidWWID(wwid) {
+		return fmt.Errorf("multipath add wwid %q: invalid WWID", wwid)
+	}
+	if _, err := m.run(ctx, "multipath", "-a", wwid); err != nil {
+		return fmt.Errorf("multipath add wwid %s: %w", wwid, err)
+	}
+	return nil
+}
+
+// RemoveWWID forgets the WWID again (multipath -w), so a later unrelated
+// LUN reusing it is not grabbed. An unknown WWID is success.
+func (m *Multipath) RemoveWWID(ctx context.Context, wwid string) error {
+	if !ValidWWID(wwid) {
+		return fmt.Errorf("multipath remove wwid %q: invalid WWID", wwid)
+	}
+	if _, err := m.run(ctx, "multipath", "-w", wwid); err != nil {
+		return fmt.Errorf("multipath remove wwid %s: %w", wwid, err)
+	}
+	return nil
+}
+
+// AddPath tells multipathd about a path (multipathd add path /dev/sdX): the
+// udev event for the disk may have reached multipathd before its WWID was
+// added, and then multipathd ignored it.
+func (m *Multipath) AddPath(ctx context.Context, disk string) error {
+	disk = strings.TrimPrefix(disk, "/dev/")
+	if !diskRE.MatchString(disk) {
+		return fmt.Errorf("multipathd add path %q: not a disk name", disk)
+	}
+	res, err := m.run(ctx, "multipathd", "add", "path", "/dev/"+disk)
+	if err != nil {
+		return fmt.Errorf("multipathd add path %s: %w", disk, err)
+	}
+	// multipathd reports failures on stdout with exit code 0 in some versions.
+	if out := strings.TrimSpace(string(res.Stdout)); out != "" && out != "ok" {
+		return fmt.Errorf("multipathd add path %s: %s", disk, truncate(out, 200))
+	}
+	return nil
+}
+
+// DelPath makes multipathd drop a path (multipathd del path sdX). A path it
+// does not know is success.
+func (m *Multipath) DelPath(ctx context.Context, disk string) error {
+	disk = strings.TrimPrefix(disk, "/dev/")
+	if !diskRE.MatchString(disk) {
+		return fmt.Errorf("multipathd del path %q: not a disk name", disk)
+	}
+	if _, err := m.run(ctx, "multipathd", "del", "path", disk); err != nil {
+		return fmt.Errorf("multipathd del path %s: %w", disk, err)
+	}
+	return nil
+}
+
+// DisableQueueing makes the map fail I/O instead of queueing it while no
+// path is usable, so a forced flush cannot hang on dead paths.
+func (m *Multipath) DisableQueueing(ctx context.Context, mp *Map) error {
+	if _, err := m.run(ctx, "multipathd", "disablequeueing", "map", mp.Name); err != nil {
+		return fmt.Errorf("multipathd disablequeueing %s: %w", mp.Name, err)
+	}
+	return nil
+}
+
+// WaitForMap waits until a multipath map with the given WWID sits on one of
+// the disks and returns it. Bounded by Options.MapTimeout (or ctx); wakes
+// on /dev changes.
+func (m *Multipath) WaitForMap(ctx context.Context, wwid string, disks ...string) (*Map, error) {
+	if !ValidWWID(wwid) {
+		return nil, fmt.Errorf("wait for multipath map %q: invalid WWID", wwid)
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.opts.MapTimeout)
+	defer cancel()
+	var found *Map
+	err := m.fs.WaitFor(ctx, []string{"/dev", "/dev/mapper"}, m.opts.Backoff, func() (bool, error) {
+		mp, err := m.MapOf(disks...)
+		if err == nil && mp.WWID == wwid {
+			found = mp
+			return true, nil
+		}
+		if err == nil {
+			return false, fmt.Errorf("wait for multipath map %s: %s holds the paths with WWID %s", wwid, mp.Device, mp.WWID)
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("wait for multipath map %s over %s: %w", wwid, strings.Join(disks, ", "), err)
+	}
+	return found, nil
+}
+
+// WaitReadWrite waits until the map is writable: multipathd may create it
+// read-only while its first path still reports write protection.
+func (m *Multipath) WaitReadWrite(ctx context.Context, mp *Map) error {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.ReadWriteTimeout)
+	defer cancel()
+	err := m.fs.WaitFor(ctx, nil, m.opts.Backoff, func() (bool, error) {
+		ro, err := m.fs.ReadString("/sys/block/" + mp.Device + "/ro")
+		if err != nil {
+			return false, err
+		}
+		return ro == "0", nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for %s (%s) to become read-write: %w", mp.Device, mp.Name, err)
+	}
+	mp.ReadOnly = false
+	return nil
+}
+
+// Settle waits, bounded by Options.SettleTimeout, for udev to finish its
+// queue: udev's blkid probe briefly opens a new or just written map, and
+// a flush then fails with "map in use".
+func (m *Multipath) Settle(ctx context.Context) error {
+	secs := int(m.opts.SettleTimeout.Round(time.Second) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	_, err := m.runner.Run(ctx, host.Command{Name: "udevadm", Args: []string{"settle", fmt.Sprintf("--timeout=%d", secs)}, Timeout: m.opts.SettleTimeout + 5*time.Second})
+	if err != nil {
+		return fmt.Errorf("udevadm settle: %w", err)
+	}
+	return nil
+}
+
+// Flush removes the map (multipath -f), first letting udev settle, and
+// retries while the map is briefly held, until Options.FlushTimeout (or
+// ctx) ends. A map that is already gone is success. The paths beneath stay.
+func (m *Multipath) Flush(ctx context.Context, mp *Map) error {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.FlushTimeout)
+	defer cancel()
+	if err := m.Settle(ctx); err != nil {
+		// A slow udev queue is no reason to keep the map; flush anyway.
+		m.log.Debug("multipath flush: settle failed", "err", err.Error())
+	}
+	var last error
+	attempt := 0
+	err := m.fs.WaitFor(ctx, nil, m.flushBackoff(), func() (bool, error) {
+		if !m.stillThere(mp) {
+			return true, nil
+		}
+		attempt++
+		_, err := m.run(ctx, "multipath", "-f", mp.Name)
+		if err == nil || !m.stillThere(mp) {
+			return true, nil
+		}
+		last = err
+		m.log.Debug("multipath flush failed, will retry", "map", mp.Name, "attempt", attempt, "err", err.Error())
+		return false, nil
+	})
+	if err != nil {
+		if last != nil {
+			return fmt.Errorf("multipath flush %s (%s) after %d attempts: %w (last: %w)", mp.Name, mp.Device, attempt, err, last)
+		}
+		return fmt.Errorf("multipath flush %s (%s): %w", mp.Name, mp.Device, err)
+	}
+	return nil
+}
+
+func (m *Multipath) flushBackoff() host.Backoff {
+	b := m.opts.Backoff
+	if b.Min <= 0 {
+		b.Min = 100 * time.Millisecond
+	}
+	if b.Max <= 0 {
+		b.Max = 2 * time.Second
+	}
+	return b
+}
+
+// stillThere reports whether the map still exists under the same identity.
+func (m *Multipath) stillThere(mp *Map) bool {
+	cur, err := m.Map(mp.Device)
+	return err == nil && cur.WWID == mp.WWID
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

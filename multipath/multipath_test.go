@@ -1,0 +1,190 @@
+package multipath_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/host/hosttest"
+	"github.com/brick-storage/brick/multipath"
+)
+
+const wwid = "360000000000000000e00000000010001"
+
+// fixtureMap lays out dm-0 = mpatha over sdb and sdc.
+func fixtureMap(t *testing.T, root string, ro string) {
+	t.Helper()
+	hosttest.WriteFile(t, root, "/sys/devices/virtual/block/dm-0/dm/uuid", "mpath-"+wwid+"\n")
+	hosttest.WriteFile(t, root, "/sys/devices/virtual/block/dm-0/dm/name", "mpatha\n")
+	hosttest.WriteFile(t, root, "/sys/devices/virtual/block/dm-0/ro", ro+"\n")
+	hosttest.Symlink(t, root, "/sys/block/dm-0", "../devices/virtual/block/dm-0")
+	for _, d := range []string{"sdb", "sdc"} {
+		hosttest.Mkdir(t, root, "/sys/devices/x/"+d+"/holders")
+		hosttest.Symlink(t, root, "/sys/block/"+d, "../devices/x/"+d)
+		hosttest.Symlink(t, root, "/sys/devices/x/"+d+"/holders/dm-0", "../../../virtual/block/dm-0")
+		hosttest.Symlink(t, root, "/sys/devices/virtual/block/dm-0/slaves/"+d, "../../../../x/"+d)
+	}
+	hosttest.WriteFile(t, root, "/dev/dm-0", "")
+	hosttest.Symlink(t, root, "/dev/disk/by-id/dm-uuid-mpath-"+wwid, "../../dm-0")
+}
+
+func removeMap(t *testing.T, root string) {
+	for _, p := range []string{"/sys/block/dm-0", "/sys/devices/virtual/block/dm-0", "/sys/devices/x/sdb/holders/dm-0", "/sys/devices/x/sdc/holders/dm-0", "/dev/dm-0", "/dev/disk/by-id/dm-uuid-mpath-" + wwid} {
+		require.NoError(t, os.RemoveAll(filepath.Join(root, p)))
+	}
+}
+
+func TestFindMap(t *testing.T) {
+	h, root := hosttest.New(t, nil)
+	fixtureMap(t, root, "0")
+	m := multipath.New(h, multipath.Options{})
+
+	mp, err := m.MapOf("/dev/sdc")
+	require.NoError(t, err)
+	require.Equal(t, &multipath.Map{Device: "dm-0", Name: "mpatha", WWID: wwid, Paths: []string{"sdb", "sdc"}}, mp)
+	require.Equal(t, "/dev/dm-0", mp.DevPath())
+	require.Equal(t, "/dev/disk/by-id/dm-uuid-mpath-"+wwid, mp.ByIDPath())
+
+	byID, err := m.MapByWWID(wwid)
+	require.NoError(t, err)
+	require.Equal(t, mp, byID)
+
+	// Without the udev link, sysfs still finds it.
+	require.NoError(t, os.Remove(filepath.Join(root, "/dev/disk/by-id/dm-uuid-mpath-"+wwid)))
+	byID, err = m.MapByWWID(wwid)
+	require.NoError(t, err)
+	require.Equal(t, mp, byID)
+
+	_, err = m.MapByWWID("3600")
+	require.ErrorIs(t, err, multipath.ErrNoMap)
+	_, err = m.MapOf("sdd")
+	require.ErrorIs(t, err, multipath.ErrNoMap)
+	_, err = m.MapOf("../sdb")
+	require.Error(t, err)
+	_, err = m.MapByWWID("-f")
+	require.Error(t, err)
+}
+
+func TestWaitForMapAndReadWrite(t *testing.T) {
+	h, root := hosttest.New(t, nil)
+	for _, d := range []string{"sdb", "sdc"} {
+		hosttest.Mkdir(t, root, "/sys/devices/x/"+d+"/holders")
+		hosttest.Symlink(t, root, "/sys/block/"+d, "../devices/x/"+d)
+	}
+	hosttest.Mkdir(t, root, "/dev")
+	m := multipath.New(h, multipath.Options{MapTimeout: 100 * time.Millisecond, ReadWriteTimeout: 100 * time.Millisecond})
+	ctx := context.Background()
+	_, err := m.WaitForMap(ctx, wwid, "sdb", "sdc")
+	require.ErrorIs(t, err, host.ErrWaitTimeout)
+
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "/sys")))
+	fixtureMap(t, root, "1")
+	mp, err := m.WaitForMap(ctx, wwid, "sdb")
+	require.NoError(t, err)
+	require.True(t, mp.ReadOnly)
+	require.ErrorIs(t, m.WaitReadWrite(ctx, mp), host.ErrWaitTimeout)
+	go func() {
+		_ = os.WriteFile(filepath.Join(root, "/sys/devices/virtual/block/dm-0/ro"), []byte("0\n"), 0o644)
+	}()
+	m2 := multipath.New(h, multipath.Options{ReadWriteTimeout: 5 * time.Second})
+	require.NoError(t, m2.WaitReadWrite(ctx, mp))
+	require.False(t, mp.ReadOnly)
+
+	// A map with another WWID over our paths is an error, not a wait.
+	_, err = m.WaitForMap(ctx, "3600aaaa", "sdb")
+	require.ErrorContains(t, err, "holds the paths")
+}
+
+func TestFlushRetriesUntilGone(t *testing.T) {
+	var root string
+	var flushes atomic.Int32
+	r := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
+		if cmd.Name == "multipath" && cmd.Args[0] == "-f" {
+			if flushes.Add(1) < 3 {
+				return host.Result{}, hosttest.Fail(cmd, 1, "mpatha: map in use")
+			}
+			removeMap(t, root)
+		}
+		return host.Result{}, nil
+	})
+	h, root0 := hosttest.New(t, r)
+	root = root0
+	fixtureMap(t, root, "0")
+	m := multipath.New(h, multipath.Options{Backoff: host.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond}})
+	mp, err := m.MapOf("sdb")
+	require.NoError(t, err)
+	require.NoError(t, m.Flush(context.Background(), mp))
+	require.Equal(t, int32(3), flushes.Load())
+	require.Equal(t, "udevadm settle --timeout=10", r.Calls()[0])
+	// Gone: success without running multipath again.
+	require.NoError(t, m.Flush(context.Background(), mp))
+	require.Equal(t, int32(3), flushes.Load())
+}
+
+func TestFlushGivesUpAtDeadline(t *testing.T) {
+	r := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
+		if cmd.Name == "multipath" {
+			return host.Result{}, hosttest.Fail(cmd, 1, "mpatha: map in use")
+		}
+		return host.Result{}, nil
+	})
+	h, root := hosttest.New(t, r)
+	fixtureMap(t, root, "0")
+	m := multipath.New(h, multipath.Options{FlushTimeout: 150 * time.Millisecond, Backoff: host.Backoff{Min: 10 * time.Millisecond, Max: 20 * time.Millisecond}})
+	mp, err := m.MapOf("sdb")
+	require.NoError(t, err)
+	err = m.Flush(context.Background(), mp)
+	require.ErrorIs(t, err, host.ErrWaitTimeout)
+	require.ErrorContains(t, err, "map in use")
+}
+
+func TestWWIDCommands(t *testing.T) {
+	r := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
+		if cmd.Name == "multipathd" {
+			return host.Result{Stdout: []byte("ok\n")}, nil
+		}
+		return host.Result{}, nil
+	})
+	h, _ := hosttest.New(t, r)
+	m := multipath.New(h, multipath.Options{})
+	ctx := context.Background()
+	require.NoError(t, m.AddWWID(ctx, wwid))
+	require.NoError(t, m.AddPath(ctx, "/dev/sdb"))
+	require.NoError(t, m.DelPath(ctx, "sdb"))
+	require.NoError(t, m.RemoveWWID(ctx, wwid))
+	require.Equal(t, []string{
+		"multipath -a " + wwid,
+		"multipathd add path /dev/sdb",
+		"multipathd del path sdb",
+		"multipath -w " + wwid,
+	}, r.Calls())
+	for _, bad := range []string{"", "-w", "a b", "../x", "36\x00"} {
+		require.Error(t, m.AddWWID(ctx, bad), bad)
+		require.Error(t, m.RemoveWWID(ctx, bad), bad)
+	}
+	require.Error(t, m.AddPath(ctx, "-sdb"))
+}
+
+func TestAddPathFailReportedOnStdout(t *testing.T) {
+	r := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
+		return host.Result{Stdout: []byte("fail\n")}, nil
+	})
+	h, _ := hosttest.New(t, r)
+	m := multipath.New(h, multipath.Options{})
+	require.ErrorContains(t, m.AddPath(context.Background(), "sdb"), "fail")
+}
+
+func TestDaemonRunning(t *testing.T) {
+	h, root := hosttest.New(t, nil)
+	m := multipath.New(h, multipath.Options{})
+	hosttest.WriteFile(t, root, "/proc/1/comm", "init\n")
+	require.False(t, m.DaemonRunning())
+	hosttest.WriteFile(t, root, "/proc/77/comm", "multipathd\n")
+	require.True(t, m.DaemonRunning())
+}
