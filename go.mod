@@ -3,6 +3,7 @@ module github.com/brick-storage/brick
 go 1.26.0
 
 require (
+	github.com/gophercloud/gophercloud/v2 v2.16.0
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10

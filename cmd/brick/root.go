@@ -34,6 +34,7 @@ type app struct {
 	hostRoot   string
 	configFile string
 	out        outputOptions
+	auth       authFlags
 
 	host *host.Host
 }
@@ -73,6 +74,7 @@ users type them.`,
 	pf.StringVar(&a.configFile, "config", defaultConfigFile, "YAML configuration file; keys are flag names")
 	pf.StringVarP(&a.out.Format, "format", "f", formatTable, "output format: "+strings.Join(outputFormats, ", "))
 	pf.StringArrayVarP(&a.out.Columns, "column", "c", nil, "print only this column (repeatable)")
+	a.addAuthFlags(root)
 	_ = root.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
 
 	root.AddCommand(a.versionCommand(), a.getConnectorCommand())

@@ -1,0 +1,320 @@
+package osauth
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	baremetalhttpbasic "github.com/gophercloud/gophercloud/v2/openstack/baremetal/httpbasic"
+	baremetalnoauth "github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+)
+
+// BlockStorageClient returns a Cinder v3 client. With noauth the endpoint
+// is CinderEndpoint + "/" + project id and the token "<user>:<project>";
+// otherwise it authenticates against Keystone and takes the endpoint from
+// the catalog unless CinderEndpoint overrides it. The client carries no
+// microversion: cinderapi negotiates it.
+func BlockStorageClient(ctx context.Context, opts Options) (*gophercloud.ServiceClient, error) {
+	o, err := Resolve(opts)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := httpClient(o)
+	if err != nil {
+		return nil, err
+	}
+	switch o.AuthType {
+	case AuthNoAuth:
+		if o.CinderEndpoint == "" {
+			return nil, fmt.Errorf("%w: noauth Cinder needs --cinder-endpoint (BRICK_CINDER_ENDPOINT), e.g. http://host:8776/v3", ErrConfig)
+		}
+		project := o.ProjectID
+		if project == "" {
+			project = DefaultNoAuthProject
+		}
+		user := o.UserID
+		if user == "" {
+			user = o.Username
+		}
+		if user == "" {
+			user = DefaultNoAuthUser
+		}
+		if strings.ContainsAny(user+project, ":/?#") {
+			return nil, fmt.Errorf("%w: noauth user %q and project %q must not contain ':', '/', '?' or '#'", ErrConfig, user, project)
+		}
+		endpoint, err := noauthCinderURL(o.CinderEndpoint, project)
+		if err != nil {
+			return nil, err
+		}
+		pc := &gophercloud.ProviderClient{HTTPClient: *hc}
+		pc.UserAgent.Prepend(o.UserAgent)
+		pc.SetToken(user + ":" + project)
+		return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: endpoint, Type: "block-storage"}, nil
+	case AuthHTTPBasic:
+		return nil, fmt.Errorf("%w: auth type http_basic works for Ironic only", ErrConfig)
+	}
+	pc, err := keystoneClient(ctx, o, hc)
+	if err != nil {
+		return nil, err
+	}
+	if o.CinderEndpoint != "" {
+		endpoint, err := checkURL(substituteProject(o.CinderEndpoint, projectOf(pc, o)))
+		if err != nil {
+			return nil, err
+		}
+		return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: endpoint, Type: "block-storage"}, nil
+	}
+	sc, err := openstack.NewBlockStorageV3(pc, endpointOpts(o))
+	if err != nil {
+		return nil, fmt.Errorf("find the Cinder (block-storage v3) endpoint in the catalog: %w", err)
+	}
+	return sc, nil
+}
+
+// BaremetalClient returns an Ironic client: noauth or http_basic against
+// IronicEndpoint, else Keystone with the catalog (or IronicEndpoint).
+// The caller sets the microversion (>= 1.32 for the volume API).
+func BaremetalClient(ctx context.Context, opts Options) (*gophercloud.ServiceClient, error) {
+	o, err := Resolve(opts)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := httpClient(o)
+	if err != nil {
+		return nil, err
+	}
+	var sc *gophercloud.ServiceClient
+	switch o.AuthType {
+	case AuthNoAuth:
+		if o.IronicEndpoint == "" {
+			return nil, fmt.Errorf("%w: noauth Ironic needs --ironic-endpoint (BRICK_IRONIC_ENDPOINT), e.g. http://host:6385", ErrConfig)
+		}
+		if _, err := checkURL(o.IronicEndpoint); err != nil {
+			return nil, err
+		}
+		sc, err = baremetalnoauth.NewBareMetalNoAuth(baremetalnoauth.EndpointOpts{IronicEndpoint: o.IronicEndpoint})
+	case AuthHTTPBasic:
+		if o.IronicEndpoint == "" {
+			return nil, fmt.Errorf("%w: http_basic Ironic needs --ironic-endpoint (BRICK_IRONIC_ENDPOINT)", ErrConfig)
+		}
+		if _, err := checkURL(o.IronicEndpoint); err != nil {
+			return nil, err
+		}
+		sc, err = baremetalhttpbasic.NewBareMetalHTTPBasic(baremetalhttpbasic.EndpointOpts{
+			IronicEndpoint: o.IronicEndpoint, IronicUser: o.Username, IronicUserPassword: o.Password,
+		})
+		if err == nil {
+			// The basic-auth header is a secret too.
+			o.Redactor.Add(sc.MoreHeaders["Authorization"], strings.TrimPrefix(sc.MoreHeaders["Authorization"], "Basic "))
+		}
+	default:
+		pc, err := keystoneClient(ctx, o, hc)
+		if err != nil {
+			return nil, err
+		}
+		if o.IronicEndpoint != "" {
+			endpoint, err := checkURL(o.IronicEndpoint)
+			if err != nil {
+				return nil, err
+			}
+			return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: endpoint, Type: "baremetal"}, nil
+		}
+		sc, err := openstack.NewBareMetalV1(pc, endpointOpts(o))
+		if err != nil {
+			return nil, fmt.Errorf("find the Ironic (baremetal) endpoint in the catalog: %w", err)
+		}
+		return sc, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	sc.ProviderClient.HTTPClient = *hc
+	sc.ProviderClient.UserAgent.Prepend(o.UserAgent)
+	return sc, nil
+}
+
+// keystoneClient authenticates with password, token or application
+// credential.
+func keystoneClient(ctx context.Context, o Options, hc *http.Client) (*gophercloud.ProviderClient, error) {
+	if o.AuthURL == "" {
+		return nil, fmt.Errorf("%w: auth type %s needs --os-auth-url (OS_AUTH_URL) or --os-cloud", ErrConfig, o.AuthType)
+	}
+	ao := gophercloud.AuthOptions{
+		IdentityEndpoint: o.AuthURL,
+		AllowReauth:      true,
+	}
+	switch o.AuthType {
+	case AuthPassword:
+		if (o.Username == "" && o.UserID == "") || o.Password == "" {
+			return nil, fmt.Errorf("%w: password auth needs --os-username (or a user id) and --os-password", ErrConfig)
+		}
+		ao.Username, ao.UserID, ao.Password = o.Username, o.UserID, o.Password
+		ao.DomainName, ao.DomainID = first(o.UserDomainName, o.DomainName), first(o.UserDomainID, o.DomainID)
+	case AuthToken:
+		if o.Token == "" {
+			return nil, fmt.Errorf("%w: token auth needs --os-token (OS_TOKEN)", ErrConfig)
+		}
+		ao.TokenID = o.Token
+		ao.AllowReauth = false // a fixed token cannot be renewed
+	case AuthApplicationCredential:
+		if (o.AppCredID == "" && o.AppCredName == "") || o.AppCredSecret == "" {
+			return nil, fmt.Errorf("%w: application credential auth needs an id (or name) and a secret", ErrConfig)
+		}
+		ao.ApplicationCredentialID, ao.ApplicationCredentialName = o.AppCredID, o.AppCredName
+		ao.ApplicationCredentialSecret = o.AppCredSecret
+		ao.Username, ao.UserID = o.Username, o.UserID
+		ao.DomainName, ao.DomainID = first(o.UserDomainName, o.DomainName), first(o.UserDomainID, o.DomainID)
+	default:
+		return nil, fmt.Errorf("%w: auth type %s is not supported here", ErrConfig, o.AuthType)
+	}
+	// Application credentials carry their own scope; a scope next to them
+	// is rejected by Keystone.
+	if o.AuthType != AuthApplicationCredential {
+		switch {
+		case o.ProjectID != "":
+			ao.Scope = &gophercloud.AuthScope{ProjectID: o.ProjectID}
+		case o.ProjectName != "":
+			ao.Scope = &gophercloud.AuthScope{
+				ProjectName: o.ProjectName,
+				DomainName:  first(o.ProjectDomainName, o.DomainName),
+				DomainID:    first(o.ProjectDomainID, o.DomainID),
+			}
+		}
+	}
+	pc, err := openstack.NewClient(o.AuthURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: auth url %q: %w", ErrConfig, o.AuthURL, err)
+	}
+	pc.HTTPClient = *hc
+	pc.UserAgent.Prepend(o.UserAgent)
+	if err := openstack.Authenticate(ctx, pc, ao); err != nil {
+		return nil, fmt.Errorf("authenticate at %s: %w", o.AuthURL, err)
+	}
+	o.Redactor.Add(pc.Token())
+	return pc, nil
+}
+
+func endpointOpts(o Options) gophercloud.EndpointOpts {
+	eo := gophercloud.EndpointOpts{Region: o.RegionName, Availability: gophercloud.AvailabilityPublic}
+	switch strings.TrimSuffix(strings.ToLower(o.Interface), "url") {
+	case "internal":
+		eo.Availability = gophercloud.AvailabilityInternal
+	case "admin":
+		eo.Availability = gophercloud.AvailabilityAdmin
+	}
+	return eo
+}
+
+// projectOf is the project the token is scoped to, for endpoint templates.
+func projectOf(pc *gophercloud.ProviderClient, o Options) string {
+	if r, ok := pc.GetAuthResult().(tokens.CreateResult); ok {
+		if p, err := r.ExtractProject(); err == nil && p != nil {
+			return p.ID
+		}
+	}
+	return o.ProjectID
+}
+
+var projectTemplate = regexp.MustCompile(`[%$]\(project_id\)s`)
+
+func substituteProject(endpoint, project string) string {
+	return projectTemplate.ReplaceAllLiteralString(endpoint, project)
+}
+
+var versionSegment = regexp.MustCompile(`^v[0-9]+(\.[0-9]+)?$`)
+
+// noauthCinderURL appends the project to a versioned endpoint
+// (http://h:8776/v3 -> http://h:8776/v3/<project>/), as Cinder's noauth
+// routing expects; an endpoint already naming a project (or a template)
+// is used as given.
+func noauthCinderURL(endpoint, project string) (string, error) {
+	endpoint = substituteProject(endpoint, project)
+	u, err := checkURL(endpoint)
+	if err != nil {
+		return "", err
+	}
+	if versionSegment.MatchString(path.Base(strings.TrimSuffix(u, "/"))) {
+		u += project + "/"
+	}
+	return u, nil
+}
+
+// checkURL accepts absolute http(s) URLs and returns them with a trailing
+// slash, as gophercloud joins paths.
+func checkURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%w: endpoint %q is not an http(s) URL", ErrConfig, raw)
+	}
+	return gophercloud.NormalizeURL(raw), nil
+}
+
+// httpClient builds the HTTP client: TLS verification on unless Insecure,
+// CACert as the only trusted roots when given, a per-request timeout, and
+// a transport that registers every token it sees with the Redactor.
+func httpClient(o Options) (*http.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.Insecure {
+		tlsConf.InsecureSkipVerify = true // asked for with --insecure
+	}
+	if o.CACert != "" {
+		pem, err := os.ReadFile(o.CACert)
+		if err != nil {
+			return nil, fmt.Errorf("%w: read CA bundle: %w", ErrConfig, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: CA bundle %s holds no PEM certificate", ErrConfig, o.CACert)
+		}
+		tlsConf.RootCAs = pool
+	}
+	tr.TLSClientConfig = tlsConf
+	return &http.Client{
+		Timeout:   o.Timeout,
+		Transport: &redactingTransport{next: tr, o: o},
+	}, nil
+}
+
+// redactingTransport registers tokens from request and response headers
+// before anything could log them, and logs one debug line per request.
+type redactingTransport struct {
+	next http.RoundTripper
+	o    Options
+}
+
+func (t *redactingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.o.Redactor.Add(req.Header.Get("X-Auth-Token"))
+	start := time.Now()
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	t.o.Redactor.Add(resp.Header.Get("X-Subject-Token"))
+	if t.o.Log != nil {
+		t.o.Log.Debug("http", "method", req.Method, "url", req.URL.Redacted(),
+			"status", resp.StatusCode, "duration", time.Since(start).Round(time.Millisecond),
+			"microversion", req.Header.Get("OpenStack-API-Version"))
+	}
+	return resp, nil
+}
+
+func first(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
