@@ -1,0 +1,263 @@
+package ironicapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
+)
+
+// Sentinel errors; *Error unwraps to one of them so callers (and the CLI's
+// exit codes) can tell the cases apart with errors.Is.
+var (
+	// ErrTooOld: the server has no volume API (its API version is < 1.32).
+	ErrTooOld = errors.New("Ironic too old for volume resources")
+	// ErrConflict: a duplicate (connector type+ID anywhere, node+boot index, UUID).
+	ErrConflict = errors.New("already exists")
+	// ErrNotPoweredOff: Ironic changes and deletes volume resources only
+	// while the node's power state is "power off".
+	ErrNotPoweredOff = errors.New("node is not powered off")
+	// ErrNotFound: no such node, connector or target.
+	ErrNotFound = errors.New("not found")
+	// ErrInvalid: a value brick refused before sending it, or Ironic's 400.
+	ErrInvalid = errors.New("invalid")
+)
+
+// Error is a failed Ironic call, with Ironic's own message and a hint.
+type Error struct {
+	// Op names the call: "create volume connector", "get node node-1".
+	Op string
+	// StatusCode is the HTTP status (0 for a request brick refused to send).
+	StatusCode int
+	// Message is Ironic's faultstring (one line, truncated), or brick's reason.
+	Message string
+	// Hint says what to do about it; may be empty.
+	Hint string
+	// Kind is ErrTooOld, ErrConflict, ErrNotPoweredOff, ErrNotFound,
+	// ErrInvalid or nil.
+	Kind error
+	// Node and PowerState are set for ErrNotPoweredOff when Ironic named them.
+	Node, PowerState string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("ironic ")
+	b.WriteString(e.Op)
+	b.WriteString(": ")
+	if e.Kind == ErrTooOld {
+		b.WriteString(ErrTooOld.Error())
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Message)
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, " (HTTP %d)", e.StatusCode)
+	}
+	if e.Hint != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Hint)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Kind }
+
+// call describes a request for error messages: what was done to which
+// kind of resource.
+type call struct {
+	op       string // "create", "list", "delete", ...
+	resource string // "volume connector", "volume target", "node"
+	ident    string // the UUID or name the user gave, if any
+}
+
+func (c call) String() string {
+	s := c.op + " " + c.resource
+	if c.ident != "" {
+		s += " " + quote(c.ident)
+	}
+	return s
+}
+
+// ConvertError turns an error from a gophercloud call on an Ironic volume
+// or node URL into an *Error with a hint. Use it on errors from the pagers'
+// EachPage/AllPages; the other functions here convert already.
+func ConvertError(op string, err error) error {
+	return convert(call{op: op}, err)
+}
+
+var (
+	powerStateRE = regexp.MustCompile(`on node "([^"]*)" while it is in state "([^"]*)"`)
+	// Ironic's own 406 text: "The supported version range is: [1.1, 1.31]."
+	rangeRE = regexp.MustCompile(`\[\s*[0-9]+\.[0-9]+\s*,\s*([0-9]+\.[0-9]+)\s*\]`)
+)
+
+func convert(c call, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ue gophercloud.ErrUnexpectedResponseCode
+	if !errors.As(err, &ue) {
+		return fmt.Errorf("ironic %s: %w", c, err)
+	}
+	msg, bare := DecodeErrorBody(ue.Body)
+	e := &Error{Op: c.String(), StatusCode: ue.Actual, Message: msg}
+	switch ue.Actual {
+	case http.StatusNotFound:
+		if bare {
+			// A 404 without a faultstring is a routing miss: the server has
+			// no such URL at the version sent. For the volume URLs that
+			// means an Ironic older than 1.32 (or an endpoint that is not
+			// Ironic's).
+			e.Kind = ErrTooOld
+			e.Message = fmt.Sprintf("%s %s answered a bare 404 at API version %s", ue.Method, ue.URL, MinMicroversion)
+			e.Hint = "volume connectors and targets need Ironic API " + MinMicroversion + " or later (Ironic 9.0, Pike); also check that the endpoint is Ironic's"
+			break
+		}
+		e.Kind = ErrNotFound
+		e.Hint = notFoundHint(c)
+	case http.StatusNotAcceptable:
+		max := ue.ResponseHeader.Get(maxVersionHeader)
+		if max == "" {
+			if m := rangeRE.FindStringSubmatch(msg); m != nil {
+				max = m[1]
+			}
+		}
+		if max != "" && compareVersions(max, MinMicroversion) < 0 {
+			e.Kind = ErrTooOld
+			e.Message = fmt.Sprintf("its newest API version is %s", max)
+			e.Hint = "volume connectors and targets need Ironic API " + MinMicroversion + " or later (Ironic 9.0, Pike): upgrade Ironic"
+		} else {
+			e.Hint = "the requested Ironic API version is not supported by this server; leave the microversion unset"
+		}
+	case http.StatusConflict:
+		e.Kind = ErrConflict
+		e.Hint = conflictHint(c)
+	case http.StatusBadRequest:
+		if m := powerStateRE.FindStringSubmatch(msg); m != nil {
+			e.Kind = ErrNotPoweredOff
+			e.Node, e.PowerState = m[1], m[2]
+			state := e.PowerState
+			if state == "None" {
+				state = "unknown (never set)"
+			}
+			e.Hint = fmt.Sprintf("Ironic changes and deletes volume connectors and targets only while the node is powered off, and node %s is %s: power it off (openstack baremetal node power off %s) and run this again", e.Node, state, e.Node)
+		} else {
+			e.Kind = ErrInvalid
+		}
+	case http.StatusUnauthorized, http.StatusForbidden:
+		e.Hint = "check the credentials (--os-cloud, OS_* variables, or --os-auth-type and the Ironic user/password)"
+	}
+	return e
+}
+
+func notFoundHint(c call) string {
+	switch c.resource {
+	case "node":
+		return "check the node's name or UUID (openstack baremetal node list)"
+	case "volume connector":
+		return "check the UUID (brick ironic connector list), and that the node exists"
+	case "volume target":
+		return "check the UUID (brick ironic target list), and that the node exists"
+	}
+	return "check the names and UUIDs given"
+}
+
+func conflictHint(c call) string {
+	switch c.resource {
+	case "volume connector":
+		return "a connector type and ID can belong to one node only: find the existing one with 'brick ironic connector list --long' and delete it, or keep it"
+	case "volume target":
+		return "a node can have one target per boot index and a volume once: pick another --boot-index, or delete the existing target (brick ironic target list --node NODE)"
+	}
+	return "it exists already"
+}
+
+// DecodeErrorBody extracts Ironic's message from an error body. Ironic
+// double-encodes it: {"error_message": "<JSON string with faultstring>"}.
+// bare is true for the {"code","title","description"} shape Ironic's web
+// framework sends when no API code ran (an unknown URL), or for a body that
+// is not Ironic's at all. The message is one line of at most 300 bytes.
+func DecodeErrorBody(body []byte) (msg string, bare bool) {
+	var outer struct {
+		ErrorMessage json.RawMessage `json:"error_message"`
+	}
+	if err := json.Unmarshal(body, &outer); err != nil || len(outer.ErrorMessage) == 0 {
+		return oneLine(string(body)), true
+	}
+	var inner struct {
+		FaultString *string `json:"faultstring"`
+		Title       string  `json:"title"`
+		Description string  `json:"description"`
+	}
+	raw := []byte(outer.ErrorMessage)
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		// The usual case: a JSON string holding JSON.
+		if json.Unmarshal([]byte(s), &inner) != nil {
+			return oneLine(s), false
+		}
+	} else if json.Unmarshal(raw, &inner) != nil {
+		return oneLine(string(raw)), true
+	}
+	if inner.FaultString != nil {
+		return oneLine(*inner.FaultString), false
+	}
+	m := strings.TrimSpace(inner.Title + ": " + stripTags(inner.Description))
+	return oneLine(strings.TrimSuffix(m, ":")), true
+}
+
+var tagRE = regexp.MustCompile(`<[^>]*>`)
+
+func stripTags(s string) string { return tagRE.ReplaceAllString(s, " ") }
+
+// oneLine collapses whitespace and control characters and truncates, so a
+// server traceback or HTML page cannot flood the user's terminal.
+func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		cut := 300
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
+}
+
+// quote prints an untrusted identifier safely in messages.
+func quote(s string) string {
+	if len(s) > 80 {
+		s = s[:80] + "..."
+	}
+	if isPlain(s) {
+		return s
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func isPlain(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:~/@", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// invalid builds a client-side validation error naming the field.
+func invalid(op, field, format string, args ...any) error {
+	return &Error{Op: op, Message: field + ": " + fmt.Sprintf(format, args...), Kind: ErrInvalid}
+}

@@ -1,0 +1,49 @@
+package ironicapi
+
+import (
+	"fmt"
+	"strings"
+)
+
+// PatchOp is one JSON-patch (RFC 6902) operation on a connector or target.
+type PatchOp struct {
+	Op    string // "add", "replace" or "remove"
+	Path  string // "/extra/KEY", "/properties/KEY", "/boot_index", ...
+	Value any    // ignored for "remove"
+}
+
+// Replace sets path to value.
+func Replace(path string, value any) PatchOp { return PatchOp{Op: "replace", Path: path, Value: value} }
+
+// Add sets path to value, creating it.
+func Add(path string, value any) PatchOp { return PatchOp{Op: "add", Path: path, Value: value} }
+
+// Remove deletes path.
+func Remove(path string) PatchOp { return PatchOp{Op: "remove", Path: path} }
+
+// ExtraPath is the patch path of an extra key (escaped per RFC 6901).
+func ExtraPath(key string) string { return patchPath("/extra", key) }
+
+// PropertyPath is the patch path of a target property key.
+func PropertyPath(key string) string { return patchPath("/properties", key) }
+
+func patchBody(ops []PatchOp) ([]map[string]any, error) {
+	if len(ops) == 0 {
+		return nil, fmt.Errorf("nothing to change")
+	}
+	out := make([]map[string]any, len(ops))
+	for i, op := range ops {
+		switch op.Op {
+		case "add", "replace":
+			out[i] = map[string]any{"op": op.Op, "path": op.Path, "value": op.Value}
+		case "remove":
+			out[i] = map[string]any{"op": op.Op, "path": op.Path}
+		default:
+			return nil, fmt.Errorf("patch %d: op %s is not add, replace or remove", i, quote(op.Op))
+		}
+		if !strings.HasPrefix(op.Path, "/") || strings.ContainsAny(op.Path, "\x00\n\r") {
+			return nil, fmt.Errorf("patch %d: path %s must start with /", i, quote(op.Path))
+		}
+	}
+	return out, nil
+}

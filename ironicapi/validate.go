@@ -1,0 +1,159 @@
+package ironicapi
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Ironic stores whatever it is sent for a connector's type and ID and a
+// target's volume_type, boot_index and volume_id: it is the client's job to
+// refuse nonsense before it reaches the database (ironicclient checks only
+// the connector type).
+
+// Connector types Ironic's volume API knows.
+const (
+	ConnectorIQN       = "iqn"
+	ConnectorIP        = "ip"
+	ConnectorMAC       = "mac"
+	ConnectorWWNN      = "wwnn"
+	ConnectorWWPN      = "wwpn"
+	ConnectorPort      = "port"
+	ConnectorPortgroup = "portgroup"
+)
+
+// ConnectorTypes lists the connector types, in ironicclient's order.
+var ConnectorTypes = []string{ConnectorIQN, ConnectorIP, ConnectorMAC, ConnectorWWNN, ConnectorWWPN, ConnectorPort, ConnectorPortgroup}
+
+// VolumeTypes are the volume_type values brick accepts for a target:
+// Cinder's driver_volume_type names for block and file storage.
+var VolumeTypes = []string{"iscsi", "iser", "fibre_channel", "rbd", "nfs", "nvmeof", "glusterfs", "scaleio", "quobyte", "vzstorage", "local"}
+
+var (
+	iqnRE  = regexp.MustCompile(`^iqn\.[0-9]{4}-[0-9]{2}\.[a-z0-9][a-z0-9.-]*(:[\x21-\x7e]+)?$`)
+	euiRE  = regexp.MustCompile(`^eui\.[0-9a-fA-F]{16}$`)
+	naaRE  = regexp.MustCompile(`^naa\.[0-9a-fA-F]{16}([0-9a-fA-F]{16})?$`)
+	uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	wwnRE  = regexp.MustCompile(`^[0-9a-f]{16}$`)
+	// Ironic's logical names (RFC 3986 unreserved characters).
+	nameRE = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,255}$`)
+	// Field names for fields= and sort_key=.
+	fieldRE = regexp.MustCompile(`^[a-z][a-z_]{0,63}$`)
+)
+
+// IsUUID reports whether s is a UUID in canonical 8-4-4-4-12 form.
+func IsUUID(s string) bool { return uuidRE.MatchString(s) }
+
+// ValidNodeIdent reports whether s can name a node: a UUID or an Ironic
+// logical name. It keeps path separators and query characters out of URLs.
+func ValidNodeIdent(s string) bool { return IsUUID(s) || nameRE.MatchString(s) }
+
+// NormalizeConnectorID checks id against the format of connector type typ
+// and returns the form brick stores: lowercase MAC with colons, WWNs as 16
+// lowercase hex digits without colons or 0x (what Cinder's FC drivers
+// compare), the canonical IP, a lowercase UUID. IQNs keep their case.
+func NormalizeConnectorID(typ, id string) (string, error) {
+	if !slices.Contains(ConnectorTypes, typ) {
+		return "", fmt.Errorf("connector type %s is not one of %s", quote(typ), strings.Join(ConnectorTypes, ", "))
+	}
+	if err := checkConnectorIDText(id); err != nil {
+		return "", err
+	}
+	bad := func(want string) (string, error) {
+		return "", fmt.Errorf("connector ID %s is not %s (type %s)", quote(id), want, typ)
+	}
+	switch typ {
+	case ConnectorIQN:
+		if len(id) > 223 || strings.ContainsAny(id, " \t'\"`$\\;|&<>(){}*?!") ||
+			!(iqnRE.MatchString(strings.ToLower(id)) || euiRE.MatchString(id) || naaRE.MatchString(id)) {
+			return bad("an iSCSI name (iqn.YYYY-MM.domain[:id], eui.<16 hex> or naa.<16|32 hex>)")
+		}
+		return id, nil
+	case ConnectorIP:
+		a, err := netip.ParseAddr(id)
+		if err != nil || a.Zone() != "" {
+			return bad("an IPv4 or IPv6 address")
+		}
+		return a.String(), nil
+	case ConnectorMAC:
+		hw, err := net.ParseMAC(id)
+		if err != nil || len(hw) != 6 {
+			return bad("a MAC address (aa:bb:cc:dd:ee:ff)")
+		}
+		return hw.String(), nil
+	case ConnectorWWNN, ConnectorWWPN:
+		if w, ok := normalizeWWN(id); ok {
+			return w, nil
+		}
+		return bad("a WWN (16 hex digits, colons allowed)")
+	default: // port, portgroup: an Ironic port or portgroup UUID
+		if !IsUUID(id) {
+			return bad("a " + typ + " UUID")
+		}
+		return strings.ToLower(id), nil
+	}
+}
+
+// checkConnectorIDText is the check every connector ID passes, whatever its type.
+func checkConnectorIDText(id string) error {
+	if id == "" || len(id) > 255 || strings.HasPrefix(id, "-") || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fmt.Errorf("connector ID %s is empty, too long, starts with '-' or holds control characters", quote(id))
+	}
+	return nil
+}
+
+func normalizeWWN(s string) (string, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.TrimPrefix(s, "0x")
+	s = strings.ReplaceAll(s, ":", "")
+	return s, wwnRE.MatchString(s)
+}
+
+// ValidVolumeType reports whether t is a known volume_type.
+func ValidVolumeType(t string) bool { return slices.Contains(VolumeTypes, t) }
+
+// checkKV validates extra/properties: keys are non-empty printable text,
+// values are JSON values Ironic can store.
+func checkKV(field string, m map[string]any) error {
+	for k := range m {
+		if k == "" || len(k) > 255 || strings.ContainsAny(k, "\x00\n\r") {
+			return fmt.Errorf("%s key %s is empty, too long or holds control characters", field, quote(k))
+		}
+	}
+	return nil
+}
+
+// checkFields validates fields= names.
+func checkFields(fields []string, allowed []string) error {
+	for _, f := range fields {
+		if !slices.Contains(allowed, f) {
+			return fmt.Errorf("field %s is not one of %s", quote(f), strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+func checkSort(key, dir string) error {
+	if key != "" && !fieldRE.MatchString(key) {
+		return fmt.Errorf("sort key %s is not a field name", quote(key))
+	}
+	if dir != "" && dir != "asc" && dir != "desc" {
+		return fmt.Errorf("sort direction %s is not asc or desc", quote(dir))
+	}
+	return nil
+}
+
+// ConnectorFields and TargetFields are the fields Ironic returns and
+// accepts in fields=.
+var (
+	ConnectorFields = []string{"uuid", "node_uuid", "type", "connector_id", "extra", "created_at", "updated_at"}
+	TargetFields    = []string{"uuid", "node_uuid", "volume_type", "properties", "boot_index", "volume_id", "extra", "created_at", "updated_at"}
+)
+
+// patchPath escapes a key for a JSON-patch path (RFC 6901).
+func patchPath(prefix, key string) string {
+	return prefix + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+}
