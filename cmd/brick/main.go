@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "brick: %s\n", a.redactor.Redact(err.Error()))
 	var ue usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || !a.ready {
 		return exitUsage
 	}
 	return exitError

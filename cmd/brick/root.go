@@ -37,6 +37,9 @@ type app struct {
 	auth       authFlags
 
 	host *host.Host
+	// ready is set once flags and config are applied: an error before that
+	// (unknown command, wrong arguments) is a usage error.
+	ready bool
 }
 
 func newApp(stdout, stderr io.Writer) *app {
@@ -116,6 +119,11 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 		if err != nil {
 			applyErr = usageError{fmt.Errorf("setting %s from environment or %s: %w", f.Name, a.configFile, err)}
 		}
+		// A required flag given by env or config is given; other flags stay
+		// unchanged so mutually exclusive groups only judge the command line.
+		if _, required := f.Annotations[cobra.BashCompOneRequiredFlag]; required {
+			f.Changed = true
+		}
 	}
 	cmd.InheritedFlags().VisitAll(apply)
 	cmd.LocalFlags().VisitAll(apply)
@@ -125,10 +133,19 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 	if err := a.out.validate(); err != nil {
 		return usageError{err}
 	}
+	// Cobra checks these after this hook; checking here first marks their
+	// failures as usage errors (exit code 2).
+	if err := cmd.ValidateRequiredFlags(); err != nil {
+		return usageError{err}
+	}
+	if err := cmd.ValidateFlagGroups(); err != nil {
+		return usageError{err}
+	}
 	if a.debug {
 		a.logger = a.newLogger(slog.LevelDebug)
 	}
 	a.host = host.New(a.hostRoot, a.logger, a.redactor)
+	a.ready = true
 	return nil
 }
 
@@ -146,11 +163,11 @@ func (a *app) loadConfigFile(cmd *cobra.Command, v *viper.Viper) error {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		return fmt.Errorf("read config %s: %w", a.configFile, err)
+		return usageError{fmt.Errorf("read config %s: %w", a.configFile, err)}
 	}
 	var m map[string]any
 	if err := yaml.Unmarshal(data, &m); err != nil {
-		return fmt.Errorf("parse config %s: %w", a.configFile, err)
+		return usageError{fmt.Errorf("parse config %s: %w", a.configFile, err)}
 	}
 	norm := make(map[string]any, len(m))
 	for k, val := range m {

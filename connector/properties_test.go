@@ -1,0 +1,249 @@
+package connector
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/host/hosttest"
+)
+
+// fcHost writes one /sys/class/fc_host entry.
+func fcHost(t *testing.T, root, name, state, wwpn, wwnn string) {
+	dir := "/sys/class/fc_host/" + name
+	if state != "" {
+		hosttest.WriteFile(t, root, dir+"/port_state", state+"\n")
+	}
+	if wwpn != "" {
+		hosttest.WriteFile(t, root, dir+"/port_name", wwpn+"\n")
+	}
+	if wwnn != "" {
+		hosttest.WriteFile(t, root, dir+"/node_name", wwnn+"\n")
+	}
+}
+
+func TestGather(t *testing.T) {
+	tests := []struct {
+		name      string
+		fixture   func(t *testing.T, root string)
+		opts      GatherOptions
+		check     func(t *testing.T, p Properties)
+		warnFiles []string
+		wantErr   error
+	}{
+		{
+			name:    "empty host",
+			fixture: func(t *testing.T, root string) {},
+			opts:    GatherOptions{Hostname: "h"},
+			check: func(t *testing.T, p Properties) {
+				require.Equal(t, Properties{Platform: machineName(runtime.GOARCH), OSType: runtime.GOOS, IP: "127.0.0.1", Host: "h", DoLocalAttach: true}, p)
+			},
+		},
+		{
+			name: "initiator with comments and CRLF",
+			fixture: func(t *testing.T, root string) {
+				hosttest.WriteFile(t, root, "/etc/iscsi/initiatorname.iscsi", "## DO NOT EDIT\r\n\r\n# InitiatorName=iqn.2000-01.com.example:commented\r\nInitiatorName=iqn.1993-08.org.debian:01:abc123\r\nInitiatorName=iqn.1993-08.org.debian:01:second\r\n")
+			},
+			check: func(t *testing.T, p Properties) { require.Equal(t, "iqn.1993-08.org.debian:01:abc123", p.Initiator) },
+		},
+		{
+			name: "initiator file without name warns",
+			fixture: func(t *testing.T, root string) {
+				hosttest.WriteFile(t, root, "/etc/iscsi/initiatorname.iscsi", "# only a comment\n")
+			},
+			check:     func(t *testing.T, p Properties) { require.Empty(t, p.Initiator) },
+			warnFiles: []string{initiatorNameFile},
+		},
+		{
+			name: "fc hosts online offline and broken",
+			fixture: func(t *testing.T, root string) {
+				fcHost(t, root, "host3", "Online", "0x21000024FF5A7B3C", "0x20000024ff5a7b3c")
+				fcHost(t, root, "host4", "Linkdown", "0x21000024ff5a7b3d", "0x20000024ff5a7b3d")
+				fcHost(t, root, "host5", "Online", "0x21000024ff5a7b3e", "")
+				fcHost(t, root, "host6", "", "0x21000024ff5a7b3f", "0x20000024ff5a7b3f")
+				fcHost(t, root, "host7", "Online", "garbage", "0x20000024ff5a7b40")
+			},
+			check: func(t *testing.T, p Properties) {
+				require.Equal(t, []string{"21000024ff5a7b3c", "21000024ff5a7b3e"}, p.WWPNs)
+				require.Equal(t, []string{"20000024ff5a7b3c", "20000024ff5a7b40"}, p.WWNNs)
+			},
+			warnFiles: []string{"/sys/class/fc_host/host5/node_name", "/sys/class/fc_host/host6/port_state", "/sys/class/fc_host/host7/port_name"},
+		},
+		{
+			name: "dmi nvme and hostname",
+			fixture: func(t *testing.T, root string) {
+				hosttest.WriteFile(t, root, "/sys/class/dmi/id/product_uuid", "4C4C4544-0051-3510-8052-B4C04F4B4E32\n")
+				hosttest.WriteFile(t, root, "/etc/nvme/hostnqn", "nqn.2014-08.org.nvmexpress:uuid:4c4c4544-0051-3510-8052-b4c04f4b4e32\n")
+				hosttest.WriteFile(t, root, "/etc/nvme/hostid", "4c4c4544-0051-3510-8052-b4c04f4b4e32\n")
+				hosttest.WriteFile(t, root, "/sys/module/nvme_core/parameters/multipath", "Y\n")
+				hosttest.WriteFile(t, root, "/proc/sys/kernel/hostname", "node-7\n")
+			},
+			check: func(t *testing.T, p Properties) {
+				require.Equal(t, "4c4c4544-0051-3510-8052-b4c04f4b4e32", p.SystemUUID)
+				require.Equal(t, "nqn.2014-08.org.nvmexpress:uuid:4c4c4544-0051-3510-8052-b4c04f4b4e32", p.NQN)
+				require.Equal(t, "4c4c4544-0051-3510-8052-b4c04f4b4e32", p.NVMeHostID)
+				require.NotNil(t, p.NVMeNativeMultipath)
+				require.True(t, *p.NVMeNativeMultipath)
+				require.Equal(t, "node-7", p.Host)
+			},
+		},
+		{
+			name: "malformed dmi uuid warns",
+			fixture: func(t *testing.T, root string) {
+				hosttest.WriteFile(t, root, "/sys/class/dmi/id/product_uuid", "Not Settable\n")
+			},
+			check:     func(t *testing.T, p Properties) { require.Empty(t, p.SystemUUID) },
+			warnFiles: []string{productUUIDFile},
+		},
+		{
+			name: "root filesystem uuid through by-uuid links",
+			fixture: func(t *testing.T, root string) {
+				hosttest.WriteFile(t, root, "/proc/self/mountinfo", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n")
+				hosttest.WriteFile(t, root, "/dev/sda1", "")
+				hosttest.WriteFile(t, root, "/dev/sda2", "")
+				hosttest.Symlink(t, root, "/dev/disk/by-uuid/1111-2222", "../../sda2")
+				hosttest.Symlink(t, root, "/dev/disk/by-uuid/9f0e3b5c-aaaa-bbbb-cccc-000000000001", "../../sda1")
+			},
+			check: func(t *testing.T, p Properties) { require.Equal(t, "9f0e3b5c-aaaa-bbbb-cccc-000000000001", p.UUID) },
+		},
+		{
+			name: "multipath requested and multipathd running",
+			fixture: func(t *testing.T, root string) {
+				hosttest.WriteFile(t, root, "/proc/1/comm", "systemd\n")
+				hosttest.WriteFile(t, root, "/proc/812/comm", "multipathd\n")
+			},
+			opts:  GatherOptions{Multipath: true, EnforceMultipath: true},
+			check: func(t *testing.T, p Properties) { require.True(t, p.Multipath); require.True(t, p.EnforceMultipath) },
+		},
+		{
+			name:      "multipath requested without multipathd warns",
+			fixture:   func(t *testing.T, root string) { hosttest.WriteFile(t, root, "/proc/1/comm", "systemd\n") },
+			opts:      GatherOptions{Multipath: true},
+			check:     func(t *testing.T, p Properties) { require.False(t, p.Multipath) },
+			warnFiles: []string{"multipathd"},
+		},
+		{
+			name:    "multipath enforced without multipathd fails",
+			fixture: func(t *testing.T, root string) {},
+			opts:    GatherOptions{EnforceMultipath: true},
+			wantErr: ErrMultipathdNotRunning,
+		},
+		{
+			name:    "explicit ip",
+			fixture: func(t *testing.T, root string) {},
+			opts:    GatherOptions{IP: "2001:db8::1"},
+			check:   func(t *testing.T, p Properties) { require.Equal(t, "2001:db8::1", p.IP) },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			tt.fixture(t, root)
+			p, warns, err := Gather(host.NewFS(root), tt.opts)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			tt.check(t, p)
+			var files []string
+			for _, w := range warns {
+				files = append(files, w.File)
+			}
+			require.ElementsMatch(t, tt.warnFiles, files)
+		})
+	}
+}
+
+func TestGatherIPSelection(t *testing.T) {
+	root := t.TempDir()
+	hosttest.WriteFile(t, root, "/proc/1/net/route", "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n"+
+		"eth1\t00000000\t0103000A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"+
+		"eth0\t0002000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"+
+		"eth1\t0003000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n")
+	hosttest.WriteFile(t, root, "/proc/1/net/fib_trie", "Local:\n  |-- 10.0.2.15\n     /32 host LOCAL\n  |-- 10.0.3.15\n     /32 host LOCAL\n")
+	hosttest.WriteFile(t, root, "/proc/1/net/if_inet6", "20010db8000000000000000000000007 04 40 00 00 eth2\nfe800000000000000000000000000007 04 40 20 80 eth3\n")
+	fsys := host.NewFS(root)
+
+	p, _, err := Gather(fsys, GatherOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "10.0.3.15", p.IP, "the default route is on eth1")
+
+	p, _, err = Gather(fsys, GatherOptions{NIC: "eth0"})
+	require.NoError(t, err)
+	require.Equal(t, "10.0.2.15", p.IP)
+
+	p, _, err = Gather(fsys, GatherOptions{NIC: "eth2"})
+	require.NoError(t, err)
+	require.Equal(t, "2001:db8::7", p.IP)
+
+	_, _, err = Gather(fsys, GatherOptions{NIC: "eth3"})
+	require.ErrorContains(t, err, "eth3 has no usable IP address")
+
+	_, _, err = Gather(fsys, GatherOptions{IP: "not-an-ip"})
+	require.ErrorContains(t, err, "not an IP address")
+}
+
+func TestValidators(t *testing.T) {
+	for _, s := range []string{"iqn.2010-10.org.openstack:volume-8d5f", "iqn.1993-08.org.debian:01:abc", "eui.02004567A425678D", "naa.52004567BA64678D", "iqn.2001-04.com.example"} {
+		require.True(t, ValidIQN(s), s)
+	}
+	for _, s := range []string{"", "iqn", "iqn.2010-10.org.openstack:vol;rm -rf", "-iqn.2010-10.org.x", "iqn.20100-10.org.x", "eui.123", "iqn.2010-10.org.x:a b", "iqn.2010-10.org.x:$(id)"} {
+		require.False(t, ValidIQN(s), s)
+	}
+	for in, want := range map[string]string{"0x21000024FF5A7B3C": "21000024ff5a7b3c", "21:00:00:24:ff:5a:7b:3c": "21000024ff5a7b3c", " 21000024ff5a7b3c\n": "21000024ff5a7b3c"} {
+		got, ok := NormalizeWWN(in)
+		require.True(t, ok, in)
+		require.Equal(t, want, got)
+	}
+	for _, in := range []string{"", "0x", "21000024ff5a7b3", "21000024ff5a7b3cc", "g1000024ff5a7b3c"} {
+		_, ok := NormalizeWWN(in)
+		require.False(t, ok, in)
+	}
+}
+
+func FuzzParseInitiatorName(f *testing.F) {
+	f.Add([]byte("InitiatorName=iqn.1993-08.org.debian:01:abc\n"))
+	f.Add([]byte("# c\r\nInitiatorName = iqn.2004-10.com.ubuntu:01:x\r\n"))
+	f.Add([]byte("InitiatorName=\n=\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		iqn, ok := ParseInitiatorName(data)
+		if ok && !ValidIQN(iqn) {
+			t.Fatalf("returned invalid IQN %q", iqn)
+		}
+	})
+}
+
+func FuzzSysfsValues(f *testing.F) {
+	f.Add("0x21000024ff5a7b3c", "4C4C4544-0051-3510-8052-B4C04F4B4E32")
+	f.Add("", "")
+	f.Fuzz(func(t *testing.T, wwn, uuid string) {
+		if w, ok := NormalizeWWN(wwn); ok && len(w) != 16 {
+			t.Fatalf("bad normalised WWN %q", w)
+		}
+		if u, ok := ParseUUID(uuid); ok && len(u) != 36 {
+			t.Fatalf("bad UUID %q", u)
+		}
+	})
+}
+
+func BenchmarkGather(b *testing.B) {
+	root := b.TempDir()
+	hosttest.WriteFile(b, root, "/etc/iscsi/initiatorname.iscsi", "InitiatorName=iqn.1993-08.org.debian:01:abc123\n")
+	for i, state := range []string{"Online", "Online", "Linkdown"} {
+		dir := "/sys/class/fc_host/host" + string(rune('0'+i))
+		hosttest.WriteFile(b, root, dir+"/port_state", state)
+		hosttest.WriteFile(b, root, dir+"/port_name", "0x21000024ff5a7b3c")
+		hosttest.WriteFile(b, root, dir+"/node_name", "0x20000024ff5a7b3c")
+	}
+	hosttest.WriteFile(b, root, "/sys/class/dmi/id/product_uuid", "4C4C4544-0051-3510-8052-B4C04F4B4E32")
+	fsys := host.NewFS(root)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Gather(fsys, GatherOptions{Hostname: "h"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestWaitForWakesOnInotify(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "dev"), 0o755))
+	fsys := NewFS(root)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	go func() {
+		// Created while WaitFor sleeps its (long) gap: inotify must cut it short.
+		timer := time.NewTimer(100 * time.Millisecond)
+		<-timer.C
+		_ = os.WriteFile(filepath.Join(root, "dev/sdb"), nil, 0o644)
+	}()
+	start := time.Now()
+	err := fsys.WaitFor(ctx, []string{"/dev"}, Backoff{Min: 5 * time.Second, Max: 5 * time.Second}, func() (bool, error) {
+		return fsys.Exists("/dev/sdb"), nil
+	})
+	require.NoError(t, err)
+	require.Less(t, time.Since(start), 3*time.Second, "inotify should have woken the wait")
+}
+
+func TestWaitForTimeoutAndError(t *testing.T) {
+	fsys := NewFS(t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Millisecond)
+	defer cancel()
+	var calls atomic.Int32
+	err := fsys.WaitFor(ctx, nil, Backoff{}, func() (bool, error) {
+		calls.Add(1)
+		return false, nil
+	})
+	require.ErrorIs(t, err, ErrWaitTimeout)
+	require.Greater(t, calls.Load(), int32(2), "growing gaps start small")
+
+	boom := errors.New("boom")
+	err = fsys.WaitFor(context.Background(), nil, Backoff{}, func() (bool, error) { return false, boom })
+	require.ErrorIs(t, err, boom)
+}
+
+func TestLockSerialises(t *testing.T) {
+	fsys := NewFS(t.TempDir())
+	ctx := context.Background()
+	unlock, err := fsys.Lock(ctx, "iqn.2010-10.org.openstack:volume-1")
+	require.NoError(t, err)
+
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err = fsys.Lock(short, "iqn.2010-10.org.openstack:volume-1")
+	require.ErrorIs(t, err, ErrWaitTimeout)
+
+	unlock()
+	unlock2, err := fsys.Lock(ctx, "iqn.2010-10.org.openstack:volume-1")
+	require.NoError(t, err)
+	unlock2()
+
+	_, err = fsys.Lock(ctx, "../escape")
+	require.Error(t, err)
+}
