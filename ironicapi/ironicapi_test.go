@@ -1,0 +1,406 @@
+package ironicapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	nodeA = "c30b0d71-fb33-4e21-a129-f02b2b817285"
+	nodeB = "24eaabfa-e651-4d63-9a4d-b90f914b1002"
+)
+
+func TestMicroversionAlwaysAtLeast132(t *testing.T) {
+	for _, tc := range []struct {
+		name, mv, want string
+		more           map[string]string
+	}{
+		{name: "unset", mv: "", want: "1.32"},
+		{name: "older", mv: "1.20", want: "1.32"},
+		{name: "newer kept", mv: "1.50", want: "1.50"},
+		{name: "pin in MoreHeaders dropped", mv: "", want: "1.32", more: map[string]string{"X-OpenStack-Ironic-API-Version": "1.31"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeIronic(t, 100)
+			f.addNode("node-a", nodeA, "")
+			// A hand-built client with no Type: gophercloud would send no
+			// version header at all for it.
+			sc := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{}, Endpoint: f.srv.URL + "/", Microversion: tc.mv, MoreHeaders: tc.more}
+			_, err := AllConnectors(context.Background(), ListConnectors(sc, nil), 0)
+			require.NoError(t, err)
+			require.Equal(t, []string{tc.want}, f.versions)
+			require.Equal(t, tc.mv, sc.Microversion, "caller's client unchanged")
+		})
+	}
+}
+
+func TestV1URL(t *testing.T) {
+	for _, ep := range []string{"http://h:6385/", "http://h:6385/v1/", "http://h:6385"} {
+		sc := &gophercloud.ServiceClient{Endpoint: ep}
+		require.Equal(t, "http://h:6385/v1/volume/connectors", connectorsURL(sc), ep)
+	}
+	sc := &gophercloud.ServiceClient{Endpoint: "http://h/", ResourceBase: "http://h/baremetal/v1/"}
+	require.Equal(t, "http://h/baremetal/v1/nodes/n%2F1", nodeURL(sc, "n/1"))
+}
+
+// Bodies as the real Ironic 21.4.4 sent them.
+const (
+	body409Conn   = `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"A volume connector with type iqn and connector ID iqn.2010-10.org.openstack:a already exists.\", \"debuginfo\": null}"}`
+	body409Boot   = `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"A volume target with boot index '0' for the same node already exists.\", \"debuginfo\": null}"}`
+	body400PowOn  = `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"The requested action \\\"volume target update\\\" can not be performed on node \\\"c30b0d71-fb33-4e21-a129-f02b2b817285\\\" while it is in state \\\"power on\\\".\", \"debuginfo\": null}"}`
+	body400None   = `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"The requested action \\\"volume connector deletion\\\" can not be performed on node \\\"c30b0d71-fb33-4e21-a129-f02b2b817285\\\" while it is in state \\\"None\\\".\", \"debuginfo\": null}"}`
+	body400UUID   = `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Expected UUID for node_uuid: node-a\", \"debuginfo\": null}"}`
+	body404Node   = `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Node nosuch could not be found.\", \"debuginfo\": null}"}`
+	body404Bare   = `{"error_message": "{\"code\": 404, \"title\": \"Not Found\", \"description\": \"\"}"}`
+	body406Old    = `{"error_message": "{\"code\": 406, \"title\": \"Not Acceptable\", \"description\": \"Version 1.32 was requested but the minor version is not supported by this service. The supported version range is: [1.1, 1.31].\"}"}`
+	body406TooNew = `{"error_message": "{\"code\": 406, \"title\": \"Not Acceptable\", \"description\": \"Version 1.99 was requested but the minor version is not supported by this service. The supported version range is: [1.1, 1.82].\"}"}`
+)
+
+func TestErrorMapping(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		code      int
+		maxHdr    string
+		body      string
+		kind      error
+		contains  []string
+		resource  string
+		wantState string
+	}{
+		{name: "duplicate connector", code: 409, body: body409Conn, kind: ErrConflict, resource: "volume connector",
+			contains: []string{"already exists", "(HTTP 409)", "connector list --long"}},
+		{name: "duplicate boot index", code: 409, body: body409Boot, kind: ErrConflict, resource: "volume target",
+			contains: []string{"boot index '0'", "another --boot-index"}},
+		{name: "powered on", code: 400, body: body400PowOn, kind: ErrNotPoweredOff, resource: "volume target", wantState: "power on",
+			contains: []string{"power it off", "openstack baremetal node power off " + nodeA}},
+		{name: "power never set", code: 400, body: body400None, kind: ErrNotPoweredOff, resource: "volume connector", wantState: "None",
+			contains: []string{"unknown (never set)", "power it off"}},
+		{name: "other 400", code: 400, body: body400UUID, kind: ErrInvalid, resource: "volume connector",
+			contains: []string{"Expected UUID for node_uuid: node-a"}},
+		{name: "node not found", code: 404, body: body404Node, kind: ErrNotFound, resource: "node",
+			contains: []string{"Node nosuch could not be found.", "baremetal node list"}},
+		{name: "bare 404 is an old Ironic", code: 404, body: body404Bare, kind: ErrTooOld, resource: "volume connectors",
+			contains: []string{"Ironic too old for volume resources", "bare 404", "1.32"}},
+		{name: "406 from an old Ironic (header)", code: 406, maxHdr: "1.31", body: body406Old, kind: ErrTooOld,
+			contains: []string{"Ironic too old for volume resources", "newest API version is 1.31"}},
+		{name: "406 from an old Ironic (body only)", code: 406, body: body406Old, kind: ErrTooOld,
+			contains: []string{"newest API version is 1.31"}},
+		{name: "406 too new is not too old", code: 406, maxHdr: "1.82", body: body406TooNew, kind: nil,
+			contains: []string{"supported version range is: [1.1, 1.82]"}},
+		{name: "html from a proxy", code: 502, body: "<html><body>\nBad gateway\n</body></html>", kind: nil,
+			contains: []string{"<html><body> Bad gateway </body></html> (HTTP 502)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.maxHdr != "" {
+					w.Header().Set(maxVersionHeader, tc.maxHdr)
+				}
+				w.WriteHeader(tc.code)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			sc := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{}, Endpoint: srv.URL + "/"}
+			_, err := sc.Get(context.Background(), srv.URL+"/v1/volume/connectors", nil, nil)
+			require.Error(t, err)
+			err = convert(call{op: "create", resource: tc.resource}, err)
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			if tc.kind != nil {
+				require.ErrorIs(t, err, tc.kind)
+			} else {
+				require.Nil(t, e.Kind)
+			}
+			require.Equal(t, tc.code, e.StatusCode)
+			require.Equal(t, tc.wantState, e.PowerState)
+			for _, s := range tc.contains {
+				require.Contains(t, err.Error(), s)
+			}
+			require.NotContains(t, err.Error(), `\"`, "double-encoded JSON must be decoded")
+		})
+	}
+}
+
+func TestDecodeErrorBody(t *testing.T) {
+	for _, tc := range []struct {
+		body, msg string
+		bare      bool
+	}{
+		{body409Conn, "A volume connector with type iqn and connector ID iqn.2010-10.org.openstack:a already exists.", false},
+		{body404Bare, "Not Found", true},
+		{`{"error_message": {"faultstring": "single-encoded"}}`, "single-encoded", false},
+		{`{"error_message": "plain text"}`, "plain text", false},
+		{`not json`, "not json", true},
+		{``, "", true},
+		{`{"error_message": "{\"faultstring\": \"` + strings.Repeat("x", 400) + `\"}"}`, strings.Repeat("x", 300) + "...", false},
+	} {
+		msg, bare := DecodeErrorBody([]byte(tc.body))
+		require.Equal(t, tc.msg, msg, tc.body)
+		require.Equal(t, tc.bare, bare, tc.body)
+	}
+}
+
+func TestPagerKeepsNodeFilter(t *testing.T) {
+	f := newFakeIronic(t, 2)
+	f.addNode("node-a", nodeA, PowerOff)
+	f.addNode("node-b", nodeB, PowerOff)
+	var wantA []string
+	for i := 0; i < 5; i++ {
+		f.addConnector(nodeB, "ip", "10.0.0."+string(rune('0'+i)))
+		wantA = append(wantA, f.addConnector(nodeA, "ip", "10.0.1."+string(rune('0'+i))).UUID)
+	}
+	sc := f.client(t)
+	ctx := context.Background()
+
+	for _, tc := range []struct {
+		name  string
+		pager func() ([]Connector, error)
+		path  string
+	}{
+		{"node= by name", func() ([]Connector, error) {
+			return AllConnectors(ctx, ListConnectors(sc, ConnectorListOpts{Node: "node-a", Detail: true}), 0)
+		}, "/v1/volume/connectors"},
+		{"node-scoped path", func() ([]Connector, error) {
+			return AllConnectors(ctx, ListNodeConnectors(sc, nodeA, ConnectorListOpts{Fields: []string{"uuid", "node_uuid"}}), 0)
+		}, "/v1/nodes/" + nodeA + "/volume/connectors"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f.requests = nil
+			got, err := tc.pager()
+			require.NoError(t, err)
+			var ids []string
+			for _, c := range got {
+				require.Equal(t, nodeA, c.NodeUUID, "another node's record leaked in")
+				ids = append(ids, c.UUID)
+			}
+			require.Equal(t, wantA, ids)
+			require.Len(t, f.requests, 3) // 2+2+1
+			for _, r := range f.requests {
+				u, err := url.Parse(strings.TrimPrefix(r, "GET "))
+				require.NoError(t, err)
+				require.Equal(t, tc.path, u.Path, "next page must keep the path (not the advertised host/path)")
+			}
+			require.Contains(t, f.requests[1], "marker=")
+			if strings.Contains(tc.name, "node=") {
+				require.Contains(t, f.requests[2], "node=node-a")
+				require.Contains(t, f.requests[2], "detail=True")
+			} else {
+				require.Contains(t, f.requests[2], "fields=uuid%2Cnode_uuid")
+			}
+		})
+	}
+
+	t.Run("max stops early", func(t *testing.T) {
+		f.requests = nil
+		got, err := AllConnectors(ctx, ListConnectors(sc, ConnectorListOpts{Node: nodeA, Limit: 2}), 3)
+		require.NoError(t, err)
+		require.Len(t, got, 3)
+		require.Len(t, f.requests, 2)
+	})
+}
+
+func TestNextURL(t *testing.T) {
+	cur, _ := url.Parse("http://ironic/v1/nodes/" + nodeA + "/volume/targets?fields=uuid&limit=2")
+	got, err := nextURL(*cur, "http://other:1/v1/volume/targets?limit=2&marker=m1")
+	require.NoError(t, err)
+	require.Equal(t, "http://ironic/v1/nodes/"+nodeA+"/volume/targets?fields=uuid&limit=2&marker=m1", got)
+	_, err = nextURL(*cur, "http://other/v1/volume/targets?limit=2")
+	require.ErrorIs(t, err, errNoMarker)
+	cur2, _ := url.Parse(got)
+	_, err = nextURL(*cur2, "http://other/v1/volume/targets?marker=m1")
+	require.ErrorContains(t, err, "repeats marker")
+}
+
+func TestNormalizeConnectorID(t *testing.T) {
+	for _, tc := range []struct {
+		typ, id, want, err string
+	}{
+		{"iqn", "iqn.2004-10.com.Example:Node-1", "iqn.2004-10.com.Example:Node-1", ""},
+		{"iqn", "eui.0123456789ABCDEF", "eui.0123456789ABCDEF", ""},
+		{"iqn", "iqn.2004-10.com.example:a;rm", "", "not an iSCSI name"},
+		{"iqn", "not-an-iqn", "", "not an iSCSI name"},
+		{"ip", "192.0.2.1", "192.0.2.1", ""},
+		{"ip", "2001:DB8::1", "2001:db8::1", ""},
+		{"ip", "fe80::1%eth0", "", "not an IPv4"},
+		{"ip", "192.0.2.300", "", "not an IPv4"},
+		{"mac", "52:54:00:AB:CD:EF", "52:54:00:ab:cd:ef", ""},
+		{"mac", "52-54-00-ab-cd-ef", "52:54:00:ab:cd:ef", ""},
+		{"mac", "00:00:00:00:fe:80:00:00:00:00:00:00:02:00:5e:10:00:00:00:01", "", "not a MAC"},
+		{"wwpn", "0x21:00:00:24:FF:5A:7B:3C", "21000024ff5a7b3c", ""},
+		{"wwnn", "2000", "", "not a WWN"},
+		{"port", "3B6D0E34-0B0C-4E3F-9A6A-111111111111", "3b6d0e34-0b0c-4e3f-9a6a-111111111111", ""},
+		{"portgroup", "pg-1", "", "not a portgroup UUID"},
+		{"nqn", "nqn.2014-08.org.nvmexpress:uuid:1", "", "not one of iqn, ip, mac"},
+		{"iqn", "", "", "empty"},
+		{"iqn", "-iqn.2004-10.com.example", "", "starts with '-'"},
+		{"ip", "10.0.0.1\x00", "", "control characters"},
+	} {
+		got, err := NormalizeConnectorID(tc.typ, tc.id)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, "%s %q", tc.typ, tc.id)
+			continue
+		}
+		require.NoError(t, err, "%s %q", tc.typ, tc.id)
+		require.Equal(t, tc.want, got)
+	}
+}
+
+func TestCreateValidation(t *testing.T) {
+	var hits int
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits++ }))
+	defer srv.Close()
+	sc := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{}, Endpoint: srv.URL + "/"}
+	ctx := context.Background()
+	vol := "7b6c1a6e-3f1e-4a53-b8f1-0a0a0a0a0a0a"
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"node name", CreateConnector(ctx, sc, ConnectorCreateOpts{NodeUUID: "node-a", Type: "iqn", ConnectorID: "iqn.2004-10.com.example:a"}).Err, "node_uuid"},
+		{"bad type", CreateConnector(ctx, sc, ConnectorCreateOpts{NodeUUID: nodeA, Type: "fc", ConnectorID: "x"}).Err, "connector type"},
+		{"bad extra key", CreateConnector(ctx, sc, ConnectorCreateOpts{NodeUUID: nodeA, Type: "ip", ConnectorID: "10.0.0.1", Extra: map[string]any{"": 1}}).Err, "extra key"},
+		{"negative boot index", CreateTarget(ctx, sc, TargetCreateOpts{NodeUUID: nodeA, VolumeType: "iscsi", BootIndex: -1, VolumeID: vol}).Err, "boot_index -1"},
+		{"unknown volume type", CreateTarget(ctx, sc, TargetCreateOpts{NodeUUID: nodeA, VolumeType: "bogus", VolumeID: vol}).Err, "volume_type"},
+		{"volume id not uuid", CreateTarget(ctx, sc, TargetCreateOpts{NodeUUID: nodeA, VolumeType: "iscsi", VolumeID: "vol-1"}).Err, "volume_id"},
+		{"target update boot index", UpdateTarget(ctx, sc, vol, TargetUpdateOpts{Replace("/boot_index", -2)}).Err, "boot_index"},
+		{"target update bad path", UpdateTarget(ctx, sc, vol, TargetUpdateOpts{Replace("/uuid", vol)}).Err, "cannot be changed"},
+		{"connector update pair", UpdateConnector(ctx, sc, vol, ConnectorUpdateOpts{Replace("/type", "mac"), Replace("/connector_id", "10.0.0.1")}).Err, "not a MAC"},
+		{"connector update type", UpdateConnector(ctx, sc, vol, ConnectorUpdateOpts{Replace("/type", "nqn")}).Err, "connector type"},
+		{"get not uuid", GetConnector(ctx, sc, "../nodes", nil).Err, "not a UUID"},
+		{"delete not uuid", DeleteTarget(ctx, sc, "x").Err, "not a UUID"},
+		{"bad fields", GetTarget(ctx, sc, vol, &GetOpts{Fields: []string{"type"}}).Err, "field"},
+		{"node ident with slash", GetNode(ctx, sc, "a/b").Err, "not a node name or UUID"},
+		{"empty patch", UpdateTarget(ctx, sc, vol, TargetUpdateOpts{}).Err, "nothing to change"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorIs(t, tc.err, ErrInvalid)
+			require.ErrorContains(t, tc.err, tc.want)
+		})
+	}
+	_, err := AllTargets(ctx, ListTargets(sc, TargetListOpts{Detail: true, Fields: []string{"uuid"}}), 0)
+	require.ErrorIs(t, err, ErrInvalid)
+	_, err = AllConnectors(ctx, ListConnectors(sc, ConnectorListOpts{SortDir: "up"}), 0)
+	require.ErrorIs(t, err, ErrInvalid)
+	require.Zero(t, hits, "nothing invalid may reach the server")
+}
+
+func TestRegister(t *testing.T) {
+	ctx := context.Background()
+	setup := func(t *testing.T) (*fakeIronic, *gophercloud.ServiceClient) {
+		f := newFakeIronic(t, 2)
+		f.addNode("node-a", nodeA, "")
+		f.addNode("node-b", nodeB, PowerOff)
+		return f, f.client(t)
+	}
+	want := []ConnectorSpec{
+		{Type: "iqn", ConnectorID: "iqn.2004-10.com.example:host-a"},
+		{Type: "wwpn", ConnectorID: "21:00:00:24:ff:5a:7b:3c"},
+		{Type: "mac", ConnectorID: "52:54:00:AB:CD:EF"},
+	}
+
+	t.Run("twice is idempotent", func(t *testing.T) {
+		f, sc := setup(t)
+		f.addConnector(nodeA, "ip", "10.0.0.9") // another tool's: kept
+		r, err := Register(ctx, sc, nodeA, want, RegisterOpts{})
+		require.NoError(t, err)
+		require.Len(t, r.Created, 3)
+		require.Equal(t, "21000024ff5a7b3c", r.Created[1].ConnectorID)
+		r, err = Register(ctx, sc, nodeA, want, RegisterOpts{})
+		require.NoError(t, err)
+		require.Empty(t, r.Created)
+		require.Len(t, r.Kept, 3)
+		require.Len(t, f.conns, 4)
+	})
+
+	t.Run("owned by another node", func(t *testing.T) {
+		f, sc := setup(t)
+		other := f.addConnector(nodeB, "iqn", "iqn.2004-10.com.example:host-a")
+		_, err := Register(ctx, sc, nodeA, want, RegisterOpts{})
+		require.ErrorIs(t, err, ErrConflict)
+		require.ErrorContains(t, err, "registered to node node-b ("+nodeB+") as connector "+other.UUID)
+		require.Len(t, f.conns, 1, "nothing created")
+	})
+
+	t.Run("prune needs power off", func(t *testing.T) {
+		f, sc := setup(t)
+		f.addConnector(nodeA, "iqn", "iqn.2004-10.com.example:old")
+		f.addConnector(nodeA, "port", "3b6d0e34-0b0c-4e3f-9a6a-111111111111") // never pruned
+		_, err := Register(ctx, sc, nodeA, want, RegisterOpts{Prune: true})
+		require.ErrorIs(t, err, ErrNotPoweredOff)
+		require.ErrorContains(t, err, "power it off")
+		f.nodes[nodeA].PowerState = PowerOff
+		r, err := Register(ctx, sc, nodeA, want, RegisterOpts{Prune: true})
+		require.NoError(t, err)
+		require.Len(t, r.Pruned, 1)
+		require.Equal(t, "iqn.2004-10.com.example:old", r.Pruned[0].ConnectorID)
+		require.Len(t, f.conns, 4)
+	})
+
+	t.Run("invalid spec", func(t *testing.T) {
+		_, sc := setup(t)
+		_, err := Register(ctx, sc, nodeA, []ConnectorSpec{{Type: "wwpn", ConnectorID: "zz"}}, RegisterOpts{})
+		require.ErrorIs(t, err, ErrInvalid)
+		_, err = Register(ctx, sc, "node-a", want, RegisterOpts{})
+		require.ErrorIs(t, err, ErrInvalid)
+	})
+}
+
+func TestResolveNodeAndCapabilities(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeIronic(t, 10)
+	f.addNode("node-a", nodeA, "")
+	sc := f.client(t)
+	id, err := ResolveNode(ctx, sc, "node-a")
+	require.NoError(t, err)
+	require.Equal(t, nodeA, id)
+	_, err = ResolveNode(ctx, sc, "nosuch")
+	require.ErrorIs(t, err, ErrNotFound)
+
+	f.nodes[nodeA].Properties["capabilities"] = "boot_mode:uefi,iscsi_boot:False"
+	changed, err := SetCapabilities(ctx, sc, nodeA, []Capability{{"iscsi_boot", "True"}, {"fibre_channel_boot", "True"}})
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.Equal(t, "boot_mode:uefi,iscsi_boot:True,fibre_channel_boot:True", f.nodes[nodeA].Properties["capabilities"])
+	changed, err = SetCapabilities(ctx, sc, nodeA, []Capability{{"iscsi_boot", "True"}})
+	require.NoError(t, err)
+	require.False(t, changed)
+	_, err = SetCapabilities(ctx, sc, nodeA, []Capability{{"a,b", "c"}})
+	require.ErrorIs(t, err, ErrInvalid)
+}
+
+func TestParseCapabilities(t *testing.T) {
+	caps, err := ParseCapabilities(" boot_mode:uefi, ,secure_boot ,a:b:c")
+	require.NoError(t, err)
+	require.Equal(t, []Capability{{"boot_mode", "uefi"}, {"secure_boot", ""}, {"a", "b:c"}}, caps)
+	_, err = ParseCapabilities(":x")
+	require.Error(t, err)
+}
+
+func TestCinderConnector(t *testing.T) {
+	conns := []Connector{
+		{Type: "mac", ConnectorID: "52:54:00:ab:cd:ef"},
+		{Type: "iqn", ConnectorID: "iqn.2004-10.com.example:a"},
+		{Type: "iqn", ConnectorID: "iqn.2004-10.com.example:b"},
+		{Type: "ip", ConnectorID: "192.0.2.7"},
+		{Type: "wwpn", ConnectorID: "21:00:00:24:ff:5a:7b:3c"},
+		{Type: "wwnn", ConnectorID: "20000024ff5a7b3c"},
+		{Type: "wwpn", ConnectorID: "garbage"},
+	}
+	got, err := CinderConnector(nodeA, conns, true)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{
+		"host": nodeA, "multipath": true, "platform": "x86_64", "os_type": "linux",
+		"initiator": "iqn.2004-10.com.example:a", "ip": "192.0.2.7",
+		"wwpns": []string{"21000024ff5a7b3c"}, "wwnns": []string{"20000024ff5a7b3c"},
+	}, got)
+	_, err = CinderConnector(nodeA, conns[:1], false)
+	require.True(t, errors.Is(err, ErrNoInitiator))
+}
