@@ -1,0 +1,112 @@
+package nfs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// shareState is what brick remembers about one mounted share: which of its
+// volume files brick has attached, so the share is unmounted only when the
+// last of them detaches. It lives under Options.StateDir (a tmpfs, /run, by
+// default: a reboot forgets the mounts and the state together). Written
+// under the share's lock, to a temporary file renamed into place, so a
+// crash leaves the old or the new record, never half of one.
+type shareState struct {
+	Export     string          `json:"export"`
+	MountPoint string          `json:"mount_point"`
+	Version    string          `json:"nfs_version,omitempty"`
+	Users      map[string]user `json:"users"` // by volume file name
+}
+
+// user is one attached volume file on the share.
+type user struct {
+	// Loop is the loop device brick set up over the file, if any.
+	Loop string `json:"loop_device,omitempty"`
+}
+
+func (c *Connector) statePath(id string) string {
+	return filepath.Join(c.opts.StateDir, id+".json")
+}
+
+// readState returns the share's record; none is an empty record.
+func (c *Connector) readState(id string) (*shareState, error) {
+	st := &shareState{Users: map[string]user{}}
+	data, err := c.h.FS.ReadFile(c.statePath(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read nfs share state %s: %w", c.statePath(id), err)
+	}
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, fmt.Errorf("read nfs share state %s: %w", c.statePath(id), err)
+	}
+	if st.Users == nil {
+		st.Users = map[string]user{}
+	}
+	return st, nil
+}
+
+// writeState replaces the share's record atomically, or removes it when no
+// user is left.
+func (c *Connector) writeState(id string, st *shareState) error {
+	path := c.h.FS.Path(c.statePath(id))
+	if len(st.Users) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove nfs share state %s: %w", c.statePath(id), err)
+		}
+		return nil
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("write nfs share state: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+id+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write nfs share state: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		return fmt.Errorf("write nfs share state %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("write nfs share state %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write nfs share state %s: %w", tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write nfs share state %s: %w", path, err)
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // make the rename durable where the state dir is on disk
+		d.Close()
+	}
+	return nil
+}
+
+// userNames lists the attached files, sorted, for messages.
+func (st *shareState) userNames() []string {
+	out := make([]string, 0, len(st.Users))
+	for n := range st.Users {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
