@@ -1,0 +1,206 @@
+package cinderapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"unicode"
+
+	"github.com/gophercloud/gophercloud/v2"
+)
+
+// Error kinds; test them with errors.Is.
+var (
+	// ErrNotFound: the volume or attachment does not exist (404).
+	ErrNotFound = errors.New("not found")
+	// ErrInvalidState: the volume is not in a state that allows the step
+	// (a 400 "Invalid volume: ..." or a 409), e.g. in-use elsewhere.
+	ErrInvalidState = errors.New("invalid volume state")
+	// ErrBadRequest: Cinder rejected the request (other 400s).
+	ErrBadRequest = errors.New("bad request")
+	// ErrUnauthorized: authentication or policy refused the call (401, 403).
+	ErrUnauthorized = errors.New("not authorized")
+	// ErrMicroversion: the requested microversion is not supported (406,
+	// or outside the server's range).
+	ErrMicroversion = errors.New("unsupported microversion")
+	// ErrUnavailable: Cinder could not be reached or failed (5xx, network
+	// errors, timeouts). Retrying later may work.
+	ErrUnavailable = errors.New("cinder unavailable")
+	// ErrAmbiguous: a volume name matches more than one volume.
+	ErrAmbiguous = errors.New("ambiguous volume name")
+	// ErrUnexpected: a response brick cannot use.
+	ErrUnexpected = errors.New("unexpected response")
+)
+
+// Error is a failed Cinder call: the step, the volume, the HTTP status and
+// one short line of Cinder's message (never a traceback).
+type Error struct {
+	Step    string // "reserve", "initialize_connection", "attachment create", ...
+	Volume  string // volume ID or name as given
+	Status  int    // HTTP status, 0 for network errors
+	Message string // short, single line
+	Kind    error  // one of the Err* kinds
+	Err     error  // underlying error (gophercloud's, or the network's)
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cinder %s", e.Step)
+	if e.Volume != "" {
+		fmt.Fprintf(&b, " volume %s", e.Volume)
+	}
+	b.WriteString(": ")
+	switch {
+	case e.Message != "":
+		b.WriteString(e.Message)
+	default:
+		b.WriteString(e.Kind.Error())
+	}
+	if e.Status != 0 {
+		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
+	}
+	return b.String()
+}
+
+// Unwrap exposes both the kind and the cause to errors.Is / errors.As.
+func (e *Error) Unwrap() []error { return []error{e.Kind, e.Err} }
+
+// maxMessage bounds the message kept from a Cinder error body.
+const maxMessage = 240
+
+// mapError turns a gophercloud or network error into an *Error. It returns
+// nil for nil.
+func mapError(step, volume string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var already *Error
+	if errors.As(err, &already) {
+		return err
+	}
+	e := &Error{Step: step, Volume: volume, Err: err}
+	var code gophercloud.ErrUnexpectedResponseCode
+	var urlErr *url.Error
+	var netErr net.Error
+	switch {
+	case errors.As(err, &code):
+		e.Status = code.Actual
+		e.Message = ShortMessage(code.Body)
+		e.Kind = kindOf(code.Actual, e.Message)
+		// Keep the cause without its body: gophercloud's message repeats
+		// the whole response, traceback included.
+		e.Err = fmt.Errorf("%s %s: HTTP %d", code.Method, redactURL(code.URL), code.Actual)
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Kind, e.Message = ErrUnavailable, "timed out"
+	case errors.Is(err, context.Canceled):
+		e.Kind, e.Message = ErrUnavailable, "canceled"
+	case errors.As(err, &urlErr):
+		e.Kind = ErrUnavailable
+		e.Message = "cannot reach " + redactURL(urlErr.URL) + ": " + shortNetErr(urlErr.Err)
+	case errors.As(err, &netErr):
+		e.Kind, e.Message = ErrUnavailable, shortNetErr(err)
+	default:
+		e.Kind, e.Message = ErrUnexpected, oneLine(err.Error())
+	}
+	return e
+}
+
+func kindOf(status int, msg string) error {
+	switch {
+	case status == 404:
+		return ErrNotFound
+	case status == 409:
+		return ErrInvalidState
+	case status == 400 && looksLikeState(msg):
+		return ErrInvalidState
+	case status == 400 || status == 413 || status == 422:
+		return ErrBadRequest
+	case status == 401 || status == 403:
+		return ErrUnauthorized
+	case status == 406:
+		return ErrMicroversion
+	case status >= 500:
+		return ErrUnavailable
+	}
+	return ErrUnexpected
+}
+
+// looksLikeState tells "Invalid volume: Volume status must be available..."
+// from other 400s.
+func looksLikeState(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "invalid volume") || strings.Contains(m, "status must be") ||
+		strings.Contains(m, "invalid attachment") || strings.Contains(m, "status is")
+}
+
+// ShortMessage extracts Cinder's message from an error body
+// ({"badRequest": {"code": 400, "message": "..."}}) as one short line,
+// cutting any traceback. Non-JSON bodies (HTML 404s) give "".
+func ShortMessage(body []byte) string {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return ""
+	}
+	for _, v := range doc {
+		var inner struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(v, &inner) == nil && inner.Message != "" {
+			return oneLine(inner.Message)
+		}
+	}
+	return ""
+}
+
+// oneLine keeps the first line, drops a traceback, strips control
+// characters and truncates.
+func oneLine(s string) string {
+	if i := strings.Index(s, "Traceback (most recent call last)"); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	s = strings.TrimSuffix(s, ".")
+	if len(s) > maxMessage {
+		cut := maxMessage
+		for cut > 0 && !utf8Start(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// shortNetErr turns "dial tcp 127.0.0.1:1: connect: connection refused"
+// into "connection refused".
+func shortNetErr(err error) string {
+	s := err.Error()
+	if i := strings.LastIndex(s, ": "); i >= 0 && i+2 < len(s) {
+		s = s[i+2:]
+	}
+	return oneLine(s)
+}
+
+// redactURL drops userinfo and query from a URL for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<url>"
+	}
+	u.User, u.RawQuery = nil, ""
+	return u.String()
+}
