@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Times `brick get-connector` against os-brick's get_connector_properties
+# (Debian's python3-os-brick), interleaved in one run, and prints medians,
+# the ratio and peak RSS. Usage: bench/get-connector.sh [runs]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-30}
+
+bash test/install.sh >/dev/null
+out=bench/results
+mkdir -p "$out"
+go build -trimpath -ldflags "-s -w" -o "$out/brick" ./cmd/brick
+go build -o "$out/compare" ./bench/compare
+
+# os-brick is given the ip (as Nova passes CONF.my_ip); brick finds its own.
+osbrick=(/usr/bin/python3 -c 'import json
+from os_brick.initiator import connector
+print(json.dumps(connector.get_connector_properties("", "127.0.0.1", False, False)))')
+
+"$out/compare" -header -label get-connector -runs "$runs" -- "$out/brick" get-connector -f json :: "${osbrick[@]}"
