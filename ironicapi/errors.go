@@ -140,11 +140,11 @@ func convert(c call, err error) error {
 		if m := powerStateRE.FindStringSubmatch(msg); m != nil {
 			e.Kind = ErrNotPoweredOff
 			e.Node, e.PowerState = m[1], m[2]
-			state := e.PowerState
-			if state == "None" {
+			state := strconvQuote(e.PowerState)
+			if e.PowerState == "None" {
 				state = "unknown (never set)"
 			}
-			e.Hint = fmt.Sprintf("Ironic changes and deletes volume connectors and targets only while the node is powered off, and node %s is %s: power it off (openstack baremetal node power off %s) and run this again", e.Node, state, e.Node)
+			e.Hint = fmt.Sprintf("Ironic changes and deletes volume connectors and targets only while the node is powered off, and node %s is in power state %s: power it off (openstack baremetal node power off %s) and run this again", e.Node, state, e.Node)
 		} else {
 			e.Kind = ErrInvalid
 		}
@@ -233,6 +233,8 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
 
 // quote prints an untrusted identifier safely in messages.
 func quote(s string) string {

@@ -5,5 +5,7 @@ import "github.com/spf13/cobra"
 // extraCommands lists the command groups beyond the foundation; each
 // feature adds its constructor here.
 func (a *app) extraCommands() []*cobra.Command {
-	return nil
+	return []*cobra.Command{
+		a.ironicCommand(),
+	}
 }

@@ -1,0 +1,302 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/ironicapi"
+	"github.com/brick-storage/brick/osauth"
+)
+
+// ironicCommand is `brick ironic ...`: Ironic volume connectors and targets
+// with the options and columns of `openstack baremetal volume connector|target`,
+// plus host registration and the standalone boot-from-volume tools.
+func (a *app) ironicCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ironic",
+		Short: "Manage Ironic volume connectors and targets; register this host with Ironic",
+		Long: `Ironic keeps each bare-metal node's storage initiators (volume connectors:
+iqn, wwpn, wwnn, ip, mac, port, portgroup) and the volumes it uses or boots
+from (volume targets). These commands manage them like
+'openstack baremetal volume connector|target', register this host's
+initiators as a node's connectors, and export Cinder volumes to a node.
+
+Ironic needs API version 1.32 or later for these resources; brick always
+sends at least that. Nodes may be given by name or UUID everywhere.
+Ironic changes and deletes connectors and targets only while the node is
+powered off; creating them works in any power state.
+
+Authentication: --os-cloud / OS_* for Keystone, or --os-auth-type noauth
+(or http_basic with --os-username/--os-password) with --ironic-endpoint
+(BRICK_IRONIC_ENDPOINT); clouds.yaml's baremetal_endpoint_override is used.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(a.ironicConnectorCommand(), a.ironicTargetCommand(), a.ironicRegisterCommand())
+	cmd.AddCommand(a.ironicAttachCommands()...)
+	return cmd
+}
+
+// ironicClient builds the Ironic client from the auth flags.
+func (a *app) ironicClient(ctx context.Context) (*gophercloud.ServiceClient, error) {
+	sc, err := osauth.BaremetalClient(ctx, a.authOptions())
+	if err != nil {
+		if errors.Is(err, osauth.ErrConfig) {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	return sc, nil
+}
+
+// resolveNode turns a node name or UUID into the UUID.
+func resolveNode(ctx context.Context, sc *gophercloud.ServiceClient, ident string) (string, error) {
+	if ident == "" {
+		return "", nil
+	}
+	if !ironicapi.ValidNodeIdent(ident) {
+		return "", usageError{fmt.Errorf("--node %s is not a node name or UUID", connector.Quote(ident))}
+	}
+	return ironicapi.ResolveNode(ctx, sc, ident)
+}
+
+// parseKV parses repeatable key=value flags the way ironicclient does: the
+// value is JSON when it parses as JSON, else a string.
+func parseKV(flag string, args []string) (map[string]any, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]any, len(args))
+	for _, kv := range args {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usageError{fmt.Errorf("--%s %s: want KEY=VALUE", flag, connector.Quote(kv))}
+		}
+		var val any = v
+		var j any
+		if json.Unmarshal([]byte(v), &j) == nil {
+			val = j
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+// sortOpts splits --sort key[:dir].
+func sortOpts(s string) (key, dir string, err error) {
+	if s == "" {
+		return "", "", nil
+	}
+	key, dir, _ = strings.Cut(s, ":")
+	if dir != "" && dir != "asc" && dir != "desc" {
+		return "", "", usageError{fmt.Errorf("--sort %s: direction must be asc or desc", connector.Quote(s))}
+	}
+	return key, dir, nil
+}
+
+// listFlags are the list options both resources share.
+type listFlags struct {
+	node   string
+	limit  int
+	marker string
+	sort   string
+	long   bool
+	fields []string
+}
+
+func (l *listFlags) add(cmd *cobra.Command, what string, fields []string) {
+	f := cmd.Flags()
+	f.StringVar(&l.node, "node", "", "only the "+what+" of this node (name or UUID)")
+	f.IntVar(&l.limit, "limit", 0, "return at most this many "+what+" (0: all; pages are followed)")
+	f.StringVar(&l.marker, "marker", "", "start after the "+strings.TrimSuffix(what, "s")+" with this UUID (the last one of the previous list)")
+	f.StringVar(&l.sort, "sort", "", "sort by KEY[:asc|desc] (e.g. created_at:desc)")
+	f.BoolVar(&l.long, "long", false, "show all columns")
+	f.StringSliceVar(&l.fields, "fields", nil, "show only these fields ("+strings.Join(fields, ", ")+"); repeatable or comma-separated")
+	cmd.MarkFlagsMutuallyExclusive("long", "fields")
+}
+
+// column maps an Ironic field to its openstackclient column label.
+type column struct{ field, label string }
+
+var connectorColumns = []column{
+	{"uuid", "UUID"}, {"node_uuid", "Node UUID"}, {"type", "Type"}, {"connector_id", "Connector ID"},
+	{"extra", "Extra"}, {"created_at", "Created At"}, {"updated_at", "Updated At"},
+}
+
+var targetColumns = []column{
+	{"uuid", "UUID"}, {"node_uuid", "Node UUID"}, {"volume_type", "Driver Volume Type"}, {"boot_index", "Boot Index"},
+	{"volume_id", "Volume ID"}, {"properties", "Properties"}, {"extra", "Extra"}, {"created_at", "Created At"}, {"updated_at", "Updated At"},
+}
+
+// pickColumns returns the columns for a list: the first n by default, all
+// with --long, the named ones with --fields.
+func pickColumns(all []column, n int, long bool, fields []string) ([]column, error) {
+	switch {
+	case len(fields) > 0:
+		var out []column
+		for _, f := range fields {
+			i := indexColumn(all, f)
+			if i < 0 {
+				names := make([]string, len(all))
+				for j, c := range all {
+					names[j] = c.field
+				}
+				return nil, usageError{fmt.Errorf("--fields %s: not one of %s", connector.Quote(f), strings.Join(names, ", "))}
+			}
+			out = append(out, all[i])
+		}
+		return out, nil
+	case long:
+		return all, nil
+	}
+	return all[:n], nil
+}
+
+func indexColumn(cols []column, field string) int {
+	for i, c := range cols {
+		if c.field == field {
+			return i
+		}
+	}
+	return -1
+}
+
+func fieldNames(cols []column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.field
+	}
+	return out
+}
+
+// timeValue prints Ironic timestamps; never-set ones are empty (null in JSON).
+func timeValue(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// maskProperties hides credential values in target properties. Ironic masks
+// them on output too; this also covers what brick sends and prints itself.
+func maskProperties(p map[string]any) map[string]any {
+	if p == nil {
+		return map[string]any{}
+	}
+	out := make(map[string]any, len(p))
+	for k, v := range p {
+		if connector.IsSecretKey(k) {
+			v = "******"
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// registerSecrets masks credential property values in everything brick
+// prints or logs from here on (errors included).
+func (a *app) registerSecrets(props map[string]any) {
+	for k, v := range props {
+		if s, ok := v.(string); ok && s != "" && connector.IsSecretKey(k) {
+			a.redactor.Add(s)
+		}
+	}
+}
+
+func emptyIfNil(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+func connectorValue(c ironicapi.Connector, field string) any {
+	switch field {
+	case "uuid":
+		return c.UUID
+	case "node_uuid":
+		return c.NodeUUID
+	case "type":
+		return c.Type
+	case "connector_id":
+		return c.ConnectorID
+	case "extra":
+		return emptyIfNil(c.Extra)
+	case "created_at":
+		return timeValue(c.CreatedAt)
+	case "updated_at":
+		return timeValue(c.UpdatedAt)
+	}
+	return nil
+}
+
+func targetValue(t ironicapi.Target, field string) any {
+	switch field {
+	case "uuid":
+		return t.UUID
+	case "node_uuid":
+		return t.NodeUUID
+	case "volume_type":
+		return t.VolumeType
+	case "boot_index":
+		return t.BootIndex
+	case "volume_id":
+		return t.VolumeID
+	case "properties":
+		return maskProperties(t.Properties)
+	case "extra":
+		return emptyIfNil(t.Extra)
+	case "created_at":
+		return timeValue(t.CreatedAt)
+	case "updated_at":
+		return timeValue(t.UpdatedAt)
+	}
+	return nil
+}
+
+// showRecord prints one resource as openstackclient's show does: field
+// names as labels, in the given order (or only --fields).
+func showRecord(cols []column, fields []string, value func(string) any) (record, error) {
+	if len(fields) > 0 {
+		var err error
+		if cols, err = pickColumns(cols, 0, false, fields); err != nil {
+			return nil, err
+		}
+	}
+	sorted := append([]column(nil), cols...)
+	if len(fields) == 0 {
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i].field < sorted[j].field })
+	}
+	r := make(record, len(sorted))
+	for i, c := range sorted {
+		r[i] = field{c.field, value(c.field)}
+	}
+	return r, nil
+}
+
+// deleteAll deletes each UUID, going on after failures like openstackclient,
+// and fails at the end if any failed.
+func (a *app) deleteAll(cmd *cobra.Command, what string, ids []string, del func(string) error) error {
+	var failed []string
+	for _, id := range ids {
+		if err := del(id); err != nil {
+			a.logger.Error(err.Error())
+			failed = append(failed, id)
+			continue
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "Deleted %s %s\n", what, id)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d %ss not deleted: %s", len(failed), len(ids), what, strings.Join(failed, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brick-storage/brick/ironicapi"
+)
+
+func (a *app) ironicTargetCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "target",
+		Short: "Manage Ironic volume targets (the volumes a node uses or boots from)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(a.targetCreateCommand(), a.targetListCommand(), a.targetShowCommand(),
+		a.targetSetCommand(), a.targetUnsetCommand(), a.targetDeleteCommand())
+	return cmd
+}
+
+func (a *app) printTarget(cmd *cobra.Command, t *ironicapi.Target, fields []string) error {
+	r, err := showRecord(targetColumns, fields, func(f string) any { return targetValue(*t, f) })
+	if err != nil {
+		return err
+	}
+	return a.out.printRecord(cmd.OutOrStdout(), r)
+}
+
+func (a *app) targetCreateCommand() *cobra.Command {
+	var node, typ, volumeID, uuid string
+	var bootIndex int
+	var props, extra []string
+	cmd := &cobra.Command{
+		Use:   "create --node NODE --type VOLUME_TYPE --boot-index N --volume-id ID",
+		Short: "Create a volume target",
+		Long: `Create a volume target for a node. --type is the volume's
+driver_volume_type (iscsi, fibre_channel, rbd, nfs, ...), --boot-index
+orders the node's volumes (0 boots first; one target per index),
+--volume-id is the Cinder volume's UUID. Properties holding credentials
+(auth_password, ...) are printed masked.`,
+		Example: `  brick ironic target create --node node-1 --type iscsi --boot-index 0 \
+      --volume-id 7b6c1a6e-3f1e-4a53-b8f1-2f5e0c0d9a11 \
+      --property target_iqn=iqn.2010-10.org.openstack:volume-7b6c --property target_lun=1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := parseKV("property", props)
+			if err != nil {
+				return err
+			}
+			a.registerSecrets(p)
+			ex, err := parseKV("extra", extra)
+			if err != nil {
+				return err
+			}
+			if bootIndex < 0 {
+				return usageError{fmt.Errorf("--boot-index %d: must be 0 or more", bootIndex)}
+			}
+			ctx := cmd.Context()
+			sc, err := a.ironicClient(ctx)
+			if err != nil {
+				return err
+			}
+			nodeUUID, err := resolveNode(ctx, sc, node)
+			if err != nil {
+				return err
+			}
+			t, err := ironicapi.CreateTarget(ctx, sc, ironicapi.TargetCreateOpts{
+				NodeUUID: nodeUUID, VolumeType: typ, BootIndex: bootIndex, VolumeID: volumeID,
+				Properties: p, Extra: ex, UUID: uuid,
+			}).Extract()
+			if err != nil {
+				return err
+			}
+			return a.printTarget(cmd, t, nil)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&node, "node", "", "node name or UUID (required)")
+	f.StringVar(&typ, "type", "", "volume type (driver_volume_type): iscsi, fibre_channel, rbd, nfs, ... (required)")
+	f.IntVar(&bootIndex, "boot-index", 0, "boot order of the volume, 0 or more (required)")
+	f.StringVar(&volumeID, "volume-id", "", "Cinder volume UUID (required)")
+	f.StringArrayVar(&props, "property", nil, "KEY=VALUE connection property (repeatable)")
+	f.StringArrayVar(&extra, "extra", nil, "KEY=VALUE metadata (repeatable)")
+	f.StringVar(&uuid, "uuid", "", "UUID for the target (default: Ironic picks one)")
+	for _, n := range []string{"node", "type", "boot-index", "volume-id"} {
+		_ = cmd.MarkFlagRequired(n)
+	}
+	return cmd
+}
+
+func (a *app) targetListCommand() *cobra.Command {
+	var l listFlags
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List volume targets",
+		Long: `List volume targets, following every page: unlike ironicclient, each page
+keeps the --node filter (Ironic's next-page link drops it).`,
+		Example: `  brick ironic target list --node node-1
+  brick ironic target list --long -f json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cols, err := pickColumns(targetColumns, 5, l.long, l.fields)
+			if err != nil {
+				return err
+			}
+			key, dir, err := sortOpts(l.sort)
+			if err != nil {
+				return err
+			}
+			if l.limit < 0 {
+				return usageError{fmt.Errorf("--limit %d: must be 0 or more", l.limit)}
+			}
+			ctx := cmd.Context()
+			sc, err := a.ironicClient(ctx)
+			if err != nil {
+				return err
+			}
+			nodeUUID, err := resolveNode(ctx, sc, l.node)
+			if err != nil {
+				return err
+			}
+			opts := ironicapi.TargetListOpts{Node: nodeUUID, Limit: l.limit, Marker: l.marker, SortKey: key, SortDir: dir}
+			if len(l.fields) > 0 {
+				opts.Fields = fieldNames(cols)
+			} else if l.long {
+				opts.Detail = true
+			}
+			list, err := ironicapi.AllTargets(ctx, ironicapi.ListTargets(sc, opts), l.limit)
+			if err != nil {
+				return err
+			}
+			t := table{Columns: make([]string, len(cols))}
+			for i, c := range cols {
+				t.Columns[i] = c.label
+			}
+			for _, tg := range list {
+				row := make([]any, len(cols))
+				for i, col := range cols {
+					row[i] = targetValue(tg, col.field)
+				}
+				t.Rows = append(t.Rows, row)
+			}
+			return a.out.printTable(cmd.OutOrStdout(), t)
+		},
+	}
+	l.add(cmd, "targets", ironicapi.TargetFields)
+	return cmd
+}
+
+func (a *app) targetShowCommand() *cobra.Command {
+	var fields []string
+	cmd := &cobra.Command{
+		Use:   "show UUID",
+		Short: "Show a volume target (credentials masked)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			sc, err := a.ironicClient(ctx)
+			if err != nil {
+				return err
+			}
+			var opts *ironicapi.GetOpts
+			if len(fields) > 0 {
+				opts = &ironicapi.GetOpts{Fields: fields}
+			}
+			t, err := ironicapi.GetTarget(ctx, sc, args[0], opts).Extract()
+			if err != nil {
+				return err
+			}
+			return a.printTarget(cmd, t, fields)
+		},
+	}
+	cmd.Flags().StringSliceVar(&fields, "fields", nil, "show only these fields; repeatable or comma-separated")
+	return cmd
+}
+
+func (a *app) targetSetCommand() *cobra.Command {
+	var node, typ, volumeID string
+	var bootIndex int
+	var props, extra []string
+	cmd := &cobra.Command{
+		Use:   "set UUID",
+		Short: "Change a volume target (the node must be powered off)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := parseKV("property", props)
+			if err != nil {
+				return err
+			}
+			a.registerSecrets(p)
+			ex, err := parseKV("extra", extra)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			sc, err := a.ironicClient(ctx)
+			if err != nil {
+				return err
+			}
+			var ops ironicapi.TargetUpdateOpts
+			if node != "" {
+				nodeUUID, err := resolveNode(ctx, sc, node)
+				if err != nil {
+					return err
+				}
+				ops = append(ops, ironicapi.Replace("/node_uuid", nodeUUID))
+			}
+			if typ != "" {
+				ops = append(ops, ironicapi.Replace("/volume_type", typ))
+			}
+			if cmd.Flags().Changed("boot-index") {
+				ops = append(ops, ironicapi.Replace("/boot_index", bootIndex))
+			}
+			if volumeID != "" {
+				ops = append(ops, ironicapi.Replace("/volume_id", volumeID))
+			}
+			for k, v := range p {
+				ops = append(ops, ironicapi.Add(ironicapi.PropertyPath(k), v))
+			}
+			for k, v := range ex {
+				ops = append(ops, ironicapi.Add(ironicapi.ExtraPath(k), v))
+			}
+			if len(ops) == 0 {
+				return usageError{fmt.Errorf("nothing to set: give --node, --type, --boot-index, --volume-id, --property or --extra")}
+			}
+			t, err := ironicapi.UpdateTarget(ctx, sc, args[0], ops).Extract()
+			if err != nil {
+				return err
+			}
+			return a.printTarget(cmd, t, nil)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&node, "node", "", "move the target to this node (name or UUID)")
+	f.StringVar(&typ, "type", "", "new volume type")
+	f.IntVar(&bootIndex, "boot-index", 0, "new boot index")
+	f.StringVar(&volumeID, "volume-id", "", "new Cinder volume UUID")
+	f.StringArrayVar(&props, "property", nil, "KEY=VALUE property to add or change (repeatable)")
+	f.StringArrayVar(&extra, "extra", nil, "KEY=VALUE metadata to add or change (repeatable)")
+	return cmd
+}
+
+func (a *app) targetUnsetCommand() *cobra.Command {
+	var props, extra []string
+	cmd := &cobra.Command{
+		Use:   "unset UUID (--property KEY | --extra KEY)...",
+		Short: "Remove properties or extra keys from a volume target (the node must be powered off)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var ops ironicapi.TargetUpdateOpts
+			for _, k := range props {
+				ops = append(ops, ironicapi.Remove(ironicapi.PropertyPath(k)))
+			}
+			for _, k := range extra {
+				ops = append(ops, ironicapi.Remove(ironicapi.ExtraPath(k)))
+			}
+			if len(ops) == 0 {
+				return usageError{fmt.Errorf("nothing to unset: give --property KEY or --extra KEY")}
+			}
+			ctx := cmd.Context()
+			sc, err := a.ironicClient(ctx)
+			if err != nil {
+				return err
+			}
+			t, err := ironicapi.UpdateTarget(ctx, sc, args[0], ops).Extract()
+			if err != nil {
+				return err
+			}
+			return a.printTarget(cmd, t, nil)
+		},
+	}
+	cmd.Flags().StringArrayVar(&props, "property", nil, "property KEY to remove (repeatable)")
+	cmd.Flags().StringArrayVar(&extra, "extra", nil, "extra KEY to remove (repeatable)")
+	return cmd
+}
+
+func (a *app) targetDeleteCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete UUID...",
+		Short: "Delete volume targets (their nodes must be powered off)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			sc, err := a.ironicClient(ctx)
+			if err != nil {
+				return err
+			}
+			return a.deleteAll(cmd, "volume target", args, func(id string) error {
+				return ironicapi.DeleteTarget(ctx, sc, id).ExtractErr()
+			})
+		},
+	}
+}
