@@ -1,0 +1,122 @@
+# Shared by test/cinder/up.sh and test/cinder/down.sh (sourced, not run).
+# Settings come from the environment so that Go tests (internal/testbed) and
+# people use the same knobs; every default is what a plain `up.sh` gives.
+
+# shellcheck shell=bash
+
+# Debian's interpreter: the python3 first on PATH may be a pyenv build that
+# cannot import Debian's cinder packages.
+PY=/usr/bin/python3
+
+CINDER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+STATE=${BRICK_TB_CINDER_STATE:-/var/tmp/brick-testbed/cinder}
+API_PORT=${BRICK_TB_CINDER_PORT:-8776}
+TARGET_IP=${BRICK_TB_TARGET_IP:-127.0.0.1}
+SECONDARY_IPS=${BRICK_TB_SECONDARY_IPS:-}
+TARGET_PORT=${BRICK_TB_TARGET_PORT:-3260}
+# tgtd's real listen address. Loopback only: nothing off this host may log in,
+# and a qemu guest's slirp NICs deliver 10.0.2.2 / 10.0.3.2 here anyway.
+TGT_LISTEN=${BRICK_TB_TGT_LISTEN:-127.0.0.1}
+# A hex id, because a stock Cinder only routes hex project ids (the test
+# config also accepts names, but tests should not depend on that).
+PROJECT_ID=${BRICK_TB_PROJECT_ID:-00000000000000000000000000000000}
+USER_ID=${BRICK_TB_USER_ID:-brick}
+DEBUG=${BRICK_TB_DEBUG:-0}
+START_TIMEOUT=${BRICK_TB_CINDER_TIMEOUT:-180}
+
+case ${BRICK_TB_CHAP:-1} in
+  1 | true | True | yes | on) CHAP=1 ;;
+  0 | false | False | no | off) CHAP=0 ;;
+  *) echo "cinder: BRICK_TB_CHAP must be 1 or 0, not '${BRICK_TB_CHAP}'" >&2; exit 2 ;;
+esac
+
+LOGS=$STATE/logs
+DATA=$STATE/volumes        # one sparse backing file per volume: volume-<id>
+TGT_DIR=$STATE/tgt         # Cinder's per-volume tgt target files (volumes_dir)
+DIST=$STATE/dist           # files taken from the cinder-common .deb, kept across runs
+CONF=$STATE/cinder.conf
+ENV_FILE=$STATE/env
+LAUNCHER_PID=$STATE/cinder.pid
+TGTD_PID=$STATE/tgtd.pid
+# tgt-admin only reads /etc/tgt/targets.conf, which includes conf.d/*.conf;
+# this file makes it also read the target files Cinder writes.
+TGT_INCLUDE=/etc/tgt/conf.d/brick-testbed-cinder.conf
+
+log() { echo "cinder: $*" >&2; }
+
+# alive PIDFILE WORD: true when the pid in PIDFILE runs and its command line
+# contains WORD (guards against a recycled pid after a reboot or crash).
+alive() {
+  local pid
+  [[ -s $1 ]] || return 1
+  pid=$(<"$1")
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  [[ -r /proc/$pid/cmdline ]] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$2"
+}
+
+# stop_group PIDFILE WORD SECONDS: SIGTERM the process group the pid leads
+# (it was started with setsid, so the group holds exactly what it forked,
+# e.g. privsep daemons), then SIGKILL whatever is left after SECONDS.
+stop_group() {
+  local pidfile=$1 word=$2 secs=$3 pid i
+  if ! alive "$pidfile" "$word"; then
+    rm -f "$pidfile"
+    return 0
+  fi
+  pid=$(<"$pidfile")
+  kill -TERM -- "-$pid" 2>/dev/null || true
+  for ((i = 0; i < secs * 10; i++)); do
+    kill -0 -- "-$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 -- "-$pid" 2>/dev/null; then
+    log "process group $pid ignored SIGTERM for ${secs}s; sending SIGKILL"
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    sleep 0.2
+  fi
+  rm -f "$pidfile"
+}
+
+# stop_tgtd: tgtd ignores SIGTERM; it exits when told to through its control
+# socket, after its targets are gone.
+stop_tgtd() {
+  local pid i
+  if ! alive "$TGTD_PID" tgtd; then
+    rm -f "$TGTD_PID"
+    return 0
+  fi
+  pid=$(<"$TGTD_PID")
+  # --force: drop targets even if an initiator is still logged in.
+  tgt-admin --delete ALL --force >/dev/null 2>&1 || true
+  tgtadm --op delete --mode system >/dev/null 2>&1 || true
+  for ((i = 0; i < 50; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    log "tgtd $pid did not exit; sending SIGKILL"
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    sleep 0.2
+  fi
+  rm -f "$TGTD_PID"
+}
+
+# stop_all: stops exactly what up.sh started, newest first. Caller holds the lock.
+stop_all() {
+  stop_group "$LAUNCHER_PID" "$CONF" 15
+  stop_tgtd
+  rm -f "$TGT_INCLUDE" "$ENV_FILE"
+}
+
+# take_lock: one up.sh/down.sh at a time per state dir (parallel `go test`
+# processes may call them together).
+take_lock() {
+  mkdir -p "$STATE"
+  exec 9>"$STATE/.lock"
+  if ! flock -w 600 9; then
+    log "could not lock $STATE/.lock within 600s"
+    exit 1
+  fi
+}

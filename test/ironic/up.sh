@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Starts a real Ironic for brick's tests: Debian's python3-ironic, API and
+# conductor in one process (ironic.cmd.singleprocess, rpc_transport = none),
+# noauth, sqlite, fake-hardware only, on 127.0.0.1.
+#
+# Idempotent: when it already runs with the same settings this is a fast
+# no-op; with different settings it restarts. Prints the env file (KEY=VALUE)
+# on stdout; progress goes to stderr. Needs test/install.sh to have run.
+#
+# Settings (environment):
+#   BRICK_TB_IRONIC_STATE      state dir   (/var/tmp/brick-testbed/ironic)
+#   BRICK_TB_IRONIC_PORT       API port on 127.0.0.1                 (6385)
+#   BRICK_TB_IRONIC_MAX_LIMIT  [api] max_limit, the largest page     (1000)
+#   BRICK_TB_IRONIC_KEEP       1: keep the database across a restart (0)
+#   BRICK_TB_DEBUG             1: debug logging                      (0)
+#   BRICK_TB_IRONIC_TIMEOUT    seconds to wait for readiness         (120)
+set -euo pipefail
+
+# shellcheck source=test/ironic/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+started_at=$(date +%s.%N)
+fail() {
+  log "$*"
+  exit 1
+}
+elapsed() { awk -v a="$started_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+
+[[ $API_PORT =~ ^[0-9]+$ ]] && ((API_PORT > 0 && API_PORT < 65536)) || fail "bad BRICK_TB_IRONIC_PORT '$API_PORT'"
+[[ $MAX_LIMIT =~ ^[0-9]+$ ]] && ((MAX_LIMIT > 0)) || fail "BRICK_TB_IRONIC_MAX_LIMIT must be a positive integer"
+[[ $STATE == /* ]] || fail "BRICK_TB_IRONIC_STATE must be an absolute path"
+case $DEBUG in 1 | true) debug=true ;; *) debug=false ;; esac
+
+take_lock
+mkdir -p "$LOGS"
+
+text=$(<"$IRONIC_DIR/ironic.conf.in")
+text=${text//@STATE@/$STATE}
+text=${text//@API_PORT@/$API_PORT}
+text=${text//@MAX_LIMIT@/$MAX_LIMIT}
+text=${text//@DEBUG@/$debug}
+printf '%s\n' "$text" >"$CONF.new"
+
+api_url=http://127.0.0.1:$API_PORT
+
+api_answers() {
+  local code
+  code=$(curl -s -o /dev/null -m 3 -w '%{http_code}' "$api_url/" || true)
+  [[ $code == 200 ]]
+}
+
+write_env() {
+  cat >"$ENV_FILE.tmp" <<EOF
+# Written by test/ironic/up.sh; KEY=VALUE lines (source with: set -a; . $ENV_FILE).
+# noauth: no token needed. The volume API needs X-OpenStack-Ironic-API-Version >= 1.32.
+# The baremetal CLI works with: OS_AUTH_TYPE=none OS_ENDPOINT=$api_url
+BRICK_IRONIC_ENDPOINT=$api_url
+BRICK_TB_IRONIC_MAX_MICROVERSION=$1
+BRICK_TB_IRONIC_MAX_LIMIT=$MAX_LIMIT
+BRICK_TB_IRONIC_STATE=$STATE
+BRICK_TB_IRONIC_LOG=$LOGS/ironic.log
+BRICK_TB_IRONIC_PID=$(<"$PID_FILE")
+EOF
+  mv "$ENV_FILE.tmp" "$ENV_FILE"
+  cat "$ENV_FILE"
+}
+
+if alive "$PID_FILE" "$CONF"; then
+  if cmp -s "$CONF.new" "$CONF" && [[ -s $ENV_FILE ]] && api_answers; then
+    rm -f "$CONF.new"
+    write_env "$(sed -n 's/^BRICK_TB_IRONIC_MAX_MICROVERSION=//p' "$ENV_FILE")"
+    log "already up (checked in $(elapsed)s)"
+    exit 0
+  fi
+  log "running with other settings (or not answering); restarting"
+fi
+stop_all
+
+for cmd in curl flock setsid; do
+  command -v "$cmd" >/dev/null || fail "'$cmd' not found: run test/install.sh"
+done
+"$PY" -c 'import ironic' 2>/dev/null || fail "$PY cannot import ironic: run test/install.sh"
+if (exec 3<>"/dev/tcp/127.0.0.1/$API_PORT") 2>/dev/null; then
+  fail "127.0.0.1:$API_PORT is already in use by another program"
+fi
+
+# Fresh state on every cold start: no nodes left over from earlier runs.
+if [[ ${BRICK_TB_IRONIC_KEEP:-0} != 1 ]]; then
+  rm -rf "$STATE/ironic.sqlite" "$STATE/lock"
+  rm -f "$LOGS"/*.log "$LOGS"/*.out
+fi
+mkdir -p "$STATE/lock" "$LOGS" "$DIST"
+chmod 700 "$STATE"
+mv "$CONF.new" "$CONF"
+
+# Schema: `ironic-dbsync create_schema`, cached per ironic version because
+# it only depends on the code (saves a few seconds per start).
+if [[ ! -s $STATE/ironic.sqlite ]]; then
+  ver=$(dpkg-query -W -f='${Version}' python3-ironic)
+  schema=$DIST/schema-${ver//[^0-9A-Za-z.+~-]/_}.sqlite
+  if [[ ! -s $schema ]]; then
+    log "creating the database schema (ironic-dbsync create_schema)"
+    if ! "$PY" -c 'import sys; from ironic.cmd.dbsync import main; sys.exit(main())' \
+      --config-file "$CONF" create_schema >"$LOGS/dbsync.out" 2>&1; then
+      fail "create_schema failed; see $LOGS/dbsync.out"
+    fi
+    cp "$STATE/ironic.sqlite" "$schema.tmp"
+    mv "$schema.tmp" "$schema"
+  else
+    cp "$schema" "$STATE/ironic.sqlite"
+  fi
+fi
+
+setsid "$PY" -c 'import sys; from ironic.cmd.singleprocess import main; sys.exit(main())' \
+  --config-file "$CONF" >>"$LOGS/ironic.out" 2>&1 </dev/null 9>&- &
+echo $! >"$PID_FILE"
+
+# Ready means the API answers and lists the fake-hardware driver (which the
+# conductor registers once it has started).
+if ! maxmv=$("$PY" - "$API_PORT" "$(<"$PID_FILE")" "$START_TIMEOUT" <<'EOF'
+import json, sys, time, urllib.request
+port, pid, timeout = sys.argv[1:]
+deadline = time.monotonic() + float(timeout)
+base = 'http://127.0.0.1:%s' % port
+
+def get(path):
+    req = urllib.request.Request(base + path,
+                                 headers={'Accept': 'application/json'})
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        return json.load(resp)
+
+def running():
+    try:
+        with open('/proc/%s/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] not in ('Z', 'X')
+    except OSError:
+        return False
+
+why = 'API not answering yet'
+while time.monotonic() < deadline:
+    if not running():
+        sys.exit('ironic exited')
+    try:
+        names = [d['name'] for d in get('/v1/drivers')['drivers']]
+        if 'fake-hardware' in names:
+            print(get('/')['default_version']['version'])
+            sys.exit(0)
+        why = 'drivers listed: %s' % names
+    except Exception as e:
+        why = str(e)
+    time.sleep(0.2)
+sys.exit('not ready after %ss: %s' % (timeout, why))
+EOF
+); then
+  log "not ready; last lines of $LOGS/ironic.log and ironic.out:"
+  tail -n 20 "$LOGS/ironic.log" "$LOGS/ironic.out" >&2 2>/dev/null || true
+  stop_all
+  exit 1
+fi
+
+write_env "$maxmv"
+log "up in $(elapsed)s (API $api_url, max_limit $MAX_LIMIT); logs in $LOGS"
