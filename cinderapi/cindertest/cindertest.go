@@ -62,7 +62,9 @@ type Server struct {
 	volumes  map[string]*Volume
 	faults   map[string]*Fault
 	requests []Request
-	exports  int // live exports (initialize / attachment update minus terminate / delete)
+	// legacyExports holds volumes exported by initialize_connection (one
+	// target per volume, as with tgt: initializing twice re-uses it).
+	legacyExports map[string]bool
 	nextID   int
 	// MinVersion and MaxVersion are advertised at "/".
 	MinVersion, MaxVersion string
@@ -72,7 +74,7 @@ type Server struct {
 
 // New starts a fake Cinder; it stops with the test.
 func New(t testing.TB) *Server {
-	s := &Server{volumes: map[string]*Volume{}, faults: map[string]*Fault{}, MinVersion: "3.0", MaxVersion: MaxVersion}
+	s := &Server{volumes: map[string]*Volume{}, faults: map[string]*Fault{}, legacyExports: map[string]bool{}, MinVersion: "3.0", MaxVersion: MaxVersion}
 	s.ConnectionInfo = DefaultConnectionInfo
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
@@ -135,7 +137,20 @@ func (s *Server) Status(id string) (string, int) {
 func (s *Server) Exports() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.exports
+	n := 0
+	for _, e := range s.legacyExports {
+		if e {
+			n++
+		}
+	}
+	for _, v := range s.volumes {
+		for _, a := range v.Attachments {
+			if a.Exported {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Fail makes the named operation fail: get, list, versions,
@@ -360,13 +375,11 @@ func (s *Server) action(w http.ResponseWriter, v *Volume, op string, body map[st
 			writeErr(w, 400, "badRequest", "Invalid input received: connector has no initiator")
 			return
 		}
-		s.exports++
+		s.legacyExports[v.ID] = true
 		writeJSON(w, 200, map[string]any{"connection_info": nest(s.ConnectionInfo(v.ID, conn))})
 		return
 	case "os-terminate_connection":
-		if s.exports > 0 {
-			s.exports--
-		}
+		delete(s.legacyExports, v.ID)
 	case "os-attach":
 		if v.Status != "attaching" && v.Status != "available" {
 			invalid("attaching")
@@ -461,7 +474,6 @@ func (s *Server) attachment(w http.ResponseWriter, r *http.Request, op, mv strin
 		v.Attachments = append(v.Attachments, att)
 		v.Status = "reserved"
 		if conn, ok := a["connector"].(map[string]any); ok {
-			s.exports++
 			att.Connector, att.Exported, att.Status, att.Host = conn, true, "attaching", str(conn["host"])
 			v.Status = "attaching"
 		}
@@ -479,9 +491,6 @@ func (s *Server) attachment(w http.ResponseWriter, r *http.Request, op, mv strin
 			// Cinder answers 500 here and leaves the volume reserved.
 			writeErr(w, 500, "computeFault", "The server has either erred or is incapable of performing the requested operation.")
 			return
-		}
-		if !att.Exported {
-			s.exports++
 		}
 		att.Connector, att.Exported, att.Status, att.Host = conn, true, "attaching", str(conn["host"])
 		att.Mountpoint = str(conn["mountpoint"])
@@ -507,9 +516,6 @@ func (s *Server) attachment(w http.ResponseWriter, r *http.Request, op, mv strin
 		if att == nil {
 			notFound(id)
 			return
-		}
-		if att.Exported && s.exports > 0 {
-			s.exports--
 		}
 		v.Attachments = keep(v.Attachments, func(a *Attachment) bool { return a != att })
 		if len(v.Attachments) == 0 {

@@ -1,0 +1,215 @@
+package attach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/connector"
+)
+
+// CleanupResult says what Cleanup did for one volume.
+type CleanupResult struct {
+	VolumeID string
+	// Action is "none" (attached, nothing half done), "undone" (an
+	// unfinished attach was rolled back), "finished" (an unfinished detach
+	// was completed) or "failed".
+	Action string
+	// Step is the step the record was left at.
+	Step string
+	Err  error
+}
+
+// Cleanup repairs what a crash left half done: an unfinished local-attach
+// is undone (disconnect, then the Cinder reservation, export and
+// attachment), an unfinished local-detach is finished. With an empty ref it
+// repairs every record; attached volumes are left alone.
+func (m *Manager) Cleanup(ctx context.Context, ref string, force bool) ([]CleanupResult, error) {
+	var recs []*Record
+	if ref == "" {
+		all, errs := m.store().list()
+		for _, e := range errs {
+			m.Host.Log.Warn("cleanup: skipping unreadable record", "err", e.Error())
+		}
+		recs = all
+	} else {
+		id, err := m.resolveID(ctx, ref)
+		if err != nil {
+			return nil, fmt.Errorf("cleanup %s: %w", ref, err)
+		}
+		rec, err := m.store().load(id)
+		if errors.Is(err, ErrNoRecord) {
+			return []CleanupResult{{VolumeID: id, Action: "none", Step: "no record"}}, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cleanup %s: %w", ref, err)
+		}
+		recs = []*Record{rec}
+	}
+	var out []CleanupResult
+	var firstErr error
+	for _, r := range recs {
+		res := m.cleanupOne(ctx, r.VolumeID, force)
+		if res.Err != nil && firstErr == nil {
+			firstErr = res.Err
+		}
+		out = append(out, res)
+	}
+	return out, firstErr
+}
+
+// resolveID maps a reference to a volume ID: a local record's ID or name
+// first (cleanup must work when the name lookup cannot), then Cinder.
+func (m *Manager) resolveID(ctx context.Context, ref string) (string, error) {
+	if rec, err := m.findRecord(ref); err == nil {
+		return rec.VolumeID, nil
+	}
+	if id, ok := connector.ParseUUID(ref); ok {
+		return id, nil
+	}
+	vol, err := m.Cinder.FindVolume(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	return validVolumeID(vol.ID)
+}
+
+func (m *Manager) cleanupOne(ctx context.Context, id string, force bool) CleanupResult {
+	res := CleanupResult{VolumeID: id}
+	unlock, err := m.Host.FS.Lock(ctx, "volume-"+id)
+	if err != nil {
+		res.Action, res.Err = "failed", fmt.Errorf("cleanup %s: %w", id, err)
+		return res
+	}
+	defer unlock()
+	rec, err := m.store().load(id) // again, under the lock
+	if errors.Is(err, ErrNoRecord) {
+		res.Action, res.Step = "none", "no record"
+		return res
+	}
+	if err != nil {
+		res.Action, res.Err = "failed", fmt.Errorf("cleanup %s: %w", id, err)
+		return res
+	}
+	res.Step = rec.Step
+	switch rec.Phase {
+	case PhaseAttached:
+		res.Action = "none"
+	case PhaseDetaching:
+		if err := m.detach(ctx, id, rec, force); err != nil {
+			res.Action, res.Err = "failed", fmt.Errorf("cleanup %s: finish detach: %w", id, err)
+			return res
+		}
+		res.Action = "finished"
+	case PhaseAttaching:
+		if err := m.undoAttach(ctx, rec); err != nil {
+			res.Action, res.Err = "failed", fmt.Errorf("cleanup %s: undo attach (left at step %s): %w; the record is kept", id, rec.Step, err)
+			return res
+		}
+		if err := m.store().remove(id); err != nil {
+			res.Action, res.Err = "failed", fmt.Errorf("cleanup %s: %w", id, err)
+			return res
+		}
+		res.Action = "undone"
+	}
+	return res
+}
+
+// undoAttach reverses an unfinished attach from its record, whatever step
+// it reached; each undo tolerates "never happened".
+func (m *Manager) undoAttach(ctx context.Context, rec *Record) error {
+	flow := m.Cinder.Flow()
+	id := rec.VolumeID
+	var undo []undoStep
+	reached := stepIndex(rec.Step)
+	// Cinder reservation: for v3 without an attachment ID the crash came
+	// inside attachment create; find the orphan it left.
+	undo = append(undo, undoStep{"unreserve", func(ctx context.Context) error {
+		attID := rec.AttachmentID
+		if attID == "" && flow.Name() == cinderapi.FlowV3 {
+			found, err := m.orphanAttachment(ctx, id)
+			if err != nil || found == "" {
+				return err
+			}
+			attID = found
+		}
+		return flow.Unreserve(ctx, id, attID)
+	}})
+	if reached >= stepIndex(StepExport) {
+		undo = append(undo, undoStep{"unexport", func(ctx context.Context) error {
+			return flow.Unexport(ctx, id, rec.AttachmentID, rec.Connector)
+		}})
+	}
+	if reached >= stepIndex(StepConnect) && rec.ConnectionInfo != nil {
+		info := *rec.ConnectionInfo
+		undo = append(undo, undoStep{"disconnect", func(ctx context.Context) error {
+			c, err := m.Connectors.For(info.DriverVolumeType)
+			if err != nil {
+				return err
+			}
+			return c.Disconnect(ctx, info, rec.Device, connector.DisconnectOptions{Force: true})
+		}})
+	}
+	if reached >= stepIndex(StepComplete) {
+		cop := cinderapi.CompleteOpts{HostName: rec.HostName, Mountpoint: rec.Mountpoint, Mode: rec.Mode}
+		undo = append(undo, undoStep{"uncomplete", func(ctx context.Context) error {
+			return flow.Uncomplete(ctx, id, rec.AttachmentID, cop)
+		}})
+	}
+	if reached >= stepIndex(StepMount) && rec.Mountpoint != "" {
+		undo = append(undo, undoStep{"unmount", func(ctx context.Context) error {
+			return m.unmount(ctx, rec.Mountpoint, true)
+		}})
+	}
+	if rec.IronicTargetUUID != "" && m.Targets != nil {
+		undo = append(undo, undoStep{"unregister", func(ctx context.Context) error {
+			return m.Targets.DeleteTarget(ctx, rec.IronicNode, rec.IronicTargetUUID)
+		}})
+	}
+	return m.rollback(ctx, undo)
+}
+
+// orphanAttachment finds the attachment a crash inside v3 attachment
+// create left: the volume is "reserved" and has exactly one reserved
+// attachment with no connection yet. Anything less certain is left alone.
+func (m *Manager) orphanAttachment(ctx context.Context, volumeID string) (string, error) {
+	vol, err := m.Cinder.Volume(ctx, volumeID)
+	if err != nil {
+		if errors.Is(err, cinderapi.ErrNotFound) {
+			return "", nil
+		}
+		return "", err
+	}
+	if vol.Status != "reserved" {
+		return "", nil
+	}
+	atts, err := m.Cinder.Attachments(ctx, volumeID)
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, a := range atts {
+		if a.Status == "reserved" && !a.HasConnection() {
+			found = append(found, a.ID)
+		}
+	}
+	if len(found) != 1 {
+		m.Host.Log.Warn("cleanup: cannot tell which reserved attachment is ours; leaving them", "volume", volumeID, "candidates", len(found))
+		return "", nil
+	}
+	return found[0], nil
+}
+
+var attachSteps = []string{StepReserve, StepExport, StepConnect, StepComplete, StepMkfs, StepMount, StepRegister, StepDone}
+
+// stepIndex orders attach steps; unknown steps (rollback-failed) count as
+// the last, so everything is undone.
+func stepIndex(s string) int {
+	for i, x := range attachSteps {
+		if x == s {
+			return i
+		}
+	}
+	return len(attachSteps)
+}

@@ -1,0 +1,235 @@
+package attach
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
+)
+
+// DefaultStateDir holds one record per locally attached volume.
+const DefaultStateDir = "/var/lib/brick/volumes"
+
+// recordVersion is the schema of Record; a newer one is refused.
+const recordVersion = 1
+
+// Phases of a record.
+const (
+	PhaseAttaching = "attaching" // local-attach under way (or crashed): cleanup undoes it
+	PhaseAttached  = "attached"  // done
+	PhaseDetaching = "detaching" // local-detach under way (or crashed): cleanup finishes it
+)
+
+// Record is what brick keeps about one locally attached volume: everything
+// a detach or a crash cleanup needs, and no secret (the connection info is
+// stored redacted; a disconnect needs no credential).
+type Record struct {
+	Version      int    `json:"version"`
+	VolumeID     string `json:"volume_id"`
+	VolumeName   string `json:"volume_name,omitempty"`
+	Phase        string `json:"phase"`
+	Step         string `json:"step"` // the step started last
+	Flow         string `json:"flow"` // cinderapi.FlowV3 or FlowLegacy
+	Microversion string `json:"microversion"`
+	AttachmentID string `json:"attachment_id,omitempty"`
+	HostName     string `json:"host_name"`
+	Mode         string `json:"mode"`
+	// Connector is what was sent to Cinder; terminate_connection needs the
+	// same one.
+	Connector      cinderapi.Connector       `json:"connector"`
+	ConnectionInfo *connector.ConnectionInfo `json:"connection_info,omitempty"`
+	Device         *connector.Device         `json:"device,omitempty"`
+	Mountpoint     string                    `json:"mountpoint,omitempty"`
+	// Mounted is true when brick mounted Mountpoint (and so unmounts it).
+	Mounted bool `json:"mounted,omitempty"`
+	// Formatted is the filesystem type brick created, if it did.
+	Formatted        string    `json:"formatted,omitempty"`
+	IronicNode       string    `json:"ironic_node,omitempty"`
+	IronicTargetUUID string    `json:"ironic_target_uuid,omitempty"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
+}
+
+// ErrCorruptRecord marks a state record brick cannot read.
+var ErrCorruptRecord = errors.New("corrupt state record")
+
+// ErrNoRecord means brick has no record for the volume.
+var ErrNoRecord = errors.New("no local record")
+
+// store reads and writes records under dir (a host path) through the
+// rooted filesystem.
+type store struct {
+	fs  host.FS
+	dir string
+}
+
+func (s store) path(volumeID string) string {
+	return filepath.Join(s.dir, volumeID+".json")
+}
+
+// validVolumeID accepts Cinder's UUIDs only: the ID becomes a file name
+// and a lock name.
+func validVolumeID(id string) (string, error) {
+	u, ok := connector.ParseUUID(id)
+	if !ok {
+		return "", fmt.Errorf("volume id %s is not a UUID", connector.Quote(id))
+	}
+	return u, nil
+}
+
+// save writes the record atomically: temp file, fsync, rename, fsync dir,
+// mode 0600 in a 0700 directory.
+func (s store) save(r *Record) error {
+	if _, err := validVolumeID(r.VolumeID); err != nil {
+		return err
+	}
+	r.Version = recordVersion
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode state record for %s: %w", r.VolumeID, err)
+	}
+	data = append(data, '\n')
+	dir := s.fs.Path(s.dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create state dir %s: %w", s.dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+r.VolumeID+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write state record %s: %w", s.path(r.VolumeID), err)
+	}
+	tmpName := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return fmt.Errorf("write state record %s: %w", s.path(r.VolumeID), err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("write state record %s: %w", s.path(r.VolumeID), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("sync state record %s: %w", s.path(r.VolumeID), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write state record %s: %w", s.path(r.VolumeID), err)
+	}
+	if err := os.Rename(tmpName, s.fs.Path(s.path(r.VolumeID))); err != nil {
+		return fmt.Errorf("write state record %s: %w", s.path(r.VolumeID), err)
+	}
+	ok = true
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sync state dir: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fsync(fd); err != nil {
+		return fmt.Errorf("sync state dir: %w", err)
+	}
+	return nil
+}
+
+// load reads the record of a volume; ErrNoRecord when there is none.
+func (s store) load(volumeID string) (*Record, error) {
+	if _, err := validVolumeID(volumeID); err != nil {
+		return nil, err
+	}
+	p := s.path(volumeID)
+	data, err := s.fs.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("volume %s: %w", volumeID, ErrNoRecord)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read state record %s: %w", p, err)
+	}
+	return parseRecord(p, data)
+}
+
+// maxRecordSize bounds a record; real ones are a few KiB.
+const maxRecordSize = 1 << 20
+
+func parseRecord(p string, data []byte) (*Record, error) {
+	if len(data) > maxRecordSize {
+		return nil, fmt.Errorf("%w %s: larger than %d bytes", ErrCorruptRecord, p, maxRecordSize)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var r Record
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%w %s: %v (move it away and run brick cleanup for the volume)", ErrCorruptRecord, p, err)
+	}
+	switch {
+	case r.Version != recordVersion:
+		return nil, fmt.Errorf("%w %s: schema version %d, this brick reads %d", ErrCorruptRecord, p, r.Version, recordVersion)
+	case r.Phase != PhaseAttaching && r.Phase != PhaseAttached && r.Phase != PhaseDetaching:
+		return nil, fmt.Errorf("%w %s: unknown phase %s", ErrCorruptRecord, p, connector.Quote(r.Phase))
+	case r.Flow != cinderapi.FlowV3 && r.Flow != cinderapi.FlowLegacy:
+		return nil, fmt.Errorf("%w %s: unknown flow %s", ErrCorruptRecord, p, connector.Quote(r.Flow))
+	}
+	if _, err := validVolumeID(r.VolumeID); err != nil {
+		return nil, fmt.Errorf("%w %s: %v", ErrCorruptRecord, p, err)
+	}
+	if want := strings.TrimSuffix(filepath.Base(p), ".json"); want != r.VolumeID {
+		return nil, fmt.Errorf("%w %s: holds volume %s", ErrCorruptRecord, p, r.VolumeID)
+	}
+	return &r, nil
+}
+
+// remove deletes the record; a missing one is fine.
+func (s store) remove(volumeID string) error {
+	err := os.Remove(s.fs.Path(s.path(volumeID)))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove state record %s: %w", s.path(volumeID), err)
+	}
+	if err == nil {
+		return syncDir(s.fs.Path(s.dir))
+	}
+	return nil
+}
+
+// list returns every record, sorted by volume ID; unreadable ones are
+// returned as errors next to the good ones.
+func (s store) list() ([]*Record, []error) {
+	entries, err := s.fs.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, []error{fmt.Errorf("read state dir %s: %w", s.dir, err)}
+	}
+	var out []*Record
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		r, err := s.load(strings.TrimSuffix(name, ".json"))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].VolumeID < out[j].VolumeID })
+	return out, errs
+}
