@@ -65,7 +65,7 @@ type Server struct {
 	// legacyExports holds volumes exported by initialize_connection (one
 	// target per volume, as with tgt: initializing twice re-uses it).
 	legacyExports map[string]bool
-	nextID   int
+	nextID        int
 	// MinVersion and MaxVersion are advertised at "/".
 	MinVersion, MaxVersion string
 	// ConnectionInfo builds the (flat) connection info for a volume.
