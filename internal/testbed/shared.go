@@ -1,0 +1,85 @@
+package testbed
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+)
+
+// One Cinder and one Ironic per process, shared by every test that needs
+// one. A test asking for other settings restarts the service with them;
+// tests that need a particular configuration must therefore not run in
+// parallel with tests that need another (t.Parallel is not used in e2e).
+var shared struct {
+	mu sync.Mutex
+
+	cinder        *Cinder
+	cinderOpts    CinderOptions
+	cinderStarted bool // this process started (or restarted) Cinder
+
+	ironic        *Ironic
+	ironicOpts    IronicOptions
+	ironicStarted bool
+}
+
+// EnsureCinder returns the process's shared Cinder, running with opts. The
+// first call runs test/cinder/up.sh (a fast no-op when a Cinder with the
+// same settings already runs, e.g. from an earlier test run); later calls
+// with the same options return the same value; a call with other options
+// restarts Cinder with them.
+func EnsureCinder(ctx context.Context, opts CinderOptions) (*Cinder, error) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.cinder != nil && shared.cinderOpts.equal(opts) {
+		return shared.cinder, nil
+	}
+	c, err := StartCinder(ctx, opts)
+	if err != nil {
+		// up.sh stops what it started when it fails; a failed restart may
+		// still have stopped the old one.
+		shared.cinder = nil
+		return nil, err
+	}
+	shared.cinder, shared.cinderOpts = c, opts
+	shared.cinderStarted = shared.cinderStarted || c.Started
+	return c, nil
+}
+
+// EnsureIronic is EnsureCinder for Ironic.
+func EnsureIronic(ctx context.Context, opts IronicOptions) (*Ironic, error) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.ironic != nil && shared.ironicOpts.normalized() == opts.normalized() {
+		return shared.ironic, nil
+	}
+	i, err := StartIronic(ctx, opts)
+	if err != nil {
+		shared.ironic = nil
+		return nil, err
+	}
+	shared.ironic, shared.ironicOpts = i, opts
+	shared.ironicStarted = shared.ironicStarted || i.Started
+	return i, nil
+}
+
+// StopStarted stops the shared services this process started and leaves
+// running those that were already up when it first asked for them. With
+// BRICK_TB_KEEP_UP=1 it stops nothing. TestMain calls it after the tests.
+func StopStarted(ctx context.Context) error {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if os.Getenv(EnvKeepUp) == "1" {
+		return nil
+	}
+	var errs []error
+	if shared.cinderStarted && shared.cinder != nil {
+		errs = append(errs, shared.cinder.Stop(ctx))
+	}
+	if shared.ironicStarted && shared.ironic != nil {
+		errs = append(errs, shared.ironic.Stop(ctx))
+	}
+	shared.cinder, shared.ironic = nil, nil
+	shared.cinderStarted, shared.ironicStarted = false, false
+	return errors.Join(errs...)
+}
