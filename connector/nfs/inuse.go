@@ -24,7 +24,8 @@ import (
 // or any file under dir when dir is not empty, plus "/dev/loopN" for each
 // loop device backed by such a file other than the ones in skipLoops.
 // Paths are compared both as host paths and as paths under brick's root.
-func (c *Connector) users(paths []string, dir string, skipLoops []string) []string {
+// An unreadable /proc is an error: brick cannot tell, so it does not guess.
+func (c *Connector) users(paths []string, dir string, skipLoops []string) ([]string, error) {
 	want := map[string]bool{}
 	for _, p := range paths {
 		want[p] = true
@@ -48,7 +49,10 @@ func (c *Connector) users(paths []string, dir string, skipLoops []string) []stri
 	}
 
 	var found []string
-	procs, _ := c.h.FS.ReadDir("/proc")
+	procs, err := c.h.FS.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
 	for _, p := range procs {
 		pid := p.Name()
 		if _, err := strconv.Atoi(pid); err != nil {
@@ -75,7 +79,7 @@ func (c *Connector) users(paths []string, dir string, skipLoops []string) []stri
 		}
 	}
 	sort.Strings(found)
-	return found
+	return found, nil
 }
 
 // holds reports whether process pid has an open file, cwd or root matching.

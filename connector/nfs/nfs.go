@@ -595,7 +595,11 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 		if loop != "" {
 			skip = []string{loop}
 		}
-		if u := c.users(paths, dir, skip); len(u) > 0 {
+		u, err := c.users(paths, dir, skip)
+		if err != nil {
+			return fmt.Errorf("nfs disconnect %s: find open files: %w", s.file, err)
+		}
+		if len(u) > 0 {
 			what := s.file
 			if last {
 				what = "share " + s.mountPoint

@@ -1,0 +1,175 @@
+//go:build e2e
+
+package e2e
+
+// TestNFS proves the NFS connector (connector/nfs) on a real kernel: an NFS
+// server in the qemu guest (test/guest/fixtures/nfs-server.sh), brick's
+// connector driven through test/e2e/nfsdrive, all checks in one boot:
+//
+//  1. connect over NFS 4.2 -> write into the file -> disconnect: the share
+//     is unmounted, its mount point gone, and the data is in the server's
+//     export;
+//  2. two volumes on one share: the first disconnect keeps the share for
+//     the second (and a disconnect of an open volume is refused until it is
+//     closed); the second unmounts it;
+//  3. --as-block: a direct-I/O loop device; a pattern written through it
+//     lands in the file on the server; disconnect removes the loop device
+//     and unmounts;
+//  4. a v3-only server (rpc.nfsd -N 4): 4.2 and 4.1 are refused, the
+//     fallback mounts v3, and the data still lands.
+
+import (
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brick-storage/brick/internal/testbed/guest"
+)
+
+func TestNFS(t *testing.T) {
+	dir := t.TempDir()
+	drive := filepath.Join(dir, "nfsdrive")
+	build := exec.CommandContext(testContext(t), "go", "build", "-tags", "e2e", "-o", drive, "./nfsdrive")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build nfsdrive: %v\n%s", err, out)
+	}
+	pattern := make([]byte, 1<<20)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 8))
+	for i := range pattern {
+		pattern[i] = byte(rng.Uint32())
+	}
+	patternFile := filepath.Join(dir, "pattern")
+	if err := os.WriteFile(patternFile, pattern, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := runGuest(t, testContext(t), guest.Options{
+		Script:  nfsScript,
+		Files:   map[string]string{drive: "nfsdrive", patternFile: "pattern"},
+		Timeout: 6 * time.Minute,
+	})
+	if res != nil {
+		t.Logf("guest output:\n%s", res.Output)
+	}
+	requireSuccess(t, res, err)
+	out := string(res.Output)
+	for _, want := range []string{
+		"check 1 ok: vers=4.2, unmounted, data on the export",
+		"check 2 ok: share kept for the second volume, busy refused, then unmounted",
+		"check 3 ok: loop device with dio, pattern in the file, loop gone, unmounted",
+		"check 4 ok: v3-only server, fallback reached vers=3, data on the export",
+		"all nfs checks passed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	for _, m := range regexp.MustCompile(`nfsdrive \w+ took [0-9.]+s`).FindAllString(out, -1) {
+		t.Log(m)
+	}
+}
+
+const nfsScript = `
+set -Eeuo pipefail
+trap 'echo "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"; echo "--- driver log"; cat drive.log 2>/dev/null' ERR
+step() { echo "== $* ($(cut -d' ' -f1 /proc/uptime)s)"; }
+D=/brick/nfsdrive
+OFF=4 # MiB
+
+step "nfs server"
+eval "$("$BRICK_FIXTURES/nfs-server.sh" --size 128M)"
+modprobe loop
+for v in a b c d; do truncate -s 16M "$NFS_EXPORT/volume-$v"; done
+
+info() { # export name > file
+	printf '{"driver_volume_type":"nfs","data":{"export":"%s","name":"%s","format":"raw"}}\n' "$1" "$2" >"$2.json"
+}
+connect() { # name [flags...]: sets DEV_* and keeps the device record
+	local name=$1; shift
+	local out
+	out=$("$D" connect -device-out "$name.dev" "$@" "$name.json" 2>>drive.log)
+	echo "$out" | sed 's/^/   /'
+	eval "$out"
+}
+disconnect() { "$D" disconnect "$@" 2>>drive.log; }
+# "! cmd" never trips set -e, hence a function.
+unmounted() { if mountpoint -q "$1" 2>/dev/null; then echo "$1 is still mounted"; exit 1; fi; [[ ! -e $1 ]]; }
+nfs_mounts() { awk '$3 == "nfs" || $3 == "nfs4"' /proc/mounts | wc -l; }
+on_export() { # name: the pattern sits at OFF MiB in the server's copy of the file
+	dd if="$NFS_EXPORT/$1" of=/tmp/readback bs=1M skip=$OFF count=1 status=none
+	cmp pattern /tmp/readback
+}
+
+step "check 1: connect, write, disconnect over NFS 4.2 ($NFS_V4_SHARE)"
+info "$NFS_V4_SHARE" volume-a
+connect volume-a
+[[ $DEV_NFS_VERSION == 4.2 && $DEV_TYPE == file && -f $DEV_PATH ]]
+mp=$DEV_MOUNT_POINT
+mountpoint -q "$mp"
+dd if=pattern of="$DEV_PATH" bs=1M seek=$OFF conv=notrunc,fsync status=none
+disconnect volume-a.json volume-a.dev
+unmounted "$mp"
+(( $(nfs_mounts) == 0 ))
+on_export volume-a
+disconnect volume-a.json volume-a.dev # idempotent
+echo "check 1 ok: vers=4.2, unmounted, data on the export"
+
+step "check 2: two volumes on one share"
+info "$NFS_V4_SHARE" volume-a
+info "$NFS_V4_SHARE" volume-b
+connect volume-a
+mp=$DEV_MOUNT_POINT
+connect volume-b
+[[ $DEV_MOUNT_POINT == "$mp" && $DEV_MOUNT_REUSED == true ]]
+(( $(nfs_mounts) == 1 ))
+disconnect volume-a.json volume-a.dev
+mountpoint -q "$mp"
+[[ -f $DEV_PATH ]]
+exec 9<>"$DEV_PATH"
+rc=0; disconnect volume-b.json volume-b.dev || rc=$?
+(( rc == 3 )) || { echo "busy disconnect exited $rc, want 3"; exit 1; }
+mountpoint -q "$mp"
+exec 9>&-
+disconnect volume-b.json # no device record: found from the state
+unmounted "$mp"
+(( $(nfs_mounts) == 0 ))
+echo "check 2 ok: share kept for the second volume, busy refused, then unmounted"
+
+step "check 3: --as-block"
+info "$NFS_V4_SHARE" volume-c
+connect volume-c -as-block
+[[ $DEV_TYPE == block && $DEV_PATH =~ ^/dev/loop[0-9]+$ && -b $DEV_PATH ]]
+loop=$(basename "$DEV_PATH")
+losetup -l "$DEV_PATH"
+[[ $(cat /sys/block/$loop/loop/dio) == 1 ]]
+dd if=pattern of="$DEV_PATH" bs=1M seek=$OFF oflag=direct conv=fsync status=none
+disconnect volume-c.json volume-c.dev
+[[ ! -e /sys/block/$loop/loop ]]
+(( $(nfs_mounts) == 0 ))
+on_export volume-c
+echo "check 3 ok: loop device with dio, pattern in the file, loop gone, unmounted"
+
+step "check 4: v3-only server"
+rpc.nfsd 0
+rpc.nfsd -N 4 2
+cat /proc/fs/nfsd/versions
+info "$NFS_V3_SHARE" volume-d
+connect volume-d
+[[ $DEV_NFS_VERSION == 3 ]]
+grep -q 'trying an older version.*version=4.2' drive.log
+grep -q 'trying an older version.*version=4.1' drive.log
+dd if=pattern of="$DEV_PATH" bs=1M seek=$OFF conv=notrunc,fsync status=none
+disconnect volume-d.json volume-d.dev
+(( $(nfs_mounts) == 0 ))
+on_export volume-d
+echo "check 4 ok: v3-only server, fallback reached vers=3, data on the export"
+
+step "driver log"
+cat drive.log
+echo "all nfs checks passed"
+`
