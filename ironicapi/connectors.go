@@ -217,7 +217,11 @@ func (o ConnectorUpdateOpts) ToVolumeConnectorUpdateMap() ([]map[string]any, err
 				return nil, fmt.Errorf("connector_id cannot be removed")
 			}
 			id = s
-		case op.Path == "/extra" || strings.HasPrefix(op.Path, "/extra/"):
+		case op.Path == "/extra":
+		case strings.HasPrefix(op.Path, "/extra/"):
+			if err := checkKeyPath(op.Path); err != nil {
+				return nil, fmt.Errorf("patch %d: %w", i, err)
+			}
 		default:
 			return nil, fmt.Errorf("patch %d: path %s cannot be changed (use /node_uuid, /type, /connector_id or /extra/KEY)", i, quote(op.Path))
 		}

@@ -147,6 +147,9 @@ func convert(c call, err error) error {
 			e.Hint = fmt.Sprintf("Ironic changes and deletes volume connectors and targets only while the node is powered off, and node %s is in power state %s: power it off (openstack baremetal node power off %s) and run this again", e.Node, state, e.Node)
 		} else {
 			e.Kind = ErrInvalid
+			if strings.Contains(msg, "node_uuid") {
+				e.Hint = "no node has this UUID: check it (openstack baremetal node list)"
+			}
 		}
 	case http.StatusUnauthorized, http.StatusForbidden:
 		e.Hint = "check the credentials (--os-cloud, OS_* variables, or --os-auth-type and the Ironic user/password)"

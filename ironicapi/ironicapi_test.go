@@ -278,6 +278,8 @@ func TestCreateValidation(t *testing.T) {
 		{"delete not uuid", DeleteTarget(ctx, sc, "x").Err, "not a UUID"},
 		{"bad fields", GetTarget(ctx, sc, vol, &GetOpts{Fields: []string{"type"}}).Err, "field"},
 		{"node ident with slash", GetNode(ctx, sc, "a/b").Err, "not a node name or UUID"},
+		{"patch key Ironic cannot patch", UpdateTarget(ctx, sc, vol, TargetUpdateOpts{Add(PropertyPath("a/b"), 1)}).Err, "keys may hold only"},
+		{"property key Ironic cannot patch", CreateTarget(ctx, sc, TargetCreateOpts{NodeUUID: nodeA, VolumeType: "iscsi", VolumeID: vol, Properties: map[string]any{"a.b": 1}}).Err, "properties key"},
 		{"empty patch", UpdateTarget(ctx, sc, vol, TargetUpdateOpts{}).Err, "nothing to change"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,7 +21,9 @@ func Add(path string, value any) PatchOp { return PatchOp{Op: "add", Path: path,
 // Remove deletes path.
 func Remove(path string) PatchOp { return PatchOp{Op: "remove", Path: path} }
 
-// ExtraPath is the patch path of an extra key (escaped per RFC 6901).
+// ExtraPath is the patch path of an extra key. Ironic allows only letters,
+// digits, '_' and '-' in keys it patches; others are refused when the
+// patch is built.
 func ExtraPath(key string) string { return patchPath("/extra", key) }
 
 // PropertyPath is the patch path of a target property key.
@@ -41,9 +43,19 @@ func patchBody(ops []PatchOp) ([]map[string]any, error) {
 		default:
 			return nil, fmt.Errorf("patch %d: op %s is not add, replace or remove", i, quote(op.Op))
 		}
-		if !strings.HasPrefix(op.Path, "/") || strings.ContainsAny(op.Path, "\x00\n\r") {
-			return nil, fmt.Errorf("patch %d: path %s must start with /", i, quote(op.Path))
+		if !pathRE.MatchString(op.Path) {
+			return nil, fmt.Errorf("patch %d: path %s: keys may hold only letters, digits, '_' and '-'", i, quote(op.Path))
 		}
 	}
 	return out, nil
+}
+
+// checkKeyPath checks that /extra/KEY or /properties/KEY names one key
+// Ironic can patch.
+func checkKeyPath(path string) error {
+	_, key, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	if !keyRE.MatchString(key) {
+		return fmt.Errorf("path %s: keys may hold only letters, digits, '_' and '-'", quote(path))
+	}
+	return nil
 }

@@ -218,8 +218,11 @@ func (o TargetUpdateOpts) ToVolumeTargetUpdateMap() ([]map[string]any, error) {
 			if s, _ := op.Value.(string); remove || !IsUUID(s) {
 				return nil, fmt.Errorf("volume_id must be replaced by a volume UUID")
 			}
-		case op.Path == "/extra", strings.HasPrefix(op.Path, "/extra/"),
-			op.Path == "/properties", strings.HasPrefix(op.Path, "/properties/"):
+		case op.Path == "/extra", op.Path == "/properties":
+		case strings.HasPrefix(op.Path, "/extra/"), strings.HasPrefix(op.Path, "/properties/"):
+			if err := checkKeyPath(op.Path); err != nil {
+				return nil, fmt.Errorf("patch %d: %w", i, err)
+			}
 		default:
 			return nil, fmt.Errorf("patch %d: path %s cannot be changed (use /node_uuid, /volume_type, /boot_index, /volume_id, /properties/KEY or /extra/KEY)", i, quote(op.Path))
 		}

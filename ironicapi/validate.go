@@ -115,12 +115,16 @@ func normalizeWWN(s string) (string, bool) {
 // ValidVolumeType reports whether t is a known volume_type.
 func ValidVolumeType(t string) bool { return slices.Contains(VolumeTypes, t) }
 
-// checkKV validates extra/properties: keys are non-empty printable text,
-// values are JSON values Ironic can store.
+// keyRE is what Ironic's JSON-patch schema allows in a path element
+// (^(/[\w-]+)+$): a key outside it could be created but never changed or
+// removed again, so brick refuses it up front.
+var keyRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`)
+
+// checkKV validates extra/properties keys.
 func checkKV(field string, m map[string]any) error {
 	for k := range m {
-		if k == "" || len(k) > 255 || strings.ContainsAny(k, "\x00\n\r") {
-			return fmt.Errorf("%s key %s is empty, too long or holds control characters", field, quote(k))
+		if !keyRE.MatchString(k) {
+			return fmt.Errorf("%s key %s must be 1-255 letters, digits, '_' or '-' (Ironic cannot patch other keys)", field, quote(k))
 		}
 	}
 	return nil
@@ -153,7 +157,7 @@ var (
 	TargetFields    = []string{"uuid", "node_uuid", "volume_type", "properties", "boot_index", "volume_id", "extra", "created_at", "updated_at"}
 )
 
-// patchPath escapes a key for a JSON-patch path (RFC 6901).
-func patchPath(prefix, key string) string {
-	return prefix + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
-}
+// pathRE is Ironic's own rule for JSON-patch paths.
+var pathRE = regexp.MustCompile(`^(/[A-Za-z0-9_-]+)+$`)
+
+func patchPath(prefix, key string) string { return prefix + "/" + key }

@@ -1,0 +1,107 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
+
+	"github.com/brick-storage/brick/ironicapi"
+)
+
+// ironicBed is a real Ironic (test/ironic/up.sh) the Ironic tests share.
+type ironicBed struct {
+	endpoint string
+	maxLimit int // [api] max_limit, 0 when unknown
+}
+
+// realIronic finds the real Ironic: BRICK_IRONIC_ENDPOINT as written by
+// test/ironic/up.sh (e.g. `set -a; . /var/tmp/brick-testbed/ironic/env`),
+// with BRICK_TB_IRONIC_MAX_LIMIT telling the page size the pagination
+// tests rely on (BRICK_TB_IRONIC_MAX_LIMIT=3 test/ironic/up.sh).
+func realIronic(t *testing.T) ironicBed {
+	t.Helper()
+	ep := os.Getenv("BRICK_IRONIC_ENDPOINT")
+	if ep == "" {
+		t.Skip("no real Ironic: run BRICK_TB_IRONIC_MAX_LIMIT=3 test/ironic/up.sh and export its env file (set -a; . /var/tmp/brick-testbed/ironic/env)")
+	}
+	n, _ := strconv.Atoi(os.Getenv("BRICK_TB_IRONIC_MAX_LIMIT"))
+	return ironicBed{endpoint: ep, maxLimit: n}
+}
+
+// countingTransport counts HTTP requests (pages fetched).
+type countingTransport struct {
+	n    atomic.Int64
+	next http.RoundTripper
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+// client returns a noauth client for the bed and its request counter.
+func (b ironicBed) client(t *testing.T) (*gophercloud.ServiceClient, *countingTransport) {
+	t.Helper()
+	sc, err := noauth.NewBareMetalNoAuth(noauth.EndpointOpts{IronicEndpoint: b.endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := &countingTransport{next: http.DefaultTransport}
+	sc.HTTPClient = http.Client{Transport: ct, Timeout: 30 * time.Second}
+	return sc, ct
+}
+
+// newNode creates a fake-hardware node with a unique name; power is
+// "power off", "power on" or "" (never set, as Ironic leaves new nodes).
+func newNode(t *testing.T, ctx context.Context, sc *gophercloud.ServiceClient, prefix, power string) ironicapi.Node {
+	t.Helper()
+	name := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	c := *sc
+	c.Microversion = "1.32"
+	var n ironicapi.Node
+	_, err := c.Post(ctx, c.ServiceURL("nodes"), map[string]any{"name": name, "driver": "fake-hardware"}, &n, &gophercloud.RequestOpts{OkCodes: []int{201}})
+	if err != nil {
+		t.Fatalf("create node %s: %v", name, err)
+	}
+	if power != "" {
+		setPower(t, ctx, sc, n.UUID, power)
+	}
+	n.PowerState = power
+	return n
+}
+
+// setPower changes a fake node's power state and waits until Ironic shows it.
+func setPower(t *testing.T, ctx context.Context, sc *gophercloud.ServiceClient, nodeUUID, power string) {
+	t.Helper()
+	if err := ironicapi.SetPowerState(ctx, sc, nodeUUID, power); err != nil {
+		t.Fatalf("power %s: %v", power, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, err := ironicapi.GetNode(ctx, sc, nodeUUID).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.PowerState == power && n.TargetPowerState == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s still %q (target %q) after 30s", nodeUUID, n.PowerState, n.TargetPowerState)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(100 * time.Millisecond): // test-only poll of an async server-side change
+		}
+	}
+}
