@@ -1,0 +1,369 @@
+package rbd
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/brick-storage/brick/connector"
+)
+
+// Volume is an RBD connection info, validated: every field is safe to put
+// on a command line or into a Ceph config file.
+type Volume struct {
+	Pool      string
+	Namespace string // "" for the default namespace
+	Image     string
+	// Monitors are "host:port" (IPv6 bracketed) addresses in Cinder's
+	// order; empty means the host's Ceph config names them.
+	Monitors []string
+	// User is the cephx id without "client." ("" lets Ceph pick admin).
+	User string
+	// Cluster names /etc/ceph/<Cluster>.conf and its keyrings.
+	Cluster string
+	// Key is the cephx secret from the connection info's keyring, or "".
+	// It is a secret: never log or store it.
+	Key string
+	// Keyring is the raw keyring value (a secret too), kept only so it can
+	// be registered with a Redactor.
+	Keyring  string
+	ReadOnly bool
+	// Discard, SecretUUID, SecretType and QoS are Cinder's and are passed
+	// through for callers; mapping does not use them.
+	Discard     *bool
+	SecretUUID  string
+	SecretType  string
+	QoS         map[string]any
+	AuthEnabled *bool
+	VolumeID    string
+}
+
+// Spec is the image spec rbd takes: pool/image or pool/namespace/image.
+func (v Volume) Spec() string {
+	if v.Namespace != "" {
+		return v.Pool + "/" + v.Namespace + "/" + v.Image
+	}
+	return v.Pool + "/" + v.Image
+}
+
+// Secrets are the values a Redactor must mask once this volume is known.
+func (v Volume) Secrets() []string {
+	var out []string
+	for _, s := range []string{v.Keyring, v.Key} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+const (
+	defaultCluster = "ceph"
+	maxNameLen     = 128
+	maxUserLen     = 64
+	maxClusterLen  = 64
+	maxMonitors    = 16
+	maxKeyringLen  = 4096
+)
+
+// Ceph accepts more in pool and image names than this, but Cinder creates
+// "volumes"/"volume-<uuid>"; a strict charset keeps option and path
+// injection out (no "/", "@", whitespace, leading "-" or ".").
+var (
+	nameRE    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
+	clusterRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	// A hostname: RFC 1123 labels.
+	hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
+)
+
+// ParseVolume validates an RBD connection info. Errors name the key and
+// never repeat the keyring.
+func ParseVolume(info connector.ConnectionInfo) (Volume, error) {
+	var v Volume
+	name, err := info.RequiredString("name")
+	if err != nil {
+		return v, err
+	}
+	if v.Pool, v.Namespace, v.Image, err = parseName(name); err != nil {
+		return v, err
+	}
+	if v.Monitors, err = parseMonitors(info); err != nil {
+		return v, err
+	}
+	if v.User, err = parseUser(info); err != nil {
+		return v, err
+	}
+	cluster, _, err := info.String("cluster_name")
+	if err != nil {
+		return v, err
+	}
+	if cluster == "" {
+		cluster = defaultCluster
+	}
+	if len(cluster) > maxClusterLen || !clusterRE.MatchString(cluster) {
+		return v, connector.Invalid("cluster_name", "must be letters, digits, '-' and '_' (at most %d), got %s", maxClusterLen, connector.Quote(cluster))
+	}
+	v.Cluster = cluster
+
+	keyring, _, err := info.String("keyring")
+	if err != nil {
+		return v, err
+	}
+	if keyring != "" {
+		v.Keyring = keyring
+		if v.User, v.Key, err = keyFromKeyring(keyring, v.User); err != nil {
+			return v, err
+		}
+	}
+
+	mode, _, err := info.String("access_mode")
+	if err != nil {
+		return v, err
+	}
+	switch mode {
+	case "", "rw":
+	case "ro":
+		v.ReadOnly = true
+	default:
+		return v, connector.Invalid("access_mode", "must be \"rw\" or \"ro\", got %s", connector.Quote(mode))
+	}
+
+	if b, ok, err := info.Bool("discard"); err != nil {
+		return v, err
+	} else if ok {
+		v.Discard = &b
+	}
+	if b, ok, err := info.Bool("auth_enabled"); err != nil {
+		return v, err
+	} else if ok {
+		v.AuthEnabled = &b
+	}
+	if v.SecretType, _, err = info.String("secret_type"); err != nil {
+		return v, err
+	}
+	if len(v.SecretType) > 64 {
+		return v, connector.Invalid("secret_type", "longer than 64 bytes")
+	}
+	if s, _, err := info.String("secret_uuid"); err != nil {
+		return v, err
+	} else if s != "" {
+		u, ok := connector.ParseUUID(s)
+		if !ok {
+			return v, connector.Invalid("secret_uuid", "must be a UUID, got %s", connector.Quote(s))
+		}
+		v.SecretUUID = u
+	}
+	if s, _, err := info.String("volume_id"); err != nil {
+		return v, err
+	} else if s != "" {
+		u, ok := connector.ParseUUID(s)
+		if !ok {
+			return v, connector.Invalid("volume_id", "must be a UUID, got %s", connector.Quote(s))
+		}
+		v.VolumeID = u
+	}
+	if v.QoS, _, err = info.Object("qos_specs"); err != nil {
+		return v, err
+	}
+	return v, nil
+}
+
+// parseName splits "pool/image" or "pool/namespace/image".
+func parseName(name string) (pool, ns, image string, err error) {
+	parts := strings.Split(name, "/")
+	switch len(parts) {
+	case 2:
+		pool, image = parts[0], parts[1]
+	case 3:
+		pool, ns, image = parts[0], parts[1], parts[2]
+	default:
+		return "", "", "", connector.Invalid("name", "must be \"pool/image\" or \"pool/namespace/image\", got %s", connector.Quote(name))
+	}
+	for _, p := range []struct{ what, val string }{{"pool", pool}, {"namespace", ns}, {"image", image}} {
+		if p.what == "namespace" && len(parts) == 2 {
+			continue
+		}
+		if err := checkName(p.val); err != nil {
+			return "", "", "", connector.Invalid("name", "%s %s: %s", p.what, connector.Quote(p.val), err)
+		}
+	}
+	return pool, ns, image, nil
+}
+
+func checkName(s string) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("empty")
+	case len(s) > maxNameLen:
+		return fmt.Errorf("longer than %d bytes", maxNameLen)
+	case !nameRE.MatchString(s):
+		return fmt.Errorf("may hold only letters, digits, '.', '_' and '-' and must start with a letter, digit or '_'")
+	}
+	return nil
+}
+
+// parseMonitors pairs hosts with ports. Cinder sends both as lists of
+// strings; ports may also be numbers. A host without a port keeps Ceph's
+// default (msgr v1 6789 or v2 3300, decided by Ceph).
+func parseMonitors(info connector.ConnectionInfo) ([]string, error) {
+	hosts, _, err := info.Strings("hosts")
+	if err != nil {
+		return nil, err
+	}
+	ports, hasPorts, err := info.Ints("ports")
+	if err != nil {
+		return nil, err
+	}
+	if len(hosts) > maxMonitors {
+		return nil, connector.Invalid("hosts", "more than %d monitors", maxMonitors)
+	}
+	if hasPorts && len(ports) != len(hosts) {
+		return nil, connector.Invalid("ports", "has %d entries for %d hosts", len(ports), len(hosts))
+	}
+	out := make([]string, 0, len(hosts))
+	for i, h := range hosts {
+		key := fmt.Sprintf("hosts[%d]", i)
+		addr, err := normalizeHost(h)
+		if err != nil {
+			return nil, connector.Invalid(key, "%s: %s", connector.Quote(h), err)
+		}
+		if hasPorts {
+			p := ports[i]
+			if p < 1 || p > 65535 {
+				return nil, connector.Invalid(fmt.Sprintf("ports[%d]", i), "must be 1..65535, got %d", p)
+			}
+			addr += ":" + strconv.FormatInt(p, 10)
+		}
+		out = append(out, addr)
+	}
+	return out, nil
+}
+
+// normalizeHost returns an IPv4 address, a bracketed IPv6 address or a
+// hostname, as Ceph's mon_host wants them.
+func normalizeHost(h string) (string, error) {
+	if h == "" {
+		return "", fmt.Errorf("empty")
+	}
+	bare := h
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		bare = h[1 : len(h)-1]
+	}
+	if a, err := netip.ParseAddr(bare); err == nil {
+		if a.Zone() != "" {
+			return "", fmt.Errorf("zoned IPv6 addresses are not supported")
+		}
+		if a.Is4() {
+			return a.String(), nil
+		}
+		return "[" + a.String() + "]", nil
+	}
+	if bare != h {
+		return "", fmt.Errorf("not an IPv6 address inside brackets")
+	}
+	if len(h) > 253 || !hostnameRE.MatchString(h) {
+		return "", fmt.Errorf("not an IP address or host name")
+	}
+	return h, nil
+}
+
+func parseUser(info connector.ConnectionInfo) (string, error) {
+	user, _, err := info.String("auth_username")
+	if err != nil {
+		return "", err
+	}
+	// Some tools write the full entity name.
+	user = strings.TrimPrefix(user, "client.")
+	if user == "" {
+		return "", nil
+	}
+	if len(user) > maxUserLen || !nameRE.MatchString(user) {
+		return "", connector.Invalid("auth_username", "must be letters, digits, '.', '_' and '-' (at most %d), got %s", maxUserLen, connector.Quote(user))
+	}
+	return user, nil
+}
+
+// keyFromKeyring takes the cephx key out of a keyring value. Cinder (with
+// rbd_keyring_conf) and cinderlib send a keyring file's contents:
+//
+//	[client.cinder]
+//		key = AQD...==
+//		caps mon = "profile rbd"
+//
+// A bare base64 key is accepted too. Only the key for client.<user> is
+// used (the only section, when user is "", which then names the user),
+// and brick writes its own
+// keyring from it, so nothing else in the value reaches Ceph.
+func keyFromKeyring(keyring, user string) (entity, key string, err error) {
+	if len(keyring) > maxKeyringLen {
+		return "", "", connector.Invalid("keyring", "longer than %d bytes", maxKeyringLen)
+	}
+	trimmed := strings.TrimSpace(keyring)
+	if !strings.Contains(trimmed, "[") {
+		if !validKey(trimmed) {
+			return "", "", connector.Invalid("keyring", "is neither a keyring nor a base64 cephx key")
+		}
+		return user, trimmed, nil
+	}
+	keys := map[string]string{}
+	var order []string
+	section := ""
+	for n, line := range strings.Split(keyring, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if strings.HasPrefix(line, "[") {
+			if !strings.HasSuffix(line, "]") {
+				return "", "", connector.Invalid("keyring", "line %d: unterminated section header", n+1)
+			}
+			section = strings.TrimSpace(line[1 : len(line)-1])
+			continue
+		}
+		k, val, ok := strings.Cut(line, "=")
+		if !ok {
+			return "", "", connector.Invalid("keyring", "line %d: not \"name = value\"", n+1)
+		}
+		if strings.TrimSpace(k) != "key" {
+			continue // caps and the like: Ceph's business, not the client's
+		}
+		if section == "" {
+			return "", "", connector.Invalid("keyring", "line %d: key outside a [client.NAME] section", n+1)
+		}
+		val = strings.TrimSpace(val)
+		if !validKey(val) {
+			return "", "", connector.Invalid("keyring", "line %d: key of [%s] is not a base64 cephx key", n+1, connector.Quote(section))
+		}
+		if _, dup := keys[section]; !dup {
+			order = append(order, section)
+		}
+		keys[section] = val
+	}
+	if user != "" {
+		if k, ok := keys["client."+user]; ok {
+			return user, k, nil
+		}
+		return "", "", connector.Invalid("keyring", "has no key for client.%s", user)
+	}
+	if len(order) == 1 {
+		id, ok := strings.CutPrefix(order[0], "client.")
+		if !ok || len(id) > maxUserLen || !nameRE.MatchString(id) {
+			return "", "", connector.Invalid("keyring", "section %s is not a valid [client.NAME]", connector.Quote(order[0]))
+		}
+		return id, keys[order[0]], nil
+	}
+	return "", "", connector.Invalid("keyring", "holds %d keys and auth_username does not say which to use", len(order))
+}
+
+// validKey accepts a standard base64 cephx secret (28 bytes decoded for
+// real keys; any 16..256 bytes is allowed).
+func validKey(s string) bool {
+	if len(s) < 16 || len(s) > 512 {
+		return false
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	return err == nil && len(b) >= 12 && len(b) <= 384
+}

@@ -1,0 +1,430 @@
+// Package rbd attaches Cinder's Ceph RBD volumes ("rbd" connection info)
+// to the local host as block devices, with the kernel's rbd module (krbd,
+// /dev/rbdN) or the rbd-nbd daemon (/dev/nbdN), as os-brick's
+// do_local_attach does for Docker/Magnum hosts and workstations.
+//
+// A key that comes in the connection info travels to rbd only in a 0600
+// config+keyring under a 0700 root-owned directory (DefaultTempDir),
+// removed as soon as the map command returns; without one the host's
+// /etc/ceph/<cluster>.conf and keyring for the user are used. Mappings are
+// found by pool, namespace AND image through `rbd device list`, so two
+// pools holding images of the same name never get confused.
+//
+//	c := rbd.New(h, rbd.Options{Driver: rbd.DriverNBD})
+//	dev, err := c.Connect(ctx, info) // dev.Path == "/dev/nbd0"
+package rbd
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
+)
+
+// Options configure the connector; every zero field takes its default.
+type Options struct {
+	// Driver is DriverKRBD (default) or DriverNBD.
+	Driver string
+	// RBD is the rbd program (default "rbd" from PATH).
+	RBD string
+	// TempDir is the host directory for temporary credentials (default
+	// DefaultTempDir).
+	TempDir string
+	// MapTimeout bounds `rbd device map` (default 2m: the monitors must
+	// answer and, for nbd, rbd-nbd must open the image).
+	MapTimeout time.Duration
+	// UnmapTimeout bounds `rbd device unmap` (default 1m).
+	UnmapTimeout time.Duration
+	// ListTimeout bounds `rbd device list` (default 30s).
+	ListTimeout time.Duration
+	// FlushTimeout bounds `blockdev --flushbufs` before unmap (default 1m).
+	FlushTimeout time.Duration
+	// DeviceTimeout bounds the wait for the device node after a map
+	// (default 30s).
+	DeviceTimeout time.Duration
+	// Now is the clock (default time.Now); tests fix it.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.Driver == "" {
+		o.Driver = DriverKRBD
+	}
+	if o.RBD == "" {
+		o.RBD = "rbd"
+	}
+	if o.TempDir == "" {
+		o.TempDir = DefaultTempDir
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.MapTimeout, 2*time.Minute)
+	def(&o.UnmapTimeout, time.Minute)
+	def(&o.ListTimeout, 30*time.Second)
+	def(&o.FlushTimeout, time.Minute)
+	def(&o.DeviceTimeout, 30*time.Second)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Connector maps and unmaps RBD images on one host.
+type Connector struct {
+	h    *host.Host
+	opts Options
+}
+
+var _ connector.Connector = (*Connector)(nil)
+
+// New returns a connector using h. An unknown Driver is reported by the
+// first Connect or Disconnect, so that building a registry never fails.
+func New(h *host.Host, opts Options) *Connector {
+	return &Connector{h: h, opts: opts.withDefaults()}
+}
+
+// Extra keys of the Device this connector returns.
+const (
+	ExtraPool      = "pool"
+	ExtraNamespace = "namespace"
+	ExtraImage     = "image"
+	ExtraDriver    = "driver"
+	ExtraCluster   = "cluster"
+	ExtraUdevPath  = "udev_path"
+	ExtraReused    = "reused"
+)
+
+// Protocol is the driver_volume_type this connector handles.
+const Protocol = "rbd"
+
+// ErrMapFailed marks an rbd map that did not produce a device.
+var ErrMapFailed = errors.New("rbd map failed")
+
+func (c *Connector) driver() (string, error) {
+	if !ValidDriver(c.opts.Driver) {
+		return "", fmt.Errorf("rbd: unknown driver %q (want %s or %s)", c.opts.Driver, DriverKRBD, DriverNBD)
+	}
+	return c.opts.Driver, nil
+}
+
+// prepare validates info and registers its secrets before anything runs.
+func (c *Connector) prepare(info connector.ConnectionInfo) (Volume, error) {
+	c.h.Redactor.Add(info.Secrets()...)
+	v, err := ParseVolume(info)
+	if err != nil {
+		return v, fmt.Errorf("rbd: %w", err)
+	}
+	c.h.Redactor.Add(v.Secrets()...)
+	return v, nil
+}
+
+// lockName serialises brick processes working on the same image.
+func lockName(v Volume) string {
+	sum := sha256.Sum256([]byte(v.Cluster + "\x00" + v.Spec()))
+	return "rbd-" + hex.EncodeToString(sum[:8])
+}
+
+// Connect maps the image, or reuses an existing mapping of the same pool,
+// namespace and image, and returns its device.
+func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) (*connector.Device, error) {
+	v, err := c.prepare(info)
+	if err != nil {
+		return nil, err
+	}
+	driver, err := c.driver()
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := c.h.FS.Lock(ctx, lockName(v))
+	if err != nil {
+		return nil, fmt.Errorf("rbd map %s: %w", v.Spec(), err)
+	}
+	defer unlock()
+
+	mappings, err := c.list(ctx, driver)
+	if err != nil {
+		return nil, fmt.Errorf("rbd map %s: %w", v.Spec(), err)
+	}
+	if m, ok := find(mappings, v); ok {
+		c.h.Log.Debug("rbd: image already mapped, reusing it", "image", v.Spec(), "device", m.Device, "driver", driver)
+		if err := c.checkReadOnly(m.Device, v); err != nil {
+			return nil, err
+		}
+		dev, err := c.device(ctx, v, driver, m.Device)
+		if err != nil {
+			return nil, err
+		}
+		dev.Extra[ExtraReused] = "true"
+		return dev, nil
+	}
+
+	path, err := c.mapImage(ctx, v, driver)
+	if err != nil {
+		return nil, err
+	}
+	return c.device(ctx, v, driver, path)
+}
+
+// mapImage runs rbd device map with the credentials in place and returns
+// the device the listing confirms for this image.
+func (c *Connector) mapImage(ctx context.Context, v Volume, driver string) (string, error) {
+	var confPath string
+	if v.Key != "" {
+		cr, err := writeCreds(c.h.FS, c.opts.TempDir, v, c.opts.Now())
+		if err != nil {
+			return "", fmt.Errorf("rbd map %s: %w", v.Spec(), err)
+		}
+		// Removed on every path, as soon as rbd returns.
+		defer func() {
+			if err := cr.remove(); err != nil {
+				c.h.Log.Warn("rbd: " + err.Error())
+			}
+		}()
+		confPath = cr.ConfPath
+	}
+	start := time.Now()
+	res, err := c.h.Runner.Run(ctx, host.Command{
+		Name: c.opts.RBD, Args: mapArgs(v, driver, confPath), Timeout: c.opts.MapTimeout, Secrets: v.Secrets(),
+	})
+	if err != nil {
+		return "", fmt.Errorf("rbd map %s (%s): %w: %w", v.Spec(), driver, ErrMapFailed, explainMapError(err))
+	}
+	c.h.Log.Debug("rbd: mapped", "image", v.Spec(), "driver", driver, "took", time.Since(start).Round(time.Millisecond))
+
+	// The listing, not rbd's stdout, decides: it checks pool and image too.
+	mappings, err := c.list(ctx, driver)
+	if err != nil {
+		return "", fmt.Errorf("rbd map %s: verify: %w", v.Spec(), err)
+	}
+	m, ok := find(mappings, v)
+	if !ok {
+		return "", fmt.Errorf("rbd map %s: %w: rbd printed %q but the image is not in `rbd device list`", v.Spec(), ErrMapFailed, truncate(strings.TrimSpace(string(res.Stdout)), 64))
+	}
+	return m.Device, nil
+}
+
+// explainMapError adds a hint for the failures users hit most.
+func explainMapError(err error) error {
+	var ee *host.ExitError
+	if !errors.As(err, &ee) {
+		return err
+	}
+	s := strings.ToLower(ee.Stderr)
+	switch {
+	case strings.Contains(s, "permission denied") || strings.Contains(s, "operation not permitted") || strings.Contains(s, "(13)") || strings.Contains(s, "(1) "):
+		return fmt.Errorf("%w (check auth_username and the key: cephx refused them)", err)
+	case strings.Contains(s, "no such file or directory") && strings.Contains(s, "image"):
+		return fmt.Errorf("%w (no such image)", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w (are the monitors reachable?)", err)
+	}
+	return err
+}
+
+// device waits for the device node and builds the Device.
+func (c *Connector) device(ctx context.Context, v Volume, driver, path string) (*connector.Device, error) {
+	wctx, cancel := context.WithTimeout(ctx, c.opts.DeviceTimeout)
+	defer cancel()
+	err := c.h.FS.WaitFor(wctx, []string{"/dev"}, host.Backoff{}, func() (bool, error) {
+		return c.h.FS.Exists(path), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rbd map %s: wait for %s: %w", v.Spec(), path, err)
+	}
+	dev := &connector.Device{
+		Path:     path,
+		Type:     connector.TypeBlock,
+		Protocol: Protocol,
+		Extra: map[string]string{
+			ExtraPool:    v.Pool,
+			ExtraImage:   v.Image,
+			ExtraDriver:  driver,
+			ExtraCluster: v.Cluster,
+		},
+	}
+	if v.Namespace != "" {
+		dev.Extra[ExtraNamespace] = v.Namespace
+	}
+	// ceph-common's udev rule adds /dev/rbd/<pool>/[<ns>/]<image> for krbd
+	// when udev runs; report it when it is there, never wait for it.
+	if driver == DriverKRBD {
+		link := "/dev/rbd/" + v.Spec()
+		if target, err := c.h.FS.EvalSymlinks(link); err == nil && target == path {
+			dev.Extra[ExtraUdevPath] = link
+		}
+	}
+	return dev, nil
+}
+
+// checkReadOnly refuses to hand a read-only mapping to a read-write user.
+func (c *Connector) checkReadOnly(devPath string, v Volume) error {
+	if v.ReadOnly {
+		return nil
+	}
+	ro, err := c.h.FS.ReadString("/sys/block/" + strings.TrimPrefix(devPath, "/dev/") + "/ro")
+	if err == nil && ro == "1" {
+		return fmt.Errorf("rbd map %s: already mapped read-only at %s; disconnect it first to map read-write", v.Spec(), devPath)
+	}
+	return nil
+}
+
+// list runs rbd device list for one driver.
+func (c *Connector) list(ctx context.Context, driver string) ([]Mapping, error) {
+	res, err := c.h.Runner.Run(ctx, host.Command{Name: c.opts.RBD, Args: listArgs(driver), Timeout: c.opts.ListTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("list %s mappings: %w", driver, err)
+	}
+	return ParseDeviceList(res.Stdout)
+}
+
+func find(mappings []Mapping, v Volume) (Mapping, bool) {
+	for _, m := range mappings {
+		if m.Matches(v) {
+			return m, true
+		}
+	}
+	return Mapping{}, false
+}
+
+// DevicePaths lists the devices mapping info's image with the configured
+// driver.
+func (c *Connector) DevicePaths(ctx context.Context, info connector.ConnectionInfo) ([]string, error) {
+	v, err := c.prepare(info)
+	if err != nil {
+		return nil, err
+	}
+	driver, err := c.driver()
+	if err != nil {
+		return nil, err
+	}
+	mappings, err := c.list(ctx, driver)
+	if err != nil {
+		return nil, fmt.Errorf("rbd %s: %w", v.Spec(), err)
+	}
+	var out []string
+	for _, m := range mappings {
+		if m.Matches(v) {
+			out = append(out, m.Device)
+		}
+	}
+	return out, nil
+}
+
+// Disconnect unmaps every mapping of info's image (pool, namespace and
+// image all matching). It refuses while a device is mounted or open unless
+// opts.Force; an image that is not mapped is success.
+func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInfo, dev *connector.Device, opts connector.DisconnectOptions) error {
+	v, err := c.prepare(info)
+	if err != nil {
+		return err
+	}
+	driver, err := c.driver()
+	if err != nil {
+		return err
+	}
+	// The device record knows which driver mapped it.
+	if dev != nil && ValidDriver(dev.Extra[ExtraDriver]) {
+		driver = dev.Extra[ExtraDriver]
+	}
+	unlock, err := c.h.FS.Lock(ctx, lockName(v))
+	if err != nil {
+		return fmt.Errorf("rbd unmap %s: %w", v.Spec(), err)
+	}
+	defer unlock()
+
+	mappings, err := c.list(ctx, driver)
+	if err != nil {
+		return fmt.Errorf("rbd unmap %s: %w", v.Spec(), err)
+	}
+	var mine []Mapping
+	for _, m := range mappings {
+		if m.Matches(v) {
+			mine = append(mine, m)
+		}
+	}
+	if len(mine) == 0 {
+		c.h.Log.Debug("rbd: image not mapped, nothing to do", "image", v.Spec(), "driver", driver)
+		return nil
+	}
+	for _, m := range mine {
+		if err := c.unmap(ctx, v, driver, m.Device, opts.Force); err != nil {
+			return err
+		}
+	}
+	// Confirm: an unmap that "succeeded" but left the mapping is a failure.
+	mappings, err = c.list(ctx, driver)
+	if err != nil {
+		return fmt.Errorf("rbd unmap %s: verify: %w", v.Spec(), err)
+	}
+	if m, ok := find(mappings, v); ok {
+		return fmt.Errorf("rbd unmap %s: still mapped at %s after unmap", v.Spec(), m.Device)
+	}
+	return nil
+}
+
+func (c *Connector) unmap(ctx context.Context, v Volume, driver, devPath string, force bool) error {
+	if !force {
+		if err := c.checkNotInUse(devPath); err != nil {
+			return fmt.Errorf("rbd unmap %s (%s): %w", v.Spec(), devPath, err)
+		}
+		if _, err := c.h.Runner.Run(ctx, host.Command{Name: "blockdev", Args: []string{"--flushbufs", devPath}, Timeout: c.opts.FlushTimeout}); err != nil {
+			return fmt.Errorf("rbd unmap %s: flush %s (use --force to unmap anyway): %w", v.Spec(), devPath, err)
+		}
+	}
+	_, err := c.h.Runner.Run(ctx, host.Command{Name: c.opts.RBD, Args: unmapArgs(driver, devPath, force), Timeout: c.opts.UnmapTimeout})
+	if err == nil {
+		return nil
+	}
+	var ee *host.ExitError
+	if errors.As(err, &ee) && (ee.ExitCode == int(unix.EBUSY) || strings.Contains(ee.Stderr, "Device or resource busy")) {
+		return fmt.Errorf("rbd unmap %s (%s): %w: the device is open (a process, a mount or a holder such as dm or md uses it); close it, or use --force: %w", v.Spec(), devPath, host.ErrDeviceBusy, err)
+	}
+	return fmt.Errorf("rbd unmap %s (%s): %w", v.Spec(), devPath, err)
+}
+
+// checkNotInUse refuses a device that is mounted (itself or a partition),
+// has holders (dm, md) or is held open exclusively.
+func (c *Connector) checkNotInUse(devPath string) error {
+	name := strings.TrimPrefix(devPath, "/dev/")
+	if mounts, err := c.h.FS.Mounts(); err == nil {
+		majmin := c.majorMinor(devPath)
+		for _, m := range mounts {
+			if m.Source == devPath || strings.HasPrefix(m.Source, devPath+"p") || (majmin != "" && m.MajorMinor == majmin) {
+				return fmt.Errorf("%w: mounted at %s (unmount it, or use --force)", host.ErrDeviceBusy, m.MountPoint)
+			}
+		}
+	}
+	if holders, err := c.h.FS.ReadDir("/sys/block/" + name + "/holders"); err == nil && len(holders) > 0 {
+		return fmt.Errorf("%w: held by %s (remove it, or use --force)", host.ErrDeviceBusy, holders[0].Name())
+	}
+	if err := c.h.FS.CheckNotInUse(devPath); err != nil {
+		return fmt.Errorf("%w (close it, or use --force)", err)
+	}
+	return nil
+}
+
+// majorMinor returns "M:m" of a device node, or "" when path is not one.
+func (c *Connector) majorMinor(devPath string) string {
+	fi, err := c.h.FS.Stat(devPath)
+	if err != nil || fi.Mode()&fs.ModeDevice == 0 {
+		return ""
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev))
+}

@@ -1,0 +1,404 @@
+package rbd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/host/hosttest"
+)
+
+// fakeCeph plays rbd and blockdev over a fixture tree: map adds a mapping
+// and its /dev node, unmap removes them, list prints JSON like Pacific.
+type fakeCeph struct {
+	t    *testing.T
+	root string
+
+	mu       sync.Mutex
+	mappings []Mapping
+	next     int
+	// seen during map: the config and keyring rbd was given, and their modes.
+	conf, keyring         string
+	confMode, keyringMode os.FileMode
+	// failures to inject
+	mapErr   error
+	unmapErr error
+	lie      bool // map reports success but maps nothing
+}
+
+func (f *fakeCeph) run(_ context.Context, cmd host.Command) (host.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if cmd.Name == "blockdev" {
+		return host.Result{}, nil
+	}
+	require.Equal(f.t, "rbd", cmd.Name)
+	args := cmd.Args
+	require.GreaterOrEqual(f.t, len(args), 4)
+	require.Equal(f.t, "--device-type", args[2])
+	driver := args[3]
+	switch args[0] + " " + args[1] {
+	case "device list":
+		out := make([]map[string]any, 0)
+		for _, m := range f.mappings {
+			if !strings.HasPrefix(m.Device, "/dev/"+map[string]string{DriverKRBD: "rbd", DriverNBD: "nbd"}[driver]) {
+				continue
+			}
+			e := map[string]any{"id": m.ID, "pool": m.Pool, "namespace": m.Namespace, "snap": "-", "device": m.Device}
+			if driver == DriverNBD {
+				e["image"] = m.Image
+			} else {
+				e["name"] = m.Image
+			}
+			out = append(out, e)
+		}
+		b, _ := json.Marshal(out)
+		return host.Result{Stdout: b}, nil
+	case "device map":
+		for i, a := range args {
+			if a == "--conf" {
+				f.readCreds(args[i+1])
+			}
+		}
+		if f.mapErr != nil {
+			return host.Result{}, f.mapErr
+		}
+		spec := args[len(args)-1]
+		parts := strings.Split(spec, "/")
+		m := Mapping{ID: fmt.Sprint(f.next), Pool: parts[0], Image: parts[len(parts)-1], Snap: "-"}
+		if len(parts) == 3 {
+			m.Namespace = parts[1]
+		}
+		prefix := "rbd"
+		if driver == DriverNBD {
+			prefix = "nbd"
+		}
+		m.Device = fmt.Sprintf("/dev/%s%d", prefix, f.next)
+		f.next++
+		if f.lie {
+			return host.Result{Stdout: []byte(m.Device + "\n")}, nil
+		}
+		f.mappings = append(f.mappings, m)
+		hosttest.WriteFile(f.t, f.root, m.Device, "")
+		ro := "0"
+		if strings.Contains(strings.Join(args, " "), "--read-only") {
+			ro = "1"
+		}
+		hosttest.WriteFile(f.t, f.root, "/sys/block/"+strings.TrimPrefix(m.Device, "/dev/")+"/ro", ro)
+		return host.Result{Stdout: []byte(m.Device + "\n")}, nil
+	case "device unmap":
+		if f.unmapErr != nil {
+			return host.Result{}, f.unmapErr
+		}
+		dev := args[len(args)-1]
+		for i, m := range f.mappings {
+			if m.Device == dev {
+				f.mappings = append(f.mappings[:i], f.mappings[i+1:]...)
+				_ = os.Remove(filepath.Join(f.root, dev))
+				return host.Result{}, nil
+			}
+		}
+		return host.Result{}, hosttest.Fail(cmd, 22, "rbd: unmap failed: (22) Invalid argument")
+	}
+	f.t.Fatalf("unexpected command %v", cmd.Argv())
+	return host.Result{}, nil
+}
+
+func (f *fakeCeph) readCreds(confPath string) {
+	b, err := os.ReadFile(confPath)
+	require.NoError(f.t, err)
+	f.conf = string(b)
+	fi, err := os.Stat(confPath)
+	require.NoError(f.t, err)
+	f.confMode = fi.Mode().Perm()
+	for _, line := range strings.Split(f.conf, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok && strings.TrimSpace(k) == "keyring" {
+			p := strings.TrimSpace(v)
+			b, err := os.ReadFile(p)
+			require.NoError(f.t, err)
+			f.keyring = string(b)
+			fi, err := os.Stat(p)
+			require.NoError(f.t, err)
+			f.keyringMode = fi.Mode().Perm()
+			dfi, err := os.Stat(filepath.Dir(p))
+			require.NoError(f.t, err)
+			require.Equal(f.t, os.FileMode(0o700), dfi.Mode().Perm(), "credentials directory mode")
+		}
+	}
+}
+
+func newTestConnector(t *testing.T, opts Options) (*Connector, *fakeCeph, *hosttest.Runner, string) {
+	t.Helper()
+	f := &fakeCeph{t: t}
+	r := hosttest.NewRunner(f.run)
+	h, root := hosttest.New(t, r)
+	f.root = root
+	hosttest.WriteFile(t, root, "/proc/self/mountinfo", "22 1 0:21 / / rw - ext4 /dev/vda1 rw\n")
+	hosttest.Mkdir(t, root, "/dev")
+	opts.DeviceTimeout = time.Second
+	return New(h, opts), f, r, root
+}
+
+func TestConnectWithKeyWritesPrivateCredentialsAndRemovesThem(t *testing.T) {
+	for _, driver := range []string{DriverKRBD, DriverNBD} {
+		t.Run(driver, func(t *testing.T) {
+			c, f, r, root := newTestConnector(t, Options{Driver: driver})
+			info := cinderInfo(t, func(d map[string]any) {
+				d["keyring"] = testKeyring
+				d["hosts"] = []any{"127.0.0.1", "::1"}
+				d["ports"] = []any{"6789", "6789"}
+			})
+			dev, err := c.Connect(context.Background(), info)
+			require.NoError(t, err)
+			wantDev := "/dev/rbd0"
+			if driver == DriverNBD {
+				wantDev = "/dev/nbd0"
+			}
+			require.Equal(t, &connector.Device{
+				Path: wantDev, Type: "block", Protocol: "rbd",
+				Extra: map[string]string{"pool": "volumes", "image": "volume-6d54cb90-a5d1-40d8-9cb2-c6adf43a02af", "driver": driver, "cluster": "ceph"},
+			}, dev)
+
+			require.Equal(t, "[client.cinder]\n\tkey = "+testKey+"\n", f.keyring, "brick writes its own keyring with only the key")
+			require.Contains(t, f.conf, "mon host = 127.0.0.1:6789,[::1]:6789\n")
+			require.Equal(t, os.FileMode(0o600), f.confMode)
+			require.Equal(t, os.FileMode(0o600), f.keyringMode)
+
+			entries, err := os.ReadDir(filepath.Join(root, DefaultTempDir))
+			require.NoError(t, err)
+			require.Empty(t, entries, "temporary credentials must be gone")
+			fi, err := os.Stat(filepath.Join(root, DefaultTempDir))
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+
+			for _, cmd := range r.Commands() {
+				require.NotContains(t, strings.Join(cmd.Argv(), " "), testKey)
+			}
+			calls := r.Calls()
+			require.Len(t, calls, 3)
+			require.Equal(t, "rbd device list --device-type "+driver+" --format json", calls[0])
+			require.Regexp(t, `^rbd device map --device-type `+driver+` --conf /\S+/run/brick/ceph/map-\S+/ceph.conf --id cinder volumes/volume-6d54cb90-a5d1-40d8-9cb2-c6adf43a02af$`, calls[1])
+		})
+	}
+}
+
+func TestMapArgs(t *testing.T) {
+	v := Volume{Pool: "volumes", Namespace: "ns1", Image: "vol1", Cluster: "ceph", User: "cinder", Monitors: []string{"192.0.2.1:6789", "[2001:db8::1]:6789"}}
+	require.Equal(t,
+		[]string{"device", "map", "--device-type", "krbd", "--cluster", "ceph", "--mon-host", "192.0.2.1:6789,[2001:db8::1]:6789", "--id", "cinder", "volumes/ns1/vol1"},
+		mapArgs(v, DriverKRBD, ""))
+	v.ReadOnly = true
+	v.Monitors = nil
+	v.User = ""
+	require.Equal(t,
+		[]string{"device", "map", "--device-type", "nbd", "--read-only", "--conf", "/run/brick/ceph/map-1/ceph.conf", "volumes/ns1/vol1"},
+		mapArgs(v, DriverNBD, "/run/brick/ceph/map-1/ceph.conf"))
+	require.Equal(t, []string{"device", "unmap", "--device-type", "krbd", "--options", "force", "/dev/rbd0"}, unmapArgs(DriverKRBD, "/dev/rbd0", true))
+	require.Equal(t, []string{"device", "unmap", "--device-type", "nbd", "/dev/nbd0"}, unmapArgs(DriverNBD, "/dev/nbd0", true))
+	require.Equal(t, []string{"device", "list", "--device-type", "krbd", "--format", "json"}, listArgs(DriverKRBD))
+}
+
+func TestConnectWithoutKeyUsesHostConfig(t *testing.T) {
+	c, _, r, root := newTestConnector(t, Options{})
+	info := cinderInfo(t, func(d map[string]any) { d["access_mode"] = "ro"; d["name"] = "volumes/ns1/vol1" })
+	dev, err := c.Connect(context.Background(), info)
+	require.NoError(t, err)
+	require.Equal(t, "/dev/rbd0", dev.Path)
+	require.Equal(t, "ns1", dev.Extra[ExtraNamespace])
+	require.Equal(t, "rbd device map --device-type krbd --read-only --cluster ceph --mon-host 192.0.2.10:6789,192.0.2.11:6789 --id cinder volumes/ns1/vol1", r.Calls()[1])
+	require.NoDirExists(t, filepath.Join(root, DefaultTempDir), "no key, no temporary file")
+}
+
+func TestConnectReusesMappingOfSamePoolOnly(t *testing.T) {
+	c, f, r, root := newTestConnector(t, Options{})
+	ctx := context.Background()
+	// Another pool holds an image of the same name, already mapped.
+	other := cinderInfo(t, func(d map[string]any) { d["name"] = "volumes2/vol1" })
+	mine := cinderInfo(t, func(d map[string]any) { d["name"] = "volumes/vol1" })
+	dev2, err := c.Connect(ctx, other)
+	require.NoError(t, err)
+	require.Equal(t, "/dev/rbd0", dev2.Path)
+
+	dev, err := c.Connect(ctx, mine)
+	require.NoError(t, err)
+	require.Equal(t, "/dev/rbd1", dev.Path, "a mapping of volumes2/vol1 is not volumes/vol1")
+
+	// Connecting again reuses /dev/rbd1 without a second map.
+	hosttest.Symlink(t, root, "/dev/rbd/volumes/vol1", "../../rbd1")
+	again, err := c.Connect(ctx, mine)
+	require.NoError(t, err)
+	require.Equal(t, "/dev/rbd1", again.Path)
+	require.Equal(t, "true", again.Extra[ExtraReused])
+	require.Equal(t, "/dev/rbd/volumes/vol1", again.Extra[ExtraUdevPath])
+	maps := 0
+	for _, call := range r.Calls() {
+		if strings.HasPrefix(call, "rbd device map") {
+			maps++
+		}
+	}
+	require.Equal(t, 2, maps)
+
+	// Disconnecting volumes/vol1 leaves volumes2/vol1 mapped.
+	require.NoError(t, c.Disconnect(ctx, mine, dev, connector.DisconnectOptions{}))
+	require.Len(t, f.mappings, 1)
+	require.Equal(t, "volumes2", f.mappings[0].Pool)
+	paths, err := c.DevicePaths(ctx, other)
+	require.NoError(t, err)
+	require.Equal(t, []string{"/dev/rbd0"}, paths)
+	paths, err = c.DevicePaths(ctx, mine)
+	require.NoError(t, err)
+	require.Empty(t, paths)
+
+	// Idempotent: disconnecting again is success, with no unmap run.
+	n := len(r.Calls())
+	require.NoError(t, c.Disconnect(ctx, mine, nil, connector.DisconnectOptions{}))
+	require.Equal(t, []string{"rbd device list --device-type krbd --format json"}, r.Calls()[n:])
+}
+
+func TestConnectRefusesReadOnlyMappingForWriter(t *testing.T) {
+	c, _, _, _ := newTestConnector(t, Options{})
+	ctx := context.Background()
+	_, err := c.Connect(ctx, cinderInfo(t, func(d map[string]any) { d["access_mode"] = "ro" }))
+	require.NoError(t, err)
+	_, err = c.Connect(ctx, cinderInfo(t, nil))
+	require.ErrorContains(t, err, "already mapped read-only at /dev/rbd0")
+}
+
+func TestConnectMapFailureRemovesCredentials(t *testing.T) {
+	c, f, _, root := newTestConnector(t, Options{})
+	f.mapErr = &host.ExitError{Argv: []string{"rbd", "device", "map"}, ExitCode: 1, Stderr: "rbd: sysfs write failed\nrbd: map failed: (13) Permission denied", Err: errors.New("exit status 1")}
+	_, err := c.Connect(context.Background(), cinderInfo(t, func(d map[string]any) { d["keyring"] = testKeyring }))
+	require.ErrorIs(t, err, ErrMapFailed)
+	require.ErrorContains(t, err, "cephx refused")
+	require.NotContains(t, err.Error(), testKey)
+	require.NotEmpty(t, f.keyring, "the keyring existed while rbd ran")
+	entries, err := os.ReadDir(filepath.Join(root, DefaultTempDir))
+	require.NoError(t, err)
+	require.Empty(t, entries)
+}
+
+func TestConnectDetectsMapThatMappedNothing(t *testing.T) {
+	c, f, _, _ := newTestConnector(t, Options{})
+	f.lie = true
+	_, err := c.Connect(context.Background(), cinderInfo(t, nil))
+	require.ErrorIs(t, err, ErrMapFailed)
+	require.ErrorContains(t, err, "not in `rbd device list`")
+}
+
+func TestConnectInvalidInfoRunsNothing(t *testing.T) {
+	c, _, r, _ := newTestConnector(t, Options{})
+	_, err := c.Connect(context.Background(), cinderInfo(t, func(d map[string]any) { d["name"] = "-o/x" }))
+	require.ErrorIs(t, err, connector.ErrInvalid)
+	require.Empty(t, r.Calls())
+}
+
+func TestUnknownDriver(t *testing.T) {
+	c, _, r, _ := newTestConnector(t, Options{Driver: "ggate"})
+	_, err := c.Connect(context.Background(), cinderInfo(t, nil))
+	require.ErrorContains(t, err, `unknown driver "ggate"`)
+	require.Empty(t, r.Calls())
+}
+
+func TestDisconnectRefusesMountedUnlessForced(t *testing.T) {
+	c, f, r, root := newTestConnector(t, Options{})
+	ctx := context.Background()
+	info := cinderInfo(t, nil)
+	dev, err := c.Connect(ctx, info)
+	require.NoError(t, err)
+	hosttest.WriteFile(t, root, "/proc/self/mountinfo", "22 1 0:21 / / rw - ext4 /dev/vda1 rw\n40 22 251:0 / /mnt/data rw - ext4 /dev/rbd0 rw\n")
+
+	err = c.Disconnect(ctx, info, dev, connector.DisconnectOptions{})
+	require.ErrorIs(t, err, host.ErrDeviceBusy)
+	require.ErrorContains(t, err, "mounted at /mnt/data")
+	require.Len(t, f.mappings, 1)
+
+	require.NoError(t, c.Disconnect(ctx, info, dev, connector.DisconnectOptions{Force: true}))
+	require.Empty(t, f.mappings)
+	require.Contains(t, r.Calls(), "rbd device unmap --device-type krbd --options force /dev/rbd0")
+}
+
+func TestDisconnectRefusesHeldDevice(t *testing.T) {
+	c, _, _, root := newTestConnector(t, Options{})
+	ctx := context.Background()
+	info := cinderInfo(t, nil)
+	_, err := c.Connect(ctx, info)
+	require.NoError(t, err)
+	hosttest.Mkdir(t, root, "/sys/block/rbd0/holders/dm-3")
+	err = c.Disconnect(ctx, info, nil, connector.DisconnectOptions{})
+	require.ErrorIs(t, err, host.ErrDeviceBusy)
+	require.ErrorContains(t, err, "held by dm-3")
+}
+
+func TestDisconnectReportsEBUSY(t *testing.T) {
+	c, f, _, _ := newTestConnector(t, Options{})
+	ctx := context.Background()
+	info := cinderInfo(t, nil)
+	_, err := c.Connect(ctx, info)
+	require.NoError(t, err)
+	f.unmapErr = &host.ExitError{Argv: []string{"rbd", "device", "unmap"}, ExitCode: 16, Stderr: "rbd: sysfs write failed\nrbd: unmap failed: (16) Device or resource busy", Err: errors.New("exit status 16")}
+	err = c.Disconnect(ctx, info, nil, connector.DisconnectOptions{})
+	require.ErrorIs(t, err, host.ErrDeviceBusy)
+	require.ErrorContains(t, err, "the device is open")
+}
+
+func TestDisconnectUsesTheDriverThatMapped(t *testing.T) {
+	c, f, r, _ := newTestConnector(t, Options{Driver: DriverKRBD})
+	ctx := context.Background()
+	info := cinderInfo(t, nil)
+	nbd := New(c.h, Options{Driver: DriverNBD, DeviceTimeout: time.Second})
+	dev, err := nbd.Connect(ctx, info)
+	require.NoError(t, err)
+	require.Equal(t, "/dev/nbd0", dev.Path)
+	require.NoError(t, c.Disconnect(ctx, info, dev, connector.DisconnectOptions{}))
+	require.Empty(t, f.mappings)
+	require.Contains(t, r.Calls(), "rbd device unmap --device-type nbd /dev/nbd0")
+}
+
+func TestCredentialsDirMustBePrivate(t *testing.T) {
+	_, root := hosttest.New(t, nil)
+	fsys := host.NewFS(root)
+	v := Volume{Pool: "p", Image: "i", Cluster: "ceph", User: "u", Key: testKey}
+
+	// An existing directory that is too open is tightened.
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "/run/brick/ceph"), 0o777))
+	require.NoError(t, os.Chmod(filepath.Join(root, "/run/brick/ceph"), 0o777))
+	cr, err := writeCreds(fsys, DefaultTempDir, v, time.Now())
+	require.NoError(t, err)
+	fi, err := os.Stat(filepath.Join(root, "/run/brick/ceph"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	require.NoError(t, cr.remove())
+	require.NoDirExists(t, cr.Dir)
+
+	// A symlink where the directory should be is refused.
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "/run/brick/ceph")))
+	require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(root, "/run/brick/ceph")))
+	_, err = writeCreds(fsys, DefaultTempDir, v, time.Now())
+	require.ErrorContains(t, err, "not a directory")
+}
+
+func TestStaleCredentialsAreSwept(t *testing.T) {
+	_, root := hosttest.New(t, nil)
+	fsys := host.NewFS(root)
+	v := Volume{Pool: "p", Image: "i", Cluster: "ceph", Key: testKey}
+	old, err := writeCreds(fsys, DefaultTempDir, v, time.Now())
+	require.NoError(t, err)
+	past := time.Now().Add(-2 * time.Hour)
+	require.NoError(t, os.Chtimes(old.Dir, past, past))
+	fresh, err := writeCreds(fsys, DefaultTempDir, v, time.Now())
+	require.NoError(t, err)
+	require.NoDirExists(t, old.Dir, "left by a killed brick an hour ago")
+	require.DirExists(t, fresh.Dir)
+	require.NoError(t, fresh.remove())
+}
