@@ -348,7 +348,12 @@ func (m *Manager) Attach(ctx context.Context, opts AttachOptions) (*Record, erro
 		if err := begin(StepRegister); err != nil {
 			return fail(err)
 		}
-		props := map[string]any{}
+		// Ironic keeps the target's connection properties for booting
+		// from the volume; it masks the credentials when showing them.
+		props := make(map[string]any, len(info.Data))
+		for k, v := range info.Data {
+			props[k] = v
+		}
 		uuid, err := m.Targets.CreateTarget(ctx, opts.IronicNode, id, info.DriverVolumeType, opts.BootIndex, props)
 		if err != nil {
 			return fail(err)
