@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
 
+	"github.com/brick-storage/brick/internal/testbed"
 	"github.com/brick-storage/brick/ironicapi"
 )
 
@@ -24,18 +23,17 @@ type ironicBed struct {
 	maxLimit int // [api] max_limit, 0 when unknown
 }
 
-// realIronic finds the real Ironic: BRICK_IRONIC_ENDPOINT as written by
-// test/ironic/up.sh (e.g. `set -a; . /var/tmp/brick-testbed/ironic/env`),
-// with BRICK_TB_IRONIC_MAX_LIMIT telling the page size the pagination
-// tests rely on (BRICK_TB_IRONIC_MAX_LIMIT=3 test/ironic/up.sh).
+// ironicMaxLimit is the [api] max_limit every Ironic test asks for: small,
+// so that a node's lists span pages (one setting for all, so the shared
+// Ironic is not restarted between them).
+const ironicMaxLimit = 3
+
+// realIronic returns the test bed's real Ironic (testbed.EnsureIronic),
+// started with a small max_limit.
 func realIronic(t *testing.T) ironicBed {
 	t.Helper()
-	ep := os.Getenv("BRICK_IRONIC_ENDPOINT")
-	if ep == "" {
-		t.Skip("no real Ironic: run BRICK_TB_IRONIC_MAX_LIMIT=3 test/ironic/up.sh and export its env file (set -a; . /var/tmp/brick-testbed/ironic/env)")
-	}
-	n, _ := strconv.Atoi(os.Getenv("BRICK_TB_IRONIC_MAX_LIMIT"))
-	return ironicBed{endpoint: ep, maxLimit: n}
+	ir := needIronic(t, testbed.IronicOptions{MaxLimit: ironicMaxLimit})
+	return ironicBed{endpoint: ir.Endpoint, maxLimit: ir.MaxLimit}
 }
 
 // countingTransport counts HTTP requests (pages fetched).
