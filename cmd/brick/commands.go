@@ -7,5 +7,6 @@ import "github.com/spf13/cobra"
 func (a *app) extraCommands() []*cobra.Command {
 	return []*cobra.Command{
 		a.ironicCommand(),
+		a.connectCommand(), a.disconnectCommand(),
 	}
 }

@@ -2,14 +2,18 @@ package main
 
 import (
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/connector/iscsi"
 	"github.com/brick-storage/brick/connector/nfs"
+	"github.com/brick-storage/brick/connector/rbd"
 )
 
 // connectorOptions are the flags every protocol shares.
 type connectorOptions struct {
 	Multipath        bool
 	EnforceMultipath bool
-	NFS              nfs.Options // --as-block, --nfs-mount-base, ... (addNFSFlags)
+	NFS              nfs.Options   // --as-block, --nfs-mount-base, ... (addNFSFlags)
+	ISCSI            iscsi.Options // --iscsi-login-timeout, ... (addISCSIFlags); Multipath fields are set from the two above
+	RBD              rbd.Options   // --rbd-driver, --rbd-map-timeout, ... (addRBDFlags)
 }
 
 // newRegistry builds the connectors this host can use, configured from
@@ -18,5 +22,7 @@ func (a *app) newRegistry(opts connectorOptions) *connector.Registry {
 	reg := connector.NewRegistry()
 	_ = opts
 	reg.Register(nfs.New(a.host, opts.NFS), nfs.Protocol)
+	reg.Register(iscsi.New(a.host, opts.iscsiOptions()), "iscsi")
+	reg.Register(rbd.New(a.host, opts.RBD), rbd.Protocol)
 	return reg
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/brick-storage/brick/connector"
+)
+
+// maxInputSize bounds --connection-info and --device-info documents.
+const maxInputSize = connector.MaxConnectionInfoSize
+
+// connectFlags are shared by connect and disconnect.
+type connectFlags struct {
+	connectionInfo string
+	opts           connectorOptions
+}
+
+func (a *app) addConnectFlags(f *pflag.FlagSet, cf *connectFlags) {
+	f.StringVar(&cf.connectionInfo, "connection-info", "", `Cinder connection info as JSON: a file name, or "-" for stdin (nested {"driver_volume_type":..,"data":{..}}, flat v3, or wrapped in {"connection_info":..})`)
+	f.BoolVar(&cf.opts.Multipath, "multipath", false, "attach through dm-multipath over every portal (falls back to one path, with a warning, when multipathd is not running)")
+	f.BoolVar(&cf.opts.EnforceMultipath, "enforce-multipath", false, "fail unless the volume can be attached through dm-multipath")
+	addISCSIFlags(f, &cf.opts.ISCSI)
+	addNFSFlags(f, &cf.opts.NFS)
+	addRBDFlags(f, &cf.opts.RBD)
+}
+
+// readConnectionInfo reads the document named by --connection-info.
+func (a *app) readConnectionInfo(cmd *cobra.Command, name string) (connector.ConnectionInfo, error) {
+	if name == "" {
+		return connector.ConnectionInfo{}, usageError{errors.New("--connection-info is required (a file, or - for stdin)")}
+	}
+	var r io.Reader
+	if name == "-" {
+		r = cmd.InOrStdin()
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return connector.ConnectionInfo{}, fmt.Errorf("read connection info: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	raw, err := io.ReadAll(io.LimitReader(r, maxInputSize+1))
+	if err != nil {
+		return connector.ConnectionInfo{}, fmt.Errorf("read connection info: %w", err)
+	}
+	ci, err := connector.ParseConnectionInfo(raw)
+	if err != nil {
+		return connector.ConnectionInfo{}, err
+	}
+	// Before anything can log or fail: mask the secrets everywhere.
+	a.redactor.Add(ci.Secrets()...)
+	return ci, nil
+}
+
+func (a *app) connectCommand() *cobra.Command {
+	var cf connectFlags
+	cmd := &cobra.Command{
+		Use:   "connect",
+		Short: "Attach a volume to this host from its connection info (no Cinder call)",
+		Long: `Attach a volume described by Cinder connection info and print the device.
+
+This is the low-level half of local-attach for standalone users (Ironic
+standalone scripts, storage tools that are not Cinder): it talks to no API.
+The connection info's driver_volume_type picks the protocol. For iSCSI, brick
+logs in (CHAP passwords never appear on a command line or in output), scans
+exactly the volume's LUN, waits for the device, verifies its WWID and, with
+--multipath, builds the dm-multipath map over every portal that answers.
+
+Keep the printed device (-f json) and pass it to 'brick disconnect
+--device-info' later: it lets disconnect check that the LUN still holds the
+same volume.`,
+		Example: `  brick connect --connection-info conn.json -f json > device.json
+  openstack ... | brick connect --connection-info - --multipath -f value -c path`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ci, err := a.readConnectionInfo(cmd, cf.connectionInfo)
+			if err != nil {
+				return err
+			}
+			conn, err := a.newRegistry(cf.opts).For(ci.DriverVolumeType)
+			if err != nil {
+				return err
+			}
+			dev, err := conn.Connect(cmd.Context(), ci)
+			if err != nil {
+				return err
+			}
+			return a.out.printRecord(cmd.OutOrStdout(), deviceRecord(dev))
+		},
+	}
+	a.addConnectFlags(cmd.Flags(), &cf)
+	return cmd
+}
+
+func (a *app) disconnectCommand() *cobra.Command {
+	var cf connectFlags
+	var deviceInfo string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "disconnect",
+		Short: "Detach a volume from this host, given its connection info",
+		Long: `Detach a volume attached with 'brick connect' (or by anyone else).
+
+Refuses while the device is mounted or held open, unless --force. Flushes
+the device (and the multipath map), deletes the SCSI devices, forgets the
+multipath WWID, and logs out of a session only when no other LUN uses it.
+Disconnecting a volume that is not attached succeeds.`,
+		Example: `  brick disconnect --connection-info conn.json --device-info device.json
+  brick disconnect --connection-info conn.json --force`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ci, err := a.readConnectionInfo(cmd, cf.connectionInfo)
+			if err != nil {
+				return err
+			}
+			dev, err := readDeviceInfo(deviceInfo)
+			if err != nil {
+				return err
+			}
+			conn, err := a.newRegistry(cf.opts).For(ci.DriverVolumeType)
+			if err != nil {
+				return err
+			}
+			return conn.Disconnect(cmd.Context(), ci, dev, connector.DisconnectOptions{Force: force})
+		},
+	}
+	a.addConnectFlags(cmd.Flags(), &cf)
+	cmd.Flags().StringVar(&deviceInfo, "device-info", "", "the device 'brick connect -f json' printed: a file name or the JSON itself")
+	cmd.Flags().BoolVar(&force, "force", false, "detach even if the device is mounted or in use, or a flush fails (unwritten data may be lost)")
+	return cmd
+}
+
+// readDeviceInfo accepts the JSON itself or a file holding it.
+func readDeviceInfo(s string) (*connector.Device, error) {
+	if s == "" {
+		return nil, nil
+	}
+	raw := []byte(s)
+	if !strings.HasPrefix(strings.TrimSpace(s), "{") {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			return nil, fmt.Errorf("read device info: %w", err)
+		}
+		raw = b
+	}
+	if len(raw) > maxInputSize {
+		return nil, fmt.Errorf("device info larger than %d bytes", maxInputSize)
+	}
+	var dev connector.Device
+	if err := json.Unmarshal(raw, &dev); err != nil {
+		return nil, fmt.Errorf("parse device info: %w", err)
+	}
+	return &dev, nil
+}
+
+// deviceRecord prints a Device with the JSON names it is stored under.
+func deviceRecord(d *connector.Device) record {
+	r := record{
+		{"path", d.Path},
+		{"type", d.Type},
+		{"protocol", d.Protocol},
+	}
+	if d.WWN != "" {
+		r = append(r, field{"scsi_wwn", d.WWN})
+	}
+	if d.MultipathID != "" {
+		r = append(r, field{"multipath_id", d.MultipathID})
+	}
+	if len(d.Paths) > 0 {
+		r = append(r, field{"paths", d.Paths})
+	}
+	if len(d.Extra) > 0 {
+		r = append(r, field{"extra", d.Extra})
+	}
+	return r
+}

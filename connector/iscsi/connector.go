@@ -1,0 +1,556 @@
+package iscsi
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/multipath"
+	"github.com/brick-storage/brick/scsi"
+)
+
+// Options configure the iSCSI connector; the zero value means the defaults.
+type Options struct {
+	// Multipath attaches through dm-multipath over every portal.
+	Multipath bool
+	// EnforceMultipath fails instead of falling back to a single path when
+	// multipathd is not running or builds no map.
+	EnforceMultipath bool
+	// LoginTimeout bounds one portal's login (node.conn[0].timeo.login_timeout,
+	// one attempt). Default 15 s, open-iscsi's own default.
+	LoginTimeout time.Duration
+	// CommandTimeout bounds other iscsiadm runs. Default 30 s.
+	CommandTimeout time.Duration
+	// LockTimeout bounds the wait for another brick process working on the
+	// same target. Default 5 min.
+	LockTimeout time.Duration
+	// SCSI and MultipathOptions tune device and map handling.
+	SCSI             scsi.Options
+	MultipathOptions multipath.Options
+}
+
+func (o Options) withDefaults() Options {
+	if o.LoginTimeout <= 0 {
+		o.LoginTimeout = 15 * time.Second
+	}
+	if o.CommandTimeout <= 0 {
+		o.CommandTimeout = 30 * time.Second
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = 5 * time.Minute
+	}
+	if o.SCSI.CommandTimeout <= 0 {
+		o.SCSI.CommandTimeout = o.CommandTimeout
+	}
+	if o.MultipathOptions.CommandTimeout <= 0 {
+		o.MultipathOptions.CommandTimeout = o.CommandTimeout
+	}
+	return o
+}
+
+// Connector attaches iSCSI volumes. It implements connector.Connector.
+type Connector struct {
+	h    *host.Host
+	log  *slog.Logger
+	opts Options
+	scsi *scsi.SCSI
+	mp   *multipath.Multipath
+	adm  iscsiadm
+}
+
+// New returns an iSCSI connector working on h.
+func New(h *host.Host, opts Options) *Connector {
+	opts = opts.withDefaults()
+	log := h.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Connector{
+		h: h, log: log, opts: opts,
+		scsi: scsi.New(h, opts.SCSI),
+		mp:   multipath.New(h, opts.MultipathOptions),
+		adm:  iscsiadm{runner: h.Runner, commandTimeout: opts.CommandTimeout, loginTimeout: opts.LoginTimeout},
+	}
+}
+
+var _ connector.Connector = (*Connector)(nil)
+
+// Device.Extra keys the iSCSI connector sets.
+const (
+	ExtraTargetIQN    = "target_iqn"
+	ExtraTargetPortal = "target_portal"
+	ExtraTargetLUN    = "target_lun"
+	ExtraMultipathDev = "multipath_by_id" // /dev/disk/by-id/dm-uuid-mpath-<wwid>
+	ExtraDMName       = "dm_name"
+	ExtraReadOnly     = "read_only"
+)
+
+func (c *Connector) parse(ci connector.ConnectionInfo) (*Info, error) {
+	// Register secrets first: even a rejection must not echo them.
+	c.h.Redactor.Add(ci.Secrets()...)
+	info, err := ParseInfo(ci)
+	if err != nil {
+		return nil, err
+	}
+	c.h.Redactor.Add(info.Secrets()...)
+	return info, nil
+}
+
+var lockSafeRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,180}$`)
+
+// lockTargets serialises brick processes working on the same targets: the
+// decision to log out (no LUN left) must not race with another process
+// that has just logged in to scan its own LUN. Locks are taken in sorted
+// order so two processes never deadlock.
+func (c *Connector) lockTargets(ctx context.Context, iqns []string) (func(), error) {
+	names := make([]string, 0, len(iqns))
+	for _, iqn := range iqns {
+		name := "iscsi-" + iqn
+		if !lockSafeRE.MatchString(iqn) {
+			sum := sha256.Sum256([]byte(iqn))
+			name = "iscsi-" + hex.EncodeToString(sum[:16])
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	ctx, cancel := context.WithTimeout(ctx, c.opts.LockTimeout)
+	defer cancel()
+	var unlocks []func()
+	release := func() {
+		for i := len(unlocks) - 1; i >= 0; i-- {
+			unlocks[i]()
+		}
+	}
+	for _, n := range names {
+		u, err := c.h.FS.Lock(ctx, n)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		unlocks = append(unlocks, u)
+	}
+	return release, nil
+}
+
+// Connect logs in, scans the volume's LUN, waits for its device, verifies
+// it and returns it: /dev/sdX on a single path, /dev/dm-N with multipath.
+func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*connector.Device, error) {
+	info, err := c.parse(ci)
+	if err != nil {
+		return nil, err
+	}
+	if info.Encrypted {
+		c.log.Warn("iscsi: volume is encrypted; brick attaches the raw device and does not decrypt it", "volume_id", info.VolumeID)
+	}
+	useMP := c.opts.Multipath || c.opts.EnforceMultipath
+	if useMP && !c.mp.DaemonRunning() {
+		if c.opts.EnforceMultipath {
+			return nil, fmt.Errorf("iscsi connect: multipath enforced: %w", multipath.ErrNoDaemon)
+		}
+		c.log.Warn("iscsi: multipathd is not running; attaching over a single path")
+		useMP = false
+	}
+	targets := info.Targets
+	if useMP && len(targets) == 1 && !info.Plural {
+		targets = c.discoverPaths(ctx, info)
+	}
+	iqns := iqnsOf(targets)
+	unlock, err := c.lockTargets(ctx, iqns)
+	if err != nil {
+		return nil, fmt.Errorf("iscsi connect: %w", err)
+	}
+	defer unlock()
+	if !useMP {
+		return c.connectSingle(ctx, info, targets)
+	}
+	return c.connectMultipath(ctx, info, targets)
+}
+
+func iqnsOf(targets []Target) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range targets {
+		if !seen[t.IQN] {
+			seen[t.IQN] = true
+			out = append(out, t.IQN)
+		}
+	}
+	return out
+}
+
+// pathResult is one path brought up by attachPath.
+type pathResult struct {
+	target  Target
+	session Session
+	disk    string
+	hctl    scsi.HCTL
+	wwid    string
+	// What this call created, so a failure can take exactly that back.
+	createdRecord, createdSession, scanned bool
+}
+
+// attachPath brings up one path: node record, login, targeted scan, device.
+func (c *Connector) attachPath(ctx context.Context, info *Info, t Target) (res *pathResult, err error) {
+	res = &pathResult{target: t}
+	defer func() {
+		if err != nil {
+			c.undoPath(context.WithoutCancel(ctx), res)
+			res = nil
+		}
+	}()
+	sessions, err := ListSessions(c.h.FS)
+	if err != nil {
+		return res, err
+	}
+	sess, ok := findSession(sessions, t.IQN, t.Portal)
+	if !ok {
+		if err := c.prepareRecord(ctx, info, t, res); err != nil {
+			return res, err
+		}
+		existed, err := c.adm.login(ctx, t.IQN, t.Portal)
+		if err != nil {
+			return res, err
+		}
+		res.createdSession = !existed
+		if sessions, err = ListSessions(c.h.FS); err != nil {
+			return res, err
+		}
+		if sess, ok = findSession(sessions, t.IQN, t.Portal); !ok {
+			return res, fmt.Errorf("iscsi login %s: logged in, but no session in /sys/class/iscsi_session", t)
+		}
+	}
+	res.session = sess
+	ch, tg := targetAddress(c.h.FS, sess)
+	addr := scsi.HCTL{Host: sess.Host, Channel: ch, Target: tg, LUN: t.LUN}
+	disks, err := c.scsi.Find(addr)
+	if err != nil {
+		return res, err
+	}
+	if len(disks) == 0 {
+		if err := c.scsi.Scan(ctx, addr); err != nil {
+			return res, fmt.Errorf("iscsi %s: %w", t, err)
+		}
+		res.scanned = true
+	}
+	disk, err := c.scsi.WaitForDevice(ctx, addr)
+	if err != nil {
+		return res, fmt.Errorf("iscsi %s: %w", t, err)
+	}
+	res.disk = disk
+	if res.hctl, err = c.scsi.HCTLOf(disk); err != nil {
+		return res, err
+	}
+	if res.wwid, err = c.scsi.WWID(disk); err != nil {
+		return res, fmt.Errorf("iscsi %s: verify device %s: %w", t, disk, err)
+	}
+	return res, nil
+}
+
+// prepareRecord makes sure the node record exists and carries brick's
+// settings and the CHAP credentials (see record.go for why a file edit).
+func (c *Connector) prepareRecord(ctx context.Context, info *Info, t Target, res *pathResult) error {
+	files, err := recordFiles(c.h.FS, t.IQN, t.Portal)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		if err := c.adm.newNode(ctx, t.IQN, t.Portal); err != nil {
+			return err
+		}
+		res.createdRecord = true
+		if files, err = recordFiles(c.h.FS, t.IQN, t.Portal); err != nil {
+			return err
+		}
+		if len(files) == 0 {
+			return fmt.Errorf("iscsi node record %s: created, but not found under %s", t, strings.Join(nodeDBs(), " or "))
+		}
+	}
+	secs := int((c.opts.LoginTimeout + time.Second - 1) / time.Second)
+	for _, f := range files {
+		if err := editRecord(c.h.FS, f, nodeSettings(info.Auth, secs)); err != nil {
+			return fmt.Errorf("iscsi %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// undoPath takes back what a failed attachPath created: its device, its
+// session if no other LUN uses it, its node record.
+func (c *Connector) undoPath(ctx context.Context, res *pathResult) {
+	if res == nil {
+		return
+	}
+	if res.disk != "" && res.scanned {
+		_ = c.scsi.DeleteAndWait(ctx, res.disk)
+	}
+	if res.createdSession {
+		if sessions, err := ListSessions(c.h.FS); err == nil {
+			if s, ok := findSession(sessions, res.target.IQN, res.target.Portal); ok {
+				if disks, err := sessionDisks(c.h.FS, s); err == nil && len(disks) == 0 {
+					if err := c.adm.logout(ctx, res.target.IQN, res.target.Portal); err != nil {
+						c.log.Warn("iscsi: undo login", "target", res.target.String(), "err", err.Error())
+					}
+				}
+			}
+		}
+	}
+	if res.createdRecord {
+		if err := c.adm.deleteNode(ctx, res.target.IQN, res.target.Portal); err != nil {
+			c.log.Warn("iscsi: undo node record", "target", res.target.String(), "err", err.Error())
+		}
+	}
+}
+
+func (c *Connector) connectSingle(ctx context.Context, info *Info, targets []Target) (*connector.Device, error) {
+	var errs []error
+	// os-brick's order: the singular target first, then the others, until one works.
+	for _, t := range targets {
+		res, err := c.attachPath(ctx, info, t)
+		if err != nil {
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		if info.ReadOnly {
+			if err := c.setReadOnly(ctx, res.disk); err != nil {
+				c.undoPath(context.WithoutCancel(ctx), res)
+				return nil, err
+			}
+		}
+		dev := &connector.Device{
+			Path:     scsi.DevPath(res.disk),
+			Type:     connector.TypeBlock,
+			Protocol: "iscsi",
+			WWN:      res.wwid,
+			Paths:    []string{scsi.DevPath(res.disk)},
+			Extra:    targetExtra(info, res.target),
+		}
+		return dev, nil
+	}
+	return nil, fmt.Errorf("iscsi connect: no path came up: %w", errors.Join(errs...))
+}
+
+func targetExtra(info *Info, t Target) map[string]string {
+	e := map[string]string{
+		ExtraTargetIQN:    t.IQN,
+		ExtraTargetPortal: t.Portal.String(),
+		ExtraTargetLUN:    strconv.Itoa(t.LUN),
+	}
+	if info.ReadOnly {
+		e[ExtraReadOnly] = "true"
+	}
+	return e
+}
+
+func (c *Connector) setReadOnly(ctx context.Context, disk string) error {
+	if _, err := c.h.Runner.Run(ctx, host.Command{Name: "blockdev", Args: []string{"--setro", scsi.DevPath(disk)}, Timeout: c.opts.CommandTimeout}); err != nil {
+		return fmt.Errorf("iscsi: set %s read-only (access_mode ro): %w", disk, err)
+	}
+	return nil
+}
+
+// connectMultipath brings every path up in parallel, each bounded by its
+// own login timeout, then makes multipathd build the map over the paths
+// that came up (N of M).
+func (c *Connector) connectMultipath(ctx context.Context, info *Info, targets []Target) (*connector.Device, error) {
+	results := make([]*pathResult, len(targets))
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = c.attachPath(ctx, info, t)
+		}()
+	}
+	wg.Wait()
+
+	var up []*pathResult
+	for i, r := range results {
+		if r != nil {
+			up = append(up, r)
+			continue
+		}
+		c.log.Warn("iscsi: path did not come up", "target", targets[i].String(), "err", errs[i].Error())
+	}
+	if len(up) == 0 {
+		return nil, fmt.Errorf("iscsi connect: no path came up: %w", errors.Join(errs...))
+	}
+	// Every path must show the same LUN; one that does not is not ours.
+	wwid := up[0].wwid
+	var paths []*pathResult
+	for _, r := range up {
+		if r.wwid != wwid {
+			c.log.Warn("iscsi: path shows a different LUN; leaving it out", "target", r.target.String(), "wwid", r.wwid, "want", wwid)
+			c.undoPath(context.WithoutCancel(ctx), r)
+			continue
+		}
+		paths = append(paths, r)
+	}
+	undoAll := func() {
+		for _, r := range paths {
+			c.undoPath(context.WithoutCancel(ctx), r)
+		}
+	}
+	disks := make([]string, len(paths))
+	for i, r := range paths {
+		disks[i] = r.disk
+	}
+	mp, err := c.buildMap(ctx, wwid, disks)
+	if err != nil {
+		if c.opts.EnforceMultipath {
+			undoAll()
+			return nil, fmt.Errorf("iscsi connect: multipath enforced: %w", err)
+		}
+		c.log.Warn("iscsi: no multipath map; using a single path", "err", err.Error())
+		if info.ReadOnly {
+			if err := c.setReadOnly(ctx, disks[0]); err != nil {
+				undoAll()
+				return nil, err
+			}
+		}
+		return &connector.Device{
+			Path: scsi.DevPath(disks[0]), Type: connector.TypeBlock, Protocol: "iscsi", WWN: wwid,
+			Paths: devPaths(disks), Extra: targetExtra(info, paths[0].target),
+		}, nil
+	}
+	if !info.ReadOnly {
+		if err := c.mp.WaitReadWrite(ctx, mp); err != nil {
+			undoAll()
+			return nil, fmt.Errorf("iscsi connect: %w", err)
+		}
+	}
+	extra := targetExtra(info, paths[0].target)
+	extra[ExtraMultipathDev] = mp.ByIDPath()
+	extra[ExtraDMName] = mp.Name
+	return &connector.Device{
+		Path: mp.DevPath(), Type: connector.TypeBlock, Protocol: "iscsi", WWN: wwid, MultipathID: mp.WWID,
+		Paths: devPaths(disks), Extra: extra,
+	}, nil
+}
+
+func devPaths(disks []string) []string {
+	out := make([]string, len(disks))
+	for i, d := range disks {
+		out[i] = scsi.DevPath(d)
+	}
+	return out
+}
+
+// buildMap returns the map over disks, making multipathd build it: the
+// WWID goes into the wwids file (so find_multipaths strict/on accepts a
+// single path), then each path is handed to multipathd, whose udev event
+// may have come and gone before the WWID was known.
+func (c *Connector) buildMap(ctx context.Context, wwid string, disks []string) (*multipath.Map, error) {
+	if !multipath.ValidWWID(wwid) {
+		return nil, fmt.Errorf("multipath: WWID %q is not usable", wwid)
+	}
+	if mp, err := c.mp.MapOf(disks...); err == nil && mp.WWID == wwid && len(mp.Paths) >= len(disks) {
+		return mp, nil
+	}
+	if !c.wwidKnown(wwid) {
+		if err := c.mp.AddWWID(ctx, wwid); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range disks {
+		if holders, _ := c.scsi.Holders(d); len(holders) > 0 {
+			continue
+		}
+		if err := c.mp.AddPath(ctx, d); err != nil {
+			c.log.Debug("multipathd add path", "disk", d, "err", err.Error())
+		}
+	}
+	mp, err := c.mp.WaitForMap(ctx, wwid, disks...)
+	if err != nil {
+		return nil, err
+	}
+	return mp, nil
+}
+
+// wwidKnown reports whether multipath's wwids file lists the WWID already,
+// which saves a multipath run (about a second on a small host).
+func (c *Connector) wwidKnown(wwid string) bool {
+	data, err := c.h.FS.ReadFile("/etc/multipath/wwids")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "/"+wwid+"/" {
+			return true
+		}
+	}
+	return false
+}
+
+// discoverPaths asks the one portal given for every portal of the target
+// (SendTargets, with discovery CHAP when given). Discovery failing is no
+// reason to fail: the given portal is still tried.
+func (c *Connector) discoverPaths(ctx context.Context, info *Info) []Target {
+	given := info.Targets[0]
+	found, err := c.runDiscovery(ctx, given.Portal, info.DiscoveryAuth)
+	if err != nil {
+		c.log.Warn("iscsi: discovery failed; using the given portal only", "portal", given.Portal.String(), "err", err.Error())
+		return info.Targets
+	}
+	out := []Target{given}
+	for _, d := range found {
+		if d.IQN != given.IQN || d.Portal == given.Portal {
+			continue
+		}
+		t := Target{Portal: d.Portal, IQN: d.IQN, LUN: given.LUN}
+		if !containsTarget(out, t) {
+			out = append(out, t)
+		}
+	}
+	c.log.Debug("iscsi: discovered portals", "count", len(out))
+	return out
+}
+
+func containsTarget(list []Target, t Target) bool {
+	for _, x := range list {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Connector) runDiscovery(ctx context.Context, p Portal, auth *CHAP) ([]DiscoveredTarget, error) {
+	if auth == nil {
+		return c.adm.discover(ctx, p, false)
+	}
+	// Discovery CHAP lives in the discovery record, written like node
+	// records so the password stays off the command line; the record is
+	// removed again afterwards so the password does not stay on disk.
+	if err := c.adm.newDiscovery(ctx, p); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := c.adm.deleteDiscovery(context.WithoutCancel(ctx), p); err != nil {
+			c.log.Warn("iscsi: remove discovery record", "portal", p.String(), "err", err.Error())
+		}
+	}()
+	f, ok := discoveryRecord(c.h.FS, p)
+	if !ok {
+		return nil, fmt.Errorf("iscsi discovery record %s: created, but not found", p)
+	}
+	secs := int((c.opts.LoginTimeout + time.Second - 1) / time.Second)
+	if err := editRecord(c.h.FS, f, discoverySettings(auth, secs)); err != nil {
+		return nil, err
+	}
+	return c.adm.discover(ctx, p, true)
+}

@@ -1,0 +1,304 @@
+package iscsi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/multipath"
+	"github.com/brick-storage/brick/scsi"
+)
+
+// attached is what is on the host for a volume.
+type attached struct {
+	disks    []string          // sdX of the volume on every session
+	sessions []Session         // sessions that carry a path, or that info names
+	bySess   map[int][]string  // session ID -> its disks of this volume
+	mp       *multipath.Map    // the map over the disks, if any
+	records  map[Target]bool   // node records that exist for info's targets
+	hctl     map[string]string // disk -> H:C:T:L, for messages
+}
+
+// find looks up the volume's sessions, disks and map from sysfs. With dev
+// (what Connect returned) the disks are also checked against its WWN, so a
+// LUN number reused by another volume is never taken away.
+func (c *Connector) find(info *Info, dev *connector.Device) (*attached, error) {
+	all, err := ListSessions(c.h.FS)
+	if err != nil {
+		return nil, err
+	}
+	wantIQN := map[string]bool{}
+	luns := map[string]map[int]bool{}
+	named := map[Target]bool{}
+	for _, t := range info.Targets {
+		wantIQN[t.IQN] = true
+		if luns[t.IQN] == nil {
+			luns[t.IQN] = map[int]bool{}
+		}
+		luns[t.IQN][t.LUN] = true
+		named[Target{Portal: t.Portal, IQN: t.IQN}] = true
+	}
+	a := &attached{bySess: map[int][]string{}, records: map[Target]bool{}, hctl: map[string]string{}}
+	for _, s := range all {
+		if !wantIQN[s.Target] {
+			continue
+		}
+		disks, err := sessionDisks(c.h.FS, s)
+		if err != nil {
+			return nil, err
+		}
+		var mine []string
+		for disk, addr := range disks {
+			if !luns[s.Target][addr.LUN] {
+				continue
+			}
+			if dev != nil && dev.WWN != "" {
+				if w, err := c.scsi.WWID(disk); err == nil && w != dev.WWN {
+					c.log.Warn("iscsi: LUN now shows another volume; leaving it alone", "disk", disk, "wwid", w, "want", dev.WWN)
+					continue
+				}
+			}
+			mine = append(mine, disk)
+			a.hctl[disk] = addr.String()
+		}
+		sort.Strings(mine)
+		// A session matters if it carries our LUN, or if it is one of the
+		// portals info names (a leftover of a failed connect).
+		if len(mine) > 0 || named[Target{Portal: s.Portal, IQN: s.Target}] {
+			a.sessions = append(a.sessions, s)
+			a.bySess[s.ID] = mine
+			a.disks = append(a.disks, mine...)
+		}
+	}
+	sort.Strings(a.disks)
+	if len(a.disks) > 0 {
+		if mp, err := c.mp.MapOf(a.disks...); err == nil {
+			a.mp = mp
+		}
+	}
+	if a.mp == nil && dev != nil && dev.MultipathID != "" {
+		if mp, err := c.mp.MapByWWID(dev.MultipathID); err == nil {
+			a.mp = mp
+		}
+	}
+	for _, t := range info.Targets {
+		files, err := recordFiles(c.h.FS, t.IQN, t.Portal)
+		if err == nil && len(files) > 0 {
+			a.records[Target{Portal: t.Portal, IQN: t.IQN}] = true
+		}
+	}
+	return a, nil
+}
+
+// DevicePaths returns the volume's devices present on the host: the map
+// first when there is one, then each path.
+func (c *Connector) DevicePaths(ctx context.Context, ci connector.ConnectionInfo) ([]string, error) {
+	info, err := c.parse(ci)
+	if err != nil {
+		return nil, err
+	}
+	a, err := c.find(info, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	if a.mp != nil {
+		out = append(out, a.mp.DevPath())
+	}
+	return append(out, devPaths(a.disks)...), nil
+}
+
+// Disconnect takes the volume away in an order that loses nothing: refuse
+// while it is in use (unless Force), flush the map or disk, remove the map,
+// delete the SCSI devices and wait for them to go, forget the WWID, and log
+// out of each session no other LUN uses (deleting its node record). A
+// volume that is not attached is success.
+func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo, dev *connector.Device, opts connector.DisconnectOptions) error {
+	info, err := c.parse(ci)
+	if err != nil {
+		return err
+	}
+	unlock, err := c.lockTargets(ctx, info.IQNs())
+	if err != nil {
+		return fmt.Errorf("iscsi disconnect: %w", err)
+	}
+	defer unlock()
+	a, err := c.find(info, dev)
+	if err != nil {
+		return fmt.Errorf("iscsi disconnect: %w", err)
+	}
+	c.log.Debug("iscsi disconnect", "disks", strings.Join(a.disks, ","), "sessions", len(a.sessions), "map", a.mp != nil)
+
+	if err := c.checkNotInUse(a); err != nil {
+		if !opts.Force {
+			return fmt.Errorf("iscsi disconnect: %w (use --force to detach anyway, losing unwritten data)", err)
+		}
+		c.log.Warn("iscsi: device in use; detaching anyway (--force)", "err", err.Error())
+	}
+	if a.mp != nil {
+		if err := c.flushMap(ctx, a.mp, opts.Force); err != nil {
+			return fmt.Errorf("iscsi disconnect: %w", err)
+		}
+	} else {
+		for _, d := range a.disks {
+			if err := c.scsi.Flush(ctx, d); err != nil {
+				if !opts.Force {
+					return fmt.Errorf("iscsi disconnect: %w", err)
+				}
+				c.log.Warn("iscsi: flush failed; continuing (--force)", "err", err.Error())
+			}
+		}
+	}
+	var errs []error
+	for _, d := range a.disks {
+		if err := c.scsi.Delete(ctx, d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := c.scsi.WaitGone(ctx, a.disks...); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("iscsi disconnect: %w", err)
+	}
+	wwid := ""
+	switch {
+	case a.mp != nil:
+		wwid = a.mp.WWID
+	case dev != nil && dev.MultipathID != "":
+		wwid = dev.MultipathID
+	}
+	if wwid != "" && c.wwidKnown(wwid) {
+		if err := c.mp.RemoveWWID(ctx, wwid); err != nil {
+			c.log.Warn("iscsi: could not forget the multipath WWID", "err", err.Error())
+		}
+	}
+	return c.logoutUnused(ctx, info, a)
+}
+
+// checkNotInUse refuses a device that is mounted, has something stacked on
+// it (LVM, a partition's holder) or is held open exclusively.
+func (c *Connector) checkNotInUse(a *attached) error {
+	var devs []string
+	if a.mp != nil {
+		devs = []string{a.mp.Device}
+	} else {
+		devs = a.disks
+	}
+	mounts, err := c.h.FS.Mounts()
+	if err != nil {
+		return err
+	}
+	for _, d := range devs {
+		for _, name := range append([]string{d}, c.partitions(d)...) {
+			majmin, err := c.h.FS.ReadString("/sys/block/" + d + "/" + partSuffix(d, name) + "dev")
+			if err != nil {
+				continue
+			}
+			for _, m := range mounts {
+				if m.MajorMinor == majmin {
+					return fmt.Errorf("%s is mounted on %s: %w", scsi.DevPath(name), m.MountPoint, host.ErrDeviceBusy)
+				}
+			}
+			if holders, _ := c.scsi.Holders(name); len(holders) > 0 {
+				return fmt.Errorf("%s is held by %s: %w", scsi.DevPath(name), strings.Join(holders, ", "), host.ErrDeviceBusy)
+			}
+		}
+		if err := c.h.FS.CheckNotInUse(scsi.DevPath(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// partitions lists a disk's partitions (sdb1, dm-3 has none brick makes).
+func (c *Connector) partitions(disk string) []string {
+	entries, err := c.h.FS.ReadDir("/sys/block/" + disk)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), disk) && c.h.FS.Exists("/sys/block/"+disk+"/"+e.Name()+"/partition") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func partSuffix(disk, name string) string {
+	if name == disk {
+		return ""
+	}
+	return name + "/"
+}
+
+// flushMap writes the map's buffers out and removes it; a failure stops
+// the disconnect unless force, which first makes the map fail queued I/O
+// so the flush cannot hang on dead paths.
+func (c *Connector) flushMap(ctx context.Context, mp *multipath.Map, force bool) error {
+	if err := c.scsi.Flush(ctx, mp.Device); err != nil && !force {
+		return err
+	}
+	err := c.mp.Flush(ctx, mp)
+	if err == nil || !force {
+		return err
+	}
+	c.log.Warn("iscsi: map flush failed; disabling queueing and retrying (--force)", "map", mp.Name, "err", err.Error())
+	if qerr := c.mp.DisableQueueing(ctx, mp); qerr != nil {
+		c.log.Warn("iscsi: disable queueing", "err", qerr.Error())
+	}
+	if err := c.mp.Flush(ctx, mp); err != nil {
+		c.log.Warn("iscsi: map flush failed again; removing its paths anyway (--force)", "err", err.Error())
+	}
+	return nil
+}
+
+// logoutUnused logs out of each session of the volume that no other LUN
+// uses any more, and deletes node records of info's targets that have no
+// session left. Other volumes on a shared target keep their session.
+func (c *Connector) logoutUnused(ctx context.Context, info *Info, a *attached) error {
+	var errs []error
+	loggedOut := map[Target]bool{}
+	for _, s := range a.sessions {
+		disks, err := sessionDisks(c.h.FS, s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if len(disks) > 0 {
+			c.log.Debug("iscsi: session still carries other LUNs; staying logged in", "session", s.ID, "target", s.Target, "luns", len(disks))
+			continue
+		}
+		if err := c.adm.logout(ctx, s.Target, s.Portal); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		key := Target{Portal: s.Portal, IQN: s.Target}
+		loggedOut[key] = true
+		if err := c.adm.deleteNode(ctx, s.Target, s.Portal); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Records without a session: leftovers of this volume's connect.
+	sessions, _ := ListSessions(c.h.FS)
+	for key := range a.records {
+		if loggedOut[key] {
+			continue
+		}
+		if _, live := findSession(sessions, key.IQN, key.Portal); live {
+			continue
+		}
+		if err := c.adm.deleteNode(ctx, key.IQN, key.Portal); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("iscsi disconnect: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,416 @@
+// Package iscsi attaches Cinder volumes over iSCSI, single path or through
+// dm-multipath, with open-iscsi's iscsiadm for sessions and sysfs for
+// everything it can read instead (sessions, devices, maps).
+//
+// CHAP passwords never reach a command line: brick creates the node record
+// with "iscsiadm -m node -o new" and then writes the auth settings (and its
+// other per-node settings) into the record file itself, which iscsiadm reads
+// at login. See record.go.
+package iscsi
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/scsi"
+)
+
+// DefaultPort is the iSCSI port used when a portal names none.
+const DefaultPort = 3260
+
+// Portal is an iSCSI target portal address.
+type Portal struct {
+	// Host is an IPv4 or IPv6 address, without brackets.
+	Host string
+	Port int
+}
+
+// String renders the portal as iscsiadm's -p takes it: "10.0.0.1:3260",
+// "[fd00::1]:3260".
+func (p Portal) String() string {
+	if strings.Contains(p.Host, ":") {
+		return "[" + p.Host + "]:" + strconv.Itoa(p.Port)
+	}
+	return p.Host + ":" + strconv.Itoa(p.Port)
+}
+
+// recordName is how open-iscsi names the portal in its node database:
+// "<address>,<port>".
+func (p Portal) recordName() string { return p.Host + "," + strconv.Itoa(p.Port) }
+
+var (
+	zoneRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,15}$`)
+)
+
+// ParsePortal parses "host", "host:port", "[v6]:port", "[v6]" or a bare
+// IPv6 address. The port defaults to 3260.
+func ParsePortal(s string) (Portal, error) {
+	if s == "" {
+		return Portal{}, fmt.Errorf("empty portal")
+	}
+	if len(s) > 300 {
+		return Portal{}, fmt.Errorf("portal longer than 300 bytes")
+	}
+	host, portStr := s, ""
+	switch {
+	case strings.HasPrefix(s, "["):
+		end := strings.Index(s, "]")
+		if end < 0 {
+			return Portal{}, fmt.Errorf("portal %s: missing ]", connector.Quote(s))
+		}
+		host = s[1:end]
+		rest := s[end+1:]
+		if rest != "" {
+			if !strings.HasPrefix(rest, ":") {
+				return Portal{}, fmt.Errorf("portal %s: junk after ]", connector.Quote(s))
+			}
+			portStr = rest[1:]
+		}
+		if _, err := netip.ParseAddr(host); err != nil || !strings.Contains(host, ":") {
+			return Portal{}, fmt.Errorf("portal %s: not an IPv6 address in brackets", connector.Quote(s))
+		}
+	case strings.Count(s, ":") > 1: // bare IPv6, no port
+		if _, err := netip.ParseAddr(s); err != nil {
+			return Portal{}, fmt.Errorf("portal %s: not an address", connector.Quote(s))
+		}
+	case strings.Contains(s, ":"):
+		host, portStr, _ = strings.Cut(s, ":")
+	}
+	port := DefaultPort
+	if portStr != "" {
+		n, err := strconv.Atoi(portStr)
+		if err != nil || n < 1 || n > 65535 || strings.HasPrefix(portStr, "+") || strings.HasPrefix(portStr, "0") {
+			return Portal{}, fmt.Errorf("portal %s: port must be 1..65535", connector.Quote(s))
+		}
+		port = n
+	}
+	if addr, err := netip.ParseAddr(host); err == nil {
+		if z := addr.Zone(); z != "" && !zoneRE.MatchString(z) {
+			return Portal{}, fmt.Errorf("portal %s: bad IPv6 zone", connector.Quote(s))
+		}
+		if addr.Is4In6() {
+			addr = addr.Unmap()
+		}
+		return Portal{Host: addr.String(), Port: port}, nil
+	}
+	// Host names are refused: open-iscsi files node records and the kernel
+	// reports sessions by address, so a name could not be matched to its
+	// session or record, and resolving it would let DNS pick the target.
+	return Portal{}, fmt.Errorf("portal %s: host must be an IP address", connector.Quote(s))
+}
+
+// Target is one path to the volume: a portal, the target's name there and
+// the volume's LUN.
+type Target struct {
+	Portal Portal
+	IQN    string
+	LUN    int
+}
+
+func (t Target) String() string { return fmt.Sprintf("%s@%s lun %d", t.IQN, t.Portal, t.LUN) }
+
+// CHAP holds CHAP credentials. Password is a secret.
+type CHAP struct {
+	Username string
+	Password string
+}
+
+// Info is validated iSCSI connection info.
+type Info struct {
+	// Targets lists every path Cinder gave, the singular keys' target first.
+	Targets []Target
+	// Auth is the session CHAP, nil for none.
+	Auth *CHAP
+	// DiscoveryAuth is the SendTargets discovery CHAP, nil for none.
+	DiscoveryAuth *CHAP
+	// ReadOnly is access_mode "ro".
+	ReadOnly bool
+	// TargetDiscovered says Cinder found the target by discovery; brick
+	// creates the node record either way.
+	TargetDiscovered bool
+	// Encrypted says Nova would layer an encryptor on the device; brick
+	// hands out the raw device and warns.
+	Encrypted bool
+	// VolumeID is Cinder's volume UUID, when given.
+	VolumeID string
+	// Plural reports whether the info carried target_portals (a multipath
+	// export); with a single portal brick may discover the others.
+	Plural bool
+}
+
+// Secrets returns the passwords, for a Redactor.
+func (i *Info) Secrets() []string {
+	var out []string
+	for _, c := range []*CHAP{i.Auth, i.DiscoveryAuth} {
+		if c != nil && c.Password != "" {
+			out = append(out, c.Password)
+		}
+	}
+	return out
+}
+
+// IQNs returns the distinct target names, sorted as given.
+func (i *Info) IQNs() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range i.Targets {
+		if !seen[t.IQN] {
+			seen[t.IQN] = true
+			out = append(out, t.IQN)
+		}
+	}
+	return out
+}
+
+// ParseInfo validates iSCSI connection info. Every rejection names the key.
+func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
+	if ci.DriverVolumeType != "" && ci.DriverVolumeType != "iscsi" {
+		return nil, connector.Invalid("driver_volume_type", "want iscsi, got %s", connector.Quote(ci.DriverVolumeType))
+	}
+	info := &Info{}
+	single, hasSingle, err := singularTarget(ci)
+	if err != nil {
+		return nil, err
+	}
+	plural, err := pluralTargets(ci)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(plural) > 0:
+		info.Plural = true
+		if hasSingle {
+			info.Targets = append(info.Targets, single)
+		}
+		for _, t := range plural {
+			if !hasSingle || t != single {
+				info.Targets = append(info.Targets, t)
+			}
+		}
+	case hasSingle:
+		info.Targets = []Target{single}
+	default:
+		return nil, connector.Invalid("target_portal", "missing (neither target_portal nor target_portals given)")
+	}
+	if info.Auth, err = chap(ci, "auth_method", "auth_username", "auth_password"); err != nil {
+		return nil, err
+	}
+	if info.DiscoveryAuth, err = chap(ci, "discovery_auth_method", "discovery_auth_username", "discovery_auth_password"); err != nil {
+		return nil, err
+	}
+	mode, ok, err := ci.String("access_mode")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		switch mode {
+		case "rw":
+		case "ro":
+			info.ReadOnly = true
+		default:
+			return nil, connector.Invalid("access_mode", "must be rw or ro, got %s", connector.Quote(mode))
+		}
+	}
+	if info.TargetDiscovered, _, err = ci.Bool("target_discovered"); err != nil {
+		return nil, err
+	}
+	if info.Encrypted, _, err = ci.Bool("encrypted"); err != nil {
+		return nil, err
+	}
+	if id, ok, err := ci.String("volume_id"); err != nil {
+		return nil, err
+	} else if ok && id != "" {
+		u, valid := connector.ParseUUID(id)
+		if !valid {
+			return nil, connector.Invalid("volume_id", "must be a UUID, got %s", connector.Quote(id))
+		}
+		info.VolumeID = u
+	}
+	return info, nil
+}
+
+func singularTarget(ci connector.ConnectionInfo) (Target, bool, error) {
+	ps, hasPortal, err := ci.String("target_portal")
+	if err != nil {
+		return Target{}, false, err
+	}
+	if !hasPortal || ps == "" {
+		return Target{}, false, nil
+	}
+	p, err := ParsePortal(ps)
+	if err != nil {
+		return Target{}, false, connector.Invalid("target_portal", "%v", err)
+	}
+	iqn, err := ci.RequiredString("target_iqn")
+	if err != nil {
+		return Target{}, false, err
+	}
+	if err := checkIQN("target_iqn", iqn); err != nil {
+		return Target{}, false, err
+	}
+	lun, ok, err := ci.Int("target_lun")
+	if err != nil {
+		return Target{}, false, err
+	}
+	if !ok {
+		return Target{}, false, connector.Invalid("target_lun", "missing")
+	}
+	if err := checkLUN("target_lun", lun); err != nil {
+		return Target{}, false, err
+	}
+	return Target{Portal: p, IQN: iqn, LUN: int(lun)}, true, nil
+}
+
+// pluralTargets zips target_portals with target_iqns and target_luns; a
+// single target_iqn or target_lun applies to every portal, as some drivers
+// send it.
+func pluralTargets(ci connector.ConnectionInfo) ([]Target, error) {
+	portals, ok, err := ci.Strings("target_portals")
+	if err != nil || !ok || len(portals) == 0 {
+		return nil, err
+	}
+	iqns, ok, err := ci.Strings("target_iqns")
+	if err != nil {
+		return nil, err
+	}
+	iqnKey := "target_iqns"
+	if !ok {
+		iqn, err := ci.RequiredString("target_iqn")
+		if err != nil {
+			return nil, connector.Invalid("target_iqns", "missing (target_portals needs target_iqns or target_iqn)")
+		}
+		iqns, iqnKey = repeat(iqn, len(portals)), "target_iqn"
+	}
+	luns, ok, err := ci.Ints("target_luns")
+	if err != nil {
+		return nil, err
+	}
+	lunKey := "target_luns"
+	if !ok {
+		lun, ok, err := ci.Int("target_lun")
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, connector.Invalid("target_luns", "missing (target_portals needs target_luns or target_lun)")
+		}
+		luns, lunKey = make([]int64, len(portals)), "target_lun"
+		for i := range luns {
+			luns[i] = lun
+		}
+	}
+	if len(iqns) != len(portals) {
+		return nil, connector.Invalid(iqnKey, "has %d entries for %d target_portals", len(iqns), len(portals))
+	}
+	if len(luns) != len(portals) {
+		return nil, connector.Invalid(lunKey, "has %d entries for %d target_portals", len(luns), len(portals))
+	}
+	out := make([]Target, 0, len(portals))
+	seen := map[Target]bool{}
+	for i, ps := range portals {
+		p, err := ParsePortal(ps)
+		if err != nil {
+			return nil, connector.Invalid(fmt.Sprintf("target_portals[%d]", i), "%v", err)
+		}
+		key := iqnKey
+		if iqnKey == "target_iqns" {
+			key = fmt.Sprintf("target_iqns[%d]", i)
+		}
+		if err := checkIQN(key, iqns[i]); err != nil {
+			return nil, err
+		}
+		key = lunKey
+		if lunKey == "target_luns" {
+			key = fmt.Sprintf("target_luns[%d]", i)
+		}
+		if err := checkLUN(key, luns[i]); err != nil {
+			return nil, err
+		}
+		t := Target{Portal: p, IQN: iqns[i], LUN: int(luns[i])}
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+func checkIQN(key, iqn string) error {
+	if !connector.ValidIQN(iqn) || strings.ContainsAny(iqn, "/[],\n\r") {
+		return connector.Invalid(key, "not an iSCSI name (iqn./eui./naa.), got %s", connector.Quote(iqn))
+	}
+	return nil
+}
+
+func checkLUN(key string, lun int64) error {
+	if lun < 0 || lun > scsi.MaxLUN {
+		return connector.Invalid(key, "must be 0..%d, got %d", scsi.MaxLUN, lun)
+	}
+	return nil
+}
+
+// maxCHAPLen is open-iscsi's AUTH_STR_MAX_LEN.
+const maxCHAPLen = 256
+
+func chap(ci connector.ConnectionInfo, methodKey, userKey, passKey string) (*CHAP, error) {
+	method, ok, err := ci.String(methodKey)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || method == "" || strings.EqualFold(method, "none") {
+		return nil, nil
+	}
+	if !strings.EqualFold(method, "CHAP") {
+		return nil, connector.Invalid(methodKey, "must be CHAP or None, got %s", connector.Quote(method))
+	}
+	user, err := ci.RequiredString(userKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCHAPValue(userKey, user, false); err != nil {
+		return nil, err
+	}
+	pass, err := ci.RequiredString(passKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCHAPValue(passKey, pass, true); err != nil {
+		return nil, err
+	}
+	return &CHAP{Username: user, Password: pass}, nil
+}
+
+// checkCHAPValue keeps credentials to what the node record file can hold
+// on one line. The reason never repeats a secret.
+func checkCHAPValue(key, v string, secret bool) error {
+	show := func() string {
+		if secret {
+			return ""
+		}
+		return ", got " + connector.Quote(v)
+	}
+	if len(v) > maxCHAPLen {
+		return connector.Invalid(key, "longer than %d bytes", maxCHAPLen)
+	}
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f {
+			return connector.Invalid(key, "contains a control character%s", show())
+		}
+	}
+	if strings.TrimSpace(v) != v {
+		return connector.Invalid(key, "has leading or trailing white space%s", show())
+	}
+	return nil
+}

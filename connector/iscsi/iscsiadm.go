@@ -1,0 +1,149 @@
+package iscsi
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brick-storage/brick/host"
+)
+
+// iscsiadm exit codes brick treats specially (open-iscsi's iscsi_err.h).
+const (
+	exitSessionExists = 15 // ISCSI_ERR_SESS_EXISTS: already logged in
+	exitNoObjects     = 21 // ISCSI_ERR_NO_OBJS_FOUND: no such session or record
+	exitLoginAuth     = 24 // ISCSI_ERR_LOGIN_AUTH_FAILED
+)
+
+// iscsiadm runs open-iscsi's iscsiadm. Every argument is validated before
+// it gets here (IQNs by checkIQN, portals by ParsePortal); no secret is
+// ever an argument.
+type iscsiadm struct {
+	runner         host.Runner
+	commandTimeout time.Duration
+	loginTimeout   time.Duration
+}
+
+func (a iscsiadm) run(ctx context.Context, timeout time.Duration, ok []int, args ...string) (host.Result, error) {
+	return a.runner.Run(ctx, host.Command{Name: "iscsiadm", Args: args, Timeout: timeout, OKExitCodes: ok})
+}
+
+// newNode creates the node record for iqn at p with iscsid.conf's defaults.
+func (a iscsiadm) newNode(ctx context.Context, iqn string, p Portal) error {
+	if _, err := a.run(ctx, a.commandTimeout, nil, "-m", "node", "-T", iqn, "-p", p.String(), "-o", "new"); err != nil {
+		return fmt.Errorf("iscsi create node record %s@%s: %w", iqn, p, err)
+	}
+	return nil
+}
+
+// login logs in to iqn at p; an existing session is fine. The command gets
+// the login timeout plus a margin, since iscsiadm enforces its own.
+func (a iscsiadm) login(ctx context.Context, iqn string, p Portal) (existed bool, err error) {
+	res, err := a.run(ctx, a.loginTimeout+a.commandTimeout, []int{exitSessionExists}, "-m", "node", "-T", iqn, "-p", p.String(), "--login")
+	if err != nil {
+		if host.ExitCodeOf(err) == exitLoginAuth {
+			return false, fmt.Errorf("iscsi login %s@%s: CHAP authentication failed: %w", iqn, p, err)
+		}
+		return false, fmt.Errorf("iscsi login %s@%s: %w", iqn, p, err)
+	}
+	return res.ExitCode == exitSessionExists, nil
+}
+
+// logout ends the session to iqn at p; none is fine.
+func (a iscsiadm) logout(ctx context.Context, iqn string, p Portal) error {
+	if _, err := a.run(ctx, a.commandTimeout, []int{exitNoObjects}, "-m", "node", "-T", iqn, "-p", p.String(), "--logout"); err != nil {
+		return fmt.Errorf("iscsi logout %s@%s: %w", iqn, p, err)
+	}
+	return nil
+}
+
+// deleteNode removes the node record; none is fine.
+func (a iscsiadm) deleteNode(ctx context.Context, iqn string, p Portal) error {
+	if _, err := a.run(ctx, a.commandTimeout, []int{exitNoObjects}, "-m", "node", "-T", iqn, "-p", p.String(), "-o", "delete"); err != nil {
+		return fmt.Errorf("iscsi delete node record %s@%s: %w", iqn, p, err)
+	}
+	return nil
+}
+
+// newDiscovery creates a SendTargets discovery record for p.
+func (a iscsiadm) newDiscovery(ctx context.Context, p Portal) error {
+	if _, err := a.run(ctx, a.commandTimeout, nil, "-m", "discoverydb", "-t", "sendtargets", "-p", p.String(), "-o", "new"); err != nil {
+		return fmt.Errorf("iscsi create discovery record %s: %w", p, err)
+	}
+	return nil
+}
+
+// deleteDiscovery removes p's discovery record; none is fine.
+func (a iscsiadm) deleteDiscovery(ctx context.Context, p Portal) error {
+	if _, err := a.run(ctx, a.commandTimeout, []int{exitNoObjects}, "-m", "discoverydb", "-t", "sendtargets", "-p", p.String(), "-o", "delete"); err != nil {
+		return fmt.Errorf("iscsi delete discovery record %s: %w", p, err)
+	}
+	return nil
+}
+
+// discover runs SendTargets against p without storing node records
+// ("-o nonpersistent"): brick makes the records it needs itself. With
+// useRecord, the discovery record (holding discovery CHAP) is used.
+func (a iscsiadm) discover(ctx context.Context, p Portal, useRecord bool) ([]DiscoveredTarget, error) {
+	args := []string{"-m", "discovery", "-t", "sendtargets", "-p", p.String(), "-o", "nonpersistent"}
+	if useRecord {
+		args = []string{"-m", "discoverydb", "-t", "sendtargets", "-p", p.String(), "--discover", "-o", "nonpersistent"}
+	}
+	res, err := a.run(ctx, a.loginTimeout+a.commandTimeout, nil, args...)
+	if err != nil {
+		return nil, fmt.Errorf("iscsi discovery at %s: %w", p, err)
+	}
+	return ParseDiscovery(res.Stdout), nil
+}
+
+// DiscoveredTarget is one line of SendTargets output.
+type DiscoveredTarget struct {
+	Portal Portal
+	TPGT   int
+	IQN    string
+}
+
+// ParseDiscovery parses iscsiadm's discovery output, one
+// "<address>:<port>,<tpgt> <iqn>" per line ("[fd00::1]:3260,1 iqn..." for
+// IPv6). Lines that do not parse or name an invalid target are skipped:
+// the output comes from the network.
+func ParseDiscovery(out []byte) []DiscoveredTarget {
+	var res []DiscoveredTarget
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 2 {
+			continue
+		}
+		addr, tpgtStr, ok := cutLast(fields[0], ",")
+		if !ok {
+			continue
+		}
+		tpgt, err := strconv.Atoi(tpgtStr)
+		if err != nil || tpgt < -1 || tpgt > 65535 {
+			continue
+		}
+		p, err := ParsePortal(addr)
+		if err != nil {
+			continue
+		}
+		if checkIQN("discovery", fields[1]) != nil {
+			continue
+		}
+		res = append(res, DiscoveredTarget{Portal: p, TPGT: tpgt, IQN: fields[1]})
+	}
+	return res
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
+}

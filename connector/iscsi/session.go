@@ -1,0 +1,146 @@
+package iscsi
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/scsi"
+)
+
+// Session is one iSCSI session as sysfs shows it. brick reads sessions from
+// /sys/class/iscsi_session rather than parsing "iscsiadm -m session": no
+// process to start, no output format to track across versions.
+type Session struct {
+	// ID is N of sessionN.
+	ID int
+	// Target is the target's name.
+	Target string
+	// Portal is the connection's persistent (configured) address and port,
+	// the one the node record is filed under.
+	Portal Portal
+	// Host is the SCSI host number the session's LUNs appear under.
+	Host int
+	// State is the session state, "LOGGED_IN" when usable.
+	State string
+}
+
+var sessionRE = regexp.MustCompile(`^session([0-9]{1,9})$`)
+
+// ListSessions returns the host's iSCSI sessions. None is not an error.
+func ListSessions(fsys host.FS) ([]Session, error) {
+	entries, err := fsys.ReadDir("/sys/class/iscsi_session")
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list iscsi sessions: %w", err)
+	}
+	var out []Session
+	for _, e := range entries {
+		m := sessionRE.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		s, err := readSession(fsys, e.Name(), m[1])
+		if err != nil {
+			// A session going away while being read is not an error.
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func readSession(fsys host.FS, name, idStr string) (Session, error) {
+	id, _ := strconv.Atoi(idStr)
+	base := "/sys/class/iscsi_session/" + name
+	s := Session{ID: id}
+	var err error
+	if s.Target, err = fsys.ReadString(base + "/targetname"); err != nil {
+		return s, err
+	}
+	s.State, _ = fsys.ReadString(base + "/state")
+	dev, err := fsys.EvalSymlinks(base + "/device")
+	if err != nil {
+		return s, err
+	}
+	// .../platform/host0/session1: the SCSI host is the parent.
+	hostName := path.Base(path.Dir(dev))
+	h, ok := strings.CutPrefix(hostName, "host")
+	if !ok {
+		return s, fmt.Errorf("session %s: unexpected device path %s", name, dev)
+	}
+	if s.Host, err = strconv.Atoi(h); err != nil {
+		return s, fmt.Errorf("session %s: unexpected device path %s", name, dev)
+	}
+	conn := "/sys/class/iscsi_connection/connection" + idStr + ":0"
+	addr, err := fsys.ReadString(conn + "/persistent_address")
+	if err != nil {
+		return s, err
+	}
+	portStr, err := fsys.ReadString(conn + "/persistent_port")
+	if err != nil {
+		return s, err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return s, fmt.Errorf("session %s: port %q", name, portStr)
+	}
+	if a, err := netip.ParseAddr(addr); err == nil {
+		addr = a.Unmap().String()
+	}
+	s.Portal = Portal{Host: addr, Port: port}
+	return s, nil
+}
+
+// targetAddress returns the session's SCSI channel and target once the
+// kernel has created them (after the first scan), else Wildcard.
+func targetAddress(fsys host.FS, s Session) (channel, target int) {
+	matches, _ := fsys.Glob(fmt.Sprintf("/sys/class/iscsi_session/session%d/device/target%d:*:*", s.ID, s.Host))
+	for _, m := range matches {
+		parts := strings.Split(strings.TrimPrefix(path.Base(m), "target"), ":")
+		if len(parts) != 3 {
+			continue
+		}
+		c, err1 := strconv.Atoi(parts[1])
+		t, err2 := strconv.Atoi(parts[2])
+		if err1 == nil && err2 == nil {
+			return c, t
+		}
+	}
+	return scsi.Wildcard, scsi.Wildcard
+}
+
+// sessionDisks lists the block devices on a session, with their addresses.
+func sessionDisks(fsys host.FS, s Session) (map[string]scsi.HCTL, error) {
+	matches, err := fsys.Glob(fmt.Sprintf("/sys/class/iscsi_session/session%d/device/target*/*:*:*:*/block/*", s.ID))
+	if err != nil {
+		return nil, fmt.Errorf("devices of iscsi session %d: %w", s.ID, err)
+	}
+	out := map[string]scsi.HCTL{}
+	for _, m := range matches {
+		a, err := scsi.ParseHCTL(path.Base(path.Dir(path.Dir(m))))
+		if err != nil {
+			continue
+		}
+		out[path.Base(m)] = a
+	}
+	return out, nil
+}
+
+// findSession returns the session to iqn at portal.
+func findSession(sessions []Session, iqn string, p Portal) (Session, bool) {
+	for _, s := range sessions {
+		if s.Target == iqn && s.Portal == p {
+			return s, true
+		}
+	}
+	return Session{}, false
+}
