@@ -48,9 +48,12 @@ type CinderOptions struct {
 	// credentials, as Cinder's tgt helper does.
 	NoCHAP bool
 	// StateDir holds config, database, logs, tgt target files and the
-	// volumes' backing files (default /var/tmp/brick-testbed/cinder).
+	// volumes' backing files (default $BRICK_TB_CINDER_STATE, else
+	// /var/tmp/brick-testbed/cinder). Only one test bed Cinder can run on
+	// a host at a time: tgtd's port and control socket are host-wide.
 	StateDir string
-	// Port is the API port on 127.0.0.1 (default 8776).
+	// Port is the API port on 127.0.0.1 (default $BRICK_TB_CINDER_PORT,
+	// else 8776).
 	Port int
 	// ProjectID goes into Cinder.ProjectID and the noauth token (default
 	// DefaultProjectID). Any id works with noauth; this only chooses the
@@ -68,10 +71,10 @@ func (o CinderOptions) normalized() CinderOptions {
 		o.TargetIP = DefaultTargetIP
 	}
 	if o.StateDir == "" {
-		o.StateDir = DefaultCinderStateDir
+		o.StateDir = envOr("BRICK_TB_CINDER_STATE", DefaultCinderStateDir)
 	}
 	if o.Port == 0 {
-		o.Port = DefaultCinderPort
+		o.Port = envIntOr("BRICK_TB_CINDER_PORT", DefaultCinderPort)
 	}
 	if o.ProjectID == "" {
 		o.ProjectID = DefaultProjectID

@@ -25,9 +25,11 @@ const IronicVolumeMicroversion = "1.32"
 // is the default Ironic on 127.0.0.1:6385.
 type IronicOptions struct {
 	// StateDir holds config, database and logs (default
-	// /var/tmp/brick-testbed/ironic).
+	// $BRICK_TB_IRONIC_STATE, else /var/tmp/brick-testbed/ironic).
 	StateDir string
-	// Port is the API port on 127.0.0.1 (default 6385).
+	// Port is the API port on 127.0.0.1 (default $BRICK_TB_IRONIC_PORT,
+	// else 6385). With another StateDir and Port, several Ironics can run
+	// side by side (e.g. one per engineer or CI job on a shared host).
 	Port int
 	// MaxLimit is [api] max_limit, the largest page the API returns
 	// (default 1000). Pagination tests set it small.
@@ -40,10 +42,10 @@ type IronicOptions struct {
 
 func (o IronicOptions) normalized() IronicOptions {
 	if o.StateDir == "" {
-		o.StateDir = DefaultIronicStateDir
+		o.StateDir = envOr("BRICK_TB_IRONIC_STATE", DefaultIronicStateDir)
 	}
 	if o.Port == 0 {
-		o.Port = DefaultIronicPort
+		o.Port = envIntOr("BRICK_TB_IRONIC_PORT", DefaultIronicPort)
 	}
 	if o.MaxLimit == 0 {
 		o.MaxLimit = DefaultIronicMaxLimit

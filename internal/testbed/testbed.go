@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -224,6 +225,23 @@ func pidFromEnvFile(path, key string) string {
 		return ""
 	}
 	return pid
+}
+
+// envOr returns the environment variable key, or def when it is unset or
+// empty. Only where a service lives (state dir, port) is taken from the
+// environment; what it does (CHAP, portals, page size) is the test's choice.
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func envIntOr(key string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(key)); err == nil && n > 0 {
+		return n
+	}
+	return def
 }
 
 func boolEnv(b bool) string {

@@ -63,6 +63,9 @@ func TestRepoRootHasScripts(t *testing.T) {
 }
 
 func TestCinderOptionsEnv(t *testing.T) {
+	t.Setenv("BRICK_TB_CINDER_STATE", "")
+	t.Setenv("BRICK_TB_CINDER_PORT", "")
+	t.Setenv("BRICK_TB_TARGET_IP", "192.0.2.1") // ignored: the options decide
 	env := CinderOptions{}.env()
 	assert.Equal(t, "127.0.0.1", env["BRICK_TB_TARGET_IP"])
 	assert.Equal(t, "", env["BRICK_TB_SECONDARY_IPS"])
@@ -82,8 +85,18 @@ func TestCinderOptionsEnv(t *testing.T) {
 }
 
 func TestIronicOptionsEnv(t *testing.T) {
+	t.Setenv("BRICK_TB_IRONIC_STATE", "")
+	t.Setenv("BRICK_TB_IRONIC_PORT", "")
 	env := IronicOptions{}.env()
 	assert.Equal(t, "6385", env["BRICK_TB_IRONIC_PORT"])
+	assert.Equal(t, DefaultIronicStateDir, env["BRICK_TB_IRONIC_STATE"])
+
+	// Where a service lives may come from the environment.
+	t.Setenv("BRICK_TB_IRONIC_STATE", "/var/tmp/brick-testbed/ironic-ci")
+	t.Setenv("BRICK_TB_IRONIC_PORT", "6395")
+	env = IronicOptions{}.env()
+	assert.Equal(t, "6395", env["BRICK_TB_IRONIC_PORT"])
+	assert.Equal(t, "/var/tmp/brick-testbed/ironic-ci", env["BRICK_TB_IRONIC_STATE"])
 	assert.Equal(t, "1000", env["BRICK_TB_IRONIC_MAX_LIMIT"])
 	assert.Equal(t, "3", IronicOptions{MaxLimit: 3}.env()["BRICK_TB_IRONIC_MAX_LIMIT"])
 }
