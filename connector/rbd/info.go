@@ -2,6 +2,7 @@ package rbd
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -358,12 +359,19 @@ func keyFromKeyring(keyring, user string) (entity, key string, err error) {
 	return "", "", connector.Invalid("keyring", "holds %d keys and auth_username does not say which to use", len(order))
 }
 
-// validKey accepts a standard base64 cephx secret (28 bytes decoded for
-// real keys; any 16..256 bytes is allowed).
+// validKey accepts a cephx secret as Ceph encodes it: base64 of a
+// little-endian u16 type (0 none, 1 AES), an 8-byte creation time, a u16
+// length and that many secret bytes. Ceph rejects anything else with an
+// error that quotes the key, so it is refused here first.
 func validKey(s string) bool {
 	if len(s) < 16 || len(s) > 512 {
 		return false
 	}
 	b, err := base64.StdEncoding.DecodeString(s)
-	return err == nil && len(b) >= 12 && len(b) <= 384
+	if err != nil || len(b) < 12 {
+		return false
+	}
+	typ := binary.LittleEndian.Uint16(b[0:2])
+	n := binary.LittleEndian.Uint16(b[10:12])
+	return typ <= 1 && n > 0 && int(n) == len(b)-12
 }

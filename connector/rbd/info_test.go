@@ -11,10 +11,10 @@ import (
 	"github.com/brick-storage/brick/connector"
 )
 
-// Made-up cephx keys in the real format (base64 of 28 bytes).
+// Made-up cephx keys in the real format (AES type, 16 secret bytes).
 const (
-	testKey  = "AQDTb9/wvFUxhYEKCOWUkbIBPAbZdr13bx6BaA=="
-	otherKey = "AQDkP9eY+mtz3lxT7WYa0SHp6hIfyKjQDJbL9Q=="
+	testKey  = "AQAAAAAAAAAAABAAyWOxrO/00vSiTjJRxjetgA=="
+	otherKey = "AQAAAAAAAAAAABAAVTCKITHoMtWYsQB5gXH68w=="
 )
 
 var testKeyring = "[client.cinder]\n\tkey = " + testKey + "\n\tcaps mon = \"profile rbd\"\n\tcaps osd = \"profile rbd pool=volumes\"\n"
@@ -181,6 +181,10 @@ func TestParseVolume(t *testing.T) {
 		{name: "qos not object", mutate: func(d map[string]any) { d["qos_specs"] = "fast" }, wantKey: "qos_specs"},
 		{name: "keyring not base64", mutate: func(d map[string]any) { d["keyring"] = "[client.cinder]\nkey = not*base64!!\n" }, wantKey: "keyring"},
 		{name: "keyring wrong user", mutate: func(d map[string]any) { d["keyring"] = "[client.admin]\nkey = " + testKey + "\n" }, wantKey: "keyring"},
+		{name: "keyring key malformed", mutate: func(d map[string]any) {
+			d["keyring"] = "[client.cinder]\nkey = AQDTb9/wvFUxhYEKCOWUkbIBPAbZdr13bx6BaA==\n"
+		}, wantKey: "keyring"},
+		{name: "bare key malformed", mutate: func(d map[string]any) { d["keyring"] = "AQAAAAAAAAAAABEAyWOxrO/00vSiTjJRxjetgA==" }, wantKey: "keyring"},
 		{name: "keyring garbage", mutate: func(d map[string]any) { d["keyring"] = "hello world" }, wantKey: "keyring"},
 		{name: "keyring key before section", mutate: func(d map[string]any) { d["keyring"] = "key = " + testKey + "\n[client.cinder]\n" }, wantKey: "keyring"},
 		{name: "keyring unterminated section", mutate: func(d map[string]any) { d["keyring"] = "[client.cinder\nkey = " + testKey + "\n" }, wantKey: "keyring"},

@@ -200,7 +200,7 @@ func (c *Connector) mapImage(ctx context.Context, v Volume, driver string) (stri
 		Name: c.opts.RBD, Args: mapArgs(v, driver, confPath), Timeout: c.opts.MapTimeout, Secrets: v.Secrets(),
 	})
 	if err != nil {
-		return "", fmt.Errorf("rbd map %s (%s): %w: %w", v.Spec(), driver, ErrMapFailed, explainMapError(err))
+		return "", fmt.Errorf("%w for %s (%s): %w", ErrMapFailed, v.Spec(), driver, explainMapError(err))
 	}
 	c.h.Log.Debug("rbd: mapped", "image", v.Spec(), "driver", driver, "took", time.Since(start).Round(time.Millisecond))
 
@@ -211,7 +211,7 @@ func (c *Connector) mapImage(ctx context.Context, v Volume, driver string) (stri
 	}
 	m, ok := find(mappings, v)
 	if !ok {
-		return "", fmt.Errorf("rbd map %s: %w: rbd printed %q but the image is not in `rbd device list`", v.Spec(), ErrMapFailed, truncate(strings.TrimSpace(string(res.Stdout)), 64))
+		return "", fmt.Errorf("%w for %s (%s): rbd printed %q but the image is not in `rbd device list`", ErrMapFailed, v.Spec(), driver, truncate(strings.TrimSpace(string(res.Stdout)), 64))
 	}
 	return m.Device, nil
 }
