@@ -1,0 +1,205 @@
+// Package policy holds tests that keep the whole tree to brick's rules:
+// no shell, os/exec only in the host layer, no fixed sleeps on connect or
+// disconnect paths, and the package import rules of DESIGN.md.
+package policy
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/brick-storage/brick"
+
+type goFile struct {
+	path string // relative to the repository root
+	pkg  string // directory relative to the root
+	test bool
+	ast  *ast.File
+}
+
+// parseTree parses every .go file of the repository (not testdata).
+func parseTree(t *testing.T) []goFile {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("repository root not found: %v", err)
+	}
+	fset := token.NewFileSet()
+	var files []goFile
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if name == "testdata" || (strings.HasPrefix(name, ".") && p != root) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		full, err := parser.ParseFile(fset, p, nil, 0)
+		if err == nil {
+			f = full
+		}
+		rel, _ := filepath.Rel(root, p)
+		files = append(files, goFile{path: rel, pkg: filepath.Dir(rel), test: strings.HasSuffix(p, "_test.go"), ast: f})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func imports(f *ast.File) []string {
+	var out []string
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		out = append(out, p)
+	}
+	return out
+}
+
+// toolPackages are programs and test harnesses, not brick: they may run
+// commands (qemu, benchmarks) themselves.
+func toolPackage(pkg string) bool {
+	return strings.HasPrefix(pkg, "bench") || strings.HasPrefix(pkg, "internal/testbed") || strings.HasPrefix(pkg, "test")
+}
+
+// TestNoShell fails if any Go file runs a shell with -c: brick runs every
+// command as an argv list, so no user data is ever parsed by a shell.
+func TestNoShell(t *testing.T) {
+	shells := map[string]bool{"sh": true, "bash": true, "/bin/sh": true, "/bin/bash": true, "/usr/bin/bash": true, "dash": true, "zsh": true}
+	for _, f := range parseTree(t) {
+		ast.Inspect(f.ast, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			// Any call or literal list whose string arguments are a shell followed by -c.
+			var lits []string
+			for _, a := range call.Args {
+				if bl, ok := a.(*ast.BasicLit); ok && bl.Kind == token.STRING {
+					s, _ := strconv.Unquote(bl.Value)
+					lits = append(lits, s)
+				} else {
+					lits = append(lits, "")
+				}
+			}
+			checkShell(t, f.path, lits, shells)
+			return true
+		})
+		ast.Inspect(f.ast, func(n ast.Node) bool {
+			cl, ok := n.(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			var lits []string
+			for _, e := range cl.Elts {
+				if bl, ok := e.(*ast.BasicLit); ok && bl.Kind == token.STRING {
+					s, _ := strconv.Unquote(bl.Value)
+					lits = append(lits, s)
+				} else {
+					lits = append(lits, "")
+				}
+			}
+			checkShell(t, f.path, lits, shells)
+			return true
+		})
+	}
+}
+
+func checkShell(t *testing.T, path string, lits []string, shells map[string]bool) {
+	for i := 0; i+1 < len(lits); i++ {
+		if shells[lits[i]] && strings.HasPrefix(lits[i+1], "-") && strings.Contains(lits[i+1], "c") {
+			t.Errorf("%s: runs a shell (%q %q): run the program as an argv list instead", path, lits[i], lits[i+1])
+		}
+	}
+}
+
+// TestExecOnlyInHost keeps os/exec (and syscall.Exec/ForkExec) inside the
+// host layer, where the runner masks secrets and applies timeouts.
+func TestExecOnlyInHost(t *testing.T) {
+	for _, f := range parseTree(t) {
+		if f.test || toolPackage(f.pkg) || f.pkg == "host" {
+			continue
+		}
+		for _, imp := range imports(f.ast) {
+			if imp == "os/exec" {
+				t.Errorf("%s imports os/exec: run commands through host.Runner", f.path)
+			}
+		}
+	}
+}
+
+// TestNoFixedSleeps: connect and disconnect wait on events or on the host
+// layer's bounded poll (host.FS.WaitFor), never on a fixed sleep.
+func TestNoFixedSleeps(t *testing.T) {
+	for _, f := range parseTree(t) {
+		if f.test || toolPackage(f.pkg) || f.path == filepath.Join("host", "wait.go") {
+			continue
+		}
+		ast.Inspect(f.ast, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := sel.X.(*ast.Ident); ok && id.Name == "time" && (sel.Sel.Name == "Sleep" || sel.Sel.Name == "After" || sel.Sel.Name == "Tick") {
+				t.Errorf("%s uses time.%s: wait with host.FS.WaitFor (event-driven, bounded)", f.path, sel.Sel.Name)
+			}
+			return true
+		})
+	}
+}
+
+// TestImportRules enforces DESIGN.md's package graph.
+func TestImportRules(t *testing.T) {
+	protocols := map[string]bool{}
+	for _, p := range []string{"connector/iscsi", "connector/fc", "connector/rbd", "connector/nfs"} {
+		protocols[p] = true
+	}
+	for _, f := range parseTree(t) {
+		if f.test {
+			continue
+		}
+		for _, imp := range imports(f.ast) {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module+"/")
+			switch {
+			case dep == "cmd/brick" || strings.HasPrefix(dep, "cmd/brick/"):
+				t.Errorf("%s imports %s: nothing imports the command", f.path, dep)
+			case protocols[f.pkg] && protocols[dep] && dep != f.pkg:
+				t.Errorf("%s imports %s: protocol packages never import each other", f.path, dep)
+			case protocols[f.pkg] && (dep == "cinderapi" || dep == "ironicapi" || dep == "attach"):
+				t.Errorf("%s imports %s: protocol packages know nothing of Cinder or Ironic", f.path, dep)
+			case (f.pkg == "host" || strings.HasPrefix(f.pkg, "host/")) && dep != "host" && !strings.HasPrefix(dep, "host/"):
+				t.Errorf("%s imports %s: the host layer depends on nothing of brick", f.path, dep)
+			case f.pkg == "connector" && dep != "host":
+				t.Errorf("%s imports %s: connector depends only on host", f.path, dep)
+			case (f.pkg == "multipath" || f.pkg == "scsi") && dep != "host":
+				t.Errorf("%s imports %s: %s depends only on host", f.path, dep, f.pkg)
+			case !toolPackage(f.pkg) && strings.HasPrefix(dep, "internal/testbed"):
+				t.Errorf("%s imports %s: test harnesses stay out of brick", f.path, dep)
+			}
+		}
+	}
+}
