@@ -313,7 +313,13 @@ func (m *Manager) Attach(ctx context.Context, opts AttachOptions) (*Record, erro
 	if err := begin(StepComplete); err != nil {
 		return fail(err)
 	}
-	cop := cinderapi.CompleteOpts{HostName: props.Host, Mountpoint: opts.Mountpoint, Mode: mode}
+	// Cinder shows the mountpoint as the attachment's device; without one
+	// the device path is the most useful thing to show.
+	mp := opts.Mountpoint
+	if mp == "" {
+		mp = dev.Path
+	}
+	cop := cinderapi.CompleteOpts{HostName: props.Host, Mountpoint: mp, Mode: mode}
 	undo = append(undo, undoStep{"uncomplete", func(ctx context.Context) error { return flow.Uncomplete(ctx, id, rec.AttachmentID, cop) }})
 	rec.AttachmentID, err = flow.Complete(ctx, id, attID, cop)
 	if err != nil {

@@ -225,7 +225,9 @@ func truncate(s string, n int) string {
 
 // CompleteOpts describe the finished attachment.
 type CompleteOpts struct {
-	HostName   string
+	HostName string
+	// Mountpoint is recorded as the attachment's device (legacy flow;
+	// Cinder requires one, "na" when empty).
 	Mountpoint string
 	Mode       string // "rw" (default) or "ro"
 }
@@ -375,7 +377,13 @@ func (f *legacyFlow) Complete(ctx context.Context, volumeID, _ string, o Complet
 	if mode == "" {
 		mode = "rw"
 	}
-	err := Attach(ctx, f.c.SC, volumeID, AttachOpts{Mountpoint: o.Mountpoint, Mode: mode, HostName: o.HostName}).ExtractErr()
+	// os-attach requires a mountpoint; "na" is what Cinder itself records
+	// for attachments without one.
+	mp := o.Mountpoint
+	if mp == "" {
+		mp = "na"
+	}
+	err := Attach(ctx, f.c.SC, volumeID, AttachOpts{Mountpoint: mp, Mode: mode, HostName: o.HostName}).ExtractErr()
 	if err != nil {
 		return "", mapError("attach", volumeID, err)
 	}

@@ -167,8 +167,8 @@ type AttachOptsBuilder interface {
 	ToVolumeAttachMap() (map[string]any, error)
 }
 
-// AttachOpts record where the volume is attached. InstanceUUID is sent only
-// when set (a null is rejected).
+// AttachOpts record where the volume is attached. Cinder requires
+// Mountpoint; InstanceUUID is sent only when set (a null is rejected).
 type AttachOpts struct {
 	Mountpoint   string
 	Mode         string // "rw" or "ro"
@@ -180,6 +180,9 @@ type AttachOpts struct {
 func (o AttachOpts) ToVolumeAttachMap() (map[string]any, error) {
 	if o.HostName == "" && o.InstanceUUID == "" {
 		return nil, fmt.Errorf("os-attach needs a host name or an instance")
+	}
+	if o.Mountpoint == "" {
+		return nil, fmt.Errorf("os-attach needs a mountpoint")
 	}
 	if o.Mode != "" && o.Mode != "rw" && o.Mode != "ro" {
 		return nil, fmt.Errorf("attach mode %q: use rw or ro", o.Mode)

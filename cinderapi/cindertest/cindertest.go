@@ -381,6 +381,10 @@ func (s *Server) action(w http.ResponseWriter, v *Volume, op string, body map[st
 	case "os-terminate_connection":
 		delete(s.legacyExports, v.ID)
 	case "os-attach":
+		if _, ok := args["mountpoint"]; !ok {
+			writeErr(w, 400, "badRequest", "Invalid input for field/attribute os-attach. 'mountpoint' is a required property")
+			return
+		}
 		if v.Status != "attaching" && v.Status != "available" {
 			invalid("attaching")
 			return
