@@ -48,6 +48,9 @@ func (c *Connector) users(paths []string, dir string, skipLoops []string) ([]str
 		return false
 	}
 
+	// brick itself may have inherited a descriptor from its caller (a
+	// shell's "exec 9<>file"); the caller is listed, brick is not.
+	self, _ := c.h.FS.Readlink("/proc/self")
 	var found []string
 	procs, err := c.h.FS.ReadDir("/proc")
 	if err != nil {
@@ -55,7 +58,7 @@ func (c *Connector) users(paths []string, dir string, skipLoops []string) ([]str
 	}
 	for _, p := range procs {
 		pid := p.Name()
-		if _, err := strconv.Atoi(pid); err != nil {
+		if _, err := strconv.Atoi(pid); err != nil || pid == self {
 			continue
 		}
 		if holds(c, pid, match) {

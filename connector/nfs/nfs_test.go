@@ -448,3 +448,18 @@ func TestInvalidInfoRunsNothing(t *testing.T) {
 		require.Empty(t, r.Calls(), data)
 	}
 }
+
+func TestOwnDescriptorsDoNotCount(t *testing.T) {
+	c, k, _ := newFake(t)
+	ctx := context.Background()
+	info := nfsInfo(t, volA)
+	dev, err := c.Connect(ctx, info)
+	require.NoError(t, err)
+	// brick (pid 500) inherited its caller's descriptor; the caller is gone.
+	require.NoError(t, os.Rename(filepath.Join(k.root, "proc/self"), filepath.Join(k.root, "proc/500")))
+	hosttest.Symlink(t, k.root, "/proc/self", "500")
+	hosttest.WriteFile(t, k.root, "/proc/500/comm", "brick\n")
+	hosttest.Symlink(t, k.root, "/proc/500/fd/9", c.h.FS.Path(dev.Path))
+	require.NoError(t, c.Disconnect(ctx, info, dev, connector.DisconnectOptions{}))
+	require.Equal(t, 0, k.mounted())
+}
