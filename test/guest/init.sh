@@ -17,13 +17,19 @@ say() { echo "brick-guest: $*" >/dev/console; }
 power_off() {
 	sync
 	echo o >/proc/sysrq-trigger
-	sleep 60
+	# Wait for the power-off with a builtin: the 9p root is going away, so
+	# an external `sleep` would fail to load.
+	read -r -t 60 _ <>"$halt_fifo" || true
 }
 
 fatal() {
 	say "FATAL: $*"
 	power_off
 }
+
+# A FIFO nobody writes to: reading it is a sleep that needs no binary.
+halt_fifo=/dev/brick-halt
+mkfifo "$halt_fifo" 2>/dev/null || true
 
 # shellcheck source=/dev/null
 source "$ctl/config" || fatal "read $ctl/config"
