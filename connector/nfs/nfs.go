@@ -208,6 +208,11 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 	}
 	config, err := ParseMountOptions("nfs-mount-options", c.opts.MountOptions)
 	if err != nil {
+		// The host's configuration, not the connection info, is at fault.
+		var ie *connector.InvalidError
+		if errors.As(err, &ie) {
+			return nil, fmt.Errorf("nfs: invalid --nfs-mount-options (config nfs-mount-options): %s", ie.Reason)
+		}
 		return nil, err
 	}
 	if c.opts.AsBlock && s.vol.Format != "" && s.vol.Format != "raw" {

@@ -241,7 +241,9 @@ func TestMountOptionsOrder(t *testing.T) {
 
 	c.opts.MountOptions = "uhelper=x"
 	_, err = c.Connect(context.Background(), nfsInfo(t, volB))
-	require.ErrorContains(t, err, `"nfs-mount-options"`)
+	require.ErrorContains(t, err, `invalid --nfs-mount-options`)
+	require.ErrorContains(t, err, `"uhelper" is not allowed`)
+	require.NotErrorIs(t, err, connector.ErrInvalid, "the config is at fault, not the connection info")
 }
 
 func TestTwoVolumesOneShare(t *testing.T) {
