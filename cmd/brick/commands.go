@@ -7,6 +7,7 @@ import "github.com/spf13/cobra"
 func (a *app) extraCommands() []*cobra.Command {
 	return []*cobra.Command{
 		a.ironicCommand(),
+		a.localAttachCommand(), a.localDetachCommand(), a.getVolumePathsCommand(), a.getAllVolumePathsCommand(), a.listCommand(), a.cleanupCommand(),
 		a.connectCommand(), a.disconnectCommand(),
 	}
 }

@@ -1,0 +1,394 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/brick-storage/brick/attach"
+	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/ironicapi"
+	"github.com/brick-storage/brick/osauth"
+)
+
+// crashEnv names the testing aid that makes brick SIGKILL itself just
+// before a local-attach/local-detach step (see attach.Step*), so tests can
+// prove that `brick cleanup` repairs any interruption.
+const crashEnv = "BRICK_TEST_CRASH_AT"
+
+// volumeFlags are shared by the Cinder-backed volume commands.
+type volumeFlags struct {
+	opts             connectorOptions
+	nic, ip, hostArg string
+}
+
+func addVolumeFlags(f *pflag.FlagSet, vf *volumeFlags) {
+	f.BoolVar(&vf.opts.Multipath, "multipath", false, "attach through dm-multipath over every portal (tell Cinder multipath=true)")
+	f.BoolVar(&vf.opts.EnforceMultipath, "enforce-multipath", false, "fail unless the volume can be attached through dm-multipath")
+	f.StringVar(&vf.nic, "nic", "", "report this network interface's address to Cinder")
+	f.StringVar(&vf.ip, "ip", "", "report this IP address to Cinder")
+	f.StringVar(&vf.hostArg, "hostname", "", "host name Cinder records for the attachment (default: the kernel's)")
+	addISCSIFlags(f, &vf.opts.ISCSI)
+	addNFSFlags(f, &vf.opts.NFS)
+}
+
+func (vf volumeFlags) gather() connector.GatherOptions {
+	return connector.GatherOptions{
+		Multipath: vf.opts.Multipath, EnforceMultipath: vf.opts.EnforceMultipath,
+		IP: vf.ip, NIC: vf.nic, Hostname: vf.hostArg,
+	}
+}
+
+// needRoot refuses commands that change the kernel's state when not root.
+// With --host-root pointing elsewhere (a fixture tree) the check is skipped.
+func (a *app) needRoot(what string) error {
+	if os.Geteuid() != 0 && a.hostRoot == "/" {
+		return fmt.Errorf("%s needs root: it logs in to storage targets and creates and removes block devices (run it with sudo)", what)
+	}
+	return nil
+}
+
+// cinderClient builds the Cinder client: auth, then microversion negotiation.
+func (a *app) cinderClient(ctx context.Context) (*cinderapi.Client, error) {
+	opts := a.authOptions()
+	sc, err := osauth.BlockStorageClient(ctx, opts)
+	if err != nil {
+		if errors.Is(err, osauth.ErrConfig) {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	return cinderapi.NewClient(ctx, sc, opts.VolumeAPIVersion)
+}
+
+// manager builds the attach use case; without Cinder (cinder=false) only
+// local records can be read. Errors name the operation and the volume.
+func (a *app) manager(ctx context.Context, opts connectorOptions, cinder bool, op, ref string) (*attach.Manager, error) {
+	m := &attach.Manager{Host: a.host, Connectors: a.newRegistry(opts)}
+	if cinder {
+		c, err := a.cinderClient(ctx)
+		if err != nil {
+			label := op
+			if ref != "" {
+				label += " " + ref
+			}
+			var ue usageError
+			if errors.As(err, &ue) {
+				return nil, usageError{fmt.Errorf("%s: %w", label, ue.err)}
+			}
+			return nil, fmt.Errorf("%s: %w", label, err)
+		}
+		m.Cinder = c
+	}
+	if step := os.Getenv(crashEnv); step != "" {
+		m.AtStep = func(s string) {
+			if s == step {
+				a.logger.Warn("testing aid: killing myself", "env", crashEnv, "step", s)
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		}
+	}
+	return m, nil
+}
+
+func (a *app) localAttachCommand() *cobra.Command {
+	var vf volumeFlags
+	var ao attach.AttachOptions
+	cmd := &cobra.Command{
+		Use:   "local-attach VOLUME",
+		Short: "Attach a Cinder volume (ID or name) to this host",
+		Long: `Attach a Cinder volume to this host, without Nova.
+
+brick locks the volume, sends this host's connector to Cinder (the v3
+attachments API when Cinder allows microversion 3.44, else the legacy
+reserve + initialize_connection actions; --os-volume-api-version forces one),
+connects the volume with the protocol's connector, completes the attachment
+(Cinder then shows the volume in-use, attached to this host name), and keeps
+a record under /var/lib/brick (0600, no secrets) that local-detach and
+cleanup use. With --mountpoint the device is mounted there; --mkfs TYPE
+formats it first, but only when it is blank (never a device that holds a
+filesystem or a partition table).
+
+Any failure undoes every step already done, newest first, so the volume is
+available again and no session or device is left; then the first error is
+printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
+		Example: `  brick local-attach my-volume --os-cloud mycloud
+  brick local-attach 0b7d... --cinder-endpoint http://cinder:8776/v3 --os-auth-type noauth -f json
+  brick local-attach data --multipath --mountpoint /srv/data --mkfs ext4`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.needRoot("local-attach"); err != nil {
+				return err
+			}
+			m, err := a.manager(cmd.Context(), vf.opts, true, "local-attach", args[0])
+			if err != nil {
+				return err
+			}
+			if ao.IronicNode != "" {
+				sc, err := a.ironicClient(cmd.Context())
+				if err != nil {
+					return err
+				}
+				m.Targets = ironicapi.TargetRegistry{Client: sc}
+			}
+			ao.Volume = args[0]
+			ao.Gather = vf.gather()
+			rec, err := m.Attach(cmd.Context(), ao)
+			if err != nil {
+				return err
+			}
+			return a.out.printRecord(cmd.OutOrStdout(), attachRecord(rec))
+		},
+	}
+	f := cmd.Flags()
+	addVolumeFlags(f, &vf)
+	f.StringVar(&ao.Mode, "mode", "rw", "attach mode: rw or ro")
+	f.StringVar(&ao.Mountpoint, "mountpoint", "", "mount the device on this directory (created if missing)")
+	f.StringVar(&ao.Mkfs, "mkfs", "", "format a BLANK device with this filesystem (ext4, xfs, ...) before mounting; needs --mountpoint")
+	f.StringVar(&ao.IronicNode, "ironic-node", "", "also register the volume as a volume target of this Ironic node (name or UUID)")
+	f.IntVar(&ao.BootIndex, "boot-index", 0, "boot index of the Ironic volume target")
+	return cmd
+}
+
+func (a *app) localDetachCommand() *cobra.Command {
+	var vf volumeFlags
+	var do attach.DetachOptions
+	cmd := &cobra.Command{
+		Use:   "local-detach VOLUME",
+		Short: "Detach a Cinder volume (ID or name) from this host",
+		Long: `Detach a volume attached with local-attach (or, without a local record, the
+volume's attachment to this host in Cinder): unmount it if brick mounted it,
+flush and disconnect it (refused while it is mounted or open, unless
+--force), then end the Cinder attachment (attachment delete, or
+begin_detaching + terminate_connection + os-detach; a failed disconnect rolls
+the volume back to in-use).`,
+		Example: `  brick local-detach my-volume
+  brick local-detach 0b7d... --attachment-id 9f1c...`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.needRoot("local-detach"); err != nil {
+				return err
+			}
+			m, err := a.manager(cmd.Context(), vf.opts, true, "local-detach", args[0])
+			if err != nil {
+				return err
+			}
+			if sc, err := a.ironicClientIfConfigured(cmd.Context()); err == nil && sc != nil {
+				m.Targets = sc
+			}
+			do.Volume = args[0]
+			do.Gather = vf.gather()
+			return m.Detach(cmd.Context(), do)
+		},
+	}
+	f := cmd.Flags()
+	addVolumeFlags(f, &vf)
+	f.StringVar(&do.AttachmentID, "attachment-id", "", "the attachment to end, when the volume has several to this host")
+	// python-brick-cinderclient-ext's spelling.
+	f.StringVar(&do.AttachmentID, "attachment-uuid", "", "alias of --attachment-id")
+	_ = f.MarkHidden("attachment-uuid")
+	f.BoolVar(&do.Force, "force", false, "detach even if the device is mounted or open or a flush fails (unwritten data may be lost)")
+	return cmd
+}
+
+// ironicClientIfConfigured returns a target registry when an Ironic
+// endpoint or cloud is configured, so detach can remove targets that
+// local-attach --ironic-node created; nil otherwise.
+func (a *app) ironicClientIfConfigured(ctx context.Context) (attach.TargetRegistry, error) {
+	if a.auth.ironicEndpoint == "" && a.auth.cloud == "" {
+		return nil, nil
+	}
+	sc, err := a.ironicClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ironicapi.TargetRegistry{Client: sc}, nil
+}
+
+func (a *app) getVolumePathsCommand() *cobra.Command {
+	var vf volumeFlags
+	cmd := &cobra.Command{
+		Use:   "get-volume-paths VOLUME",
+		Short: "Print the device paths of an attached volume on this host",
+		Long: `Print the device paths on this host of a volume: from brick's local record,
+or from the volume's attachment to this host in Cinder.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := a.manager(cmd.Context(), vf.opts, false, "", "")
+			if err != nil {
+				return err
+			}
+			if _, rerr := m.Record(args[0]); rerr != nil {
+				if m, err = a.manager(cmd.Context(), vf.opts, true, "get-volume-paths", args[0]); err != nil {
+					return err
+				}
+			}
+			paths, err := m.VolumePaths(cmd.Context(), args[0], vf.gather())
+			if err != nil {
+				return err
+			}
+			t := table{Columns: []string{"Path"}}
+			for _, p := range paths {
+				t.Rows = append(t.Rows, []any{p})
+			}
+			return a.out.printTable(cmd.OutOrStdout(), t)
+		},
+	}
+	addVolumeFlags(cmd.Flags(), &vf)
+	return cmd
+}
+
+func (a *app) getAllVolumePathsCommand() *cobra.Command {
+	var vf volumeFlags
+	var protocol string
+	cmd := &cobra.Command{
+		Use:   "get-all-volume-paths",
+		Short: "Print the device paths of every volume brick attached on this host",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := a.manager(cmd.Context(), vf.opts, false, "", "")
+			if err != nil {
+				return err
+			}
+			paths, errs := m.AllVolumePaths(cmd.Context(), protocol)
+			for _, e := range errs {
+				a.logger.Warn("get-all-volume-paths", "err", e.Error())
+			}
+			t := table{Columns: []string{"Volume", "Protocol", "Path"}}
+			for _, p := range paths {
+				t.Rows = append(t.Rows, []any{p.VolumeID, p.Protocol, p.Path})
+			}
+			return a.out.printTable(cmd.OutOrStdout(), t)
+		},
+	}
+	addVolumeFlags(cmd.Flags(), &vf)
+	cmd.Flags().StringVar(&protocol, "protocol", "", "only this driver_volume_type (iscsi, nfs, ...)")
+	return cmd
+}
+
+func (a *app) listCommand() *cobra.Command {
+	var offline bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the volumes brick attached to this host, with their Cinder status",
+		Long: `List brick's local attachments: volume, device, protocol, multipath map,
+mount point, the local phase (attached, or attaching/detaching when an
+operation did not finish: run brick cleanup) and the volume's status in
+Cinder. Cinder errors become warnings and the status shows "unknown";
+--offline does not ask Cinder.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := a.manager(cmd.Context(), connectorOptions{}, false, "", "")
+			if err != nil {
+				return err
+			}
+			if !offline {
+				if c, err := a.cinderClient(cmd.Context()); err == nil {
+					m.Cinder = c
+				} else {
+					a.logger.Warn("list: Cinder status unknown", "err", err.Error())
+				}
+			}
+			entries, errs := m.List(cmd.Context())
+			for _, e := range errs {
+				a.logger.Warn("list", "err", e.Error())
+			}
+			t := table{Columns: []string{"Volume", "Name", "Device", "Protocol", "Multipath ID", "Attachment ID", "Mountpoint", "Phase", "Cinder Status"}}
+			for _, e := range entries {
+				r := e.Record
+				dev, proto, mp := "", "", ""
+				if r.Device != nil {
+					dev, proto, mp = r.Device.Path, r.Device.Protocol, r.Device.MultipathID
+				}
+				if proto == "" && r.ConnectionInfo != nil {
+					proto = r.ConnectionInfo.DriverVolumeType
+				}
+				t.Rows = append(t.Rows, []any{r.VolumeID, r.VolumeName, dev, proto, mp, r.AttachmentID, r.Mountpoint, r.Phase, e.CinderStatus})
+			}
+			return a.out.printTable(cmd.OutOrStdout(), t)
+		},
+	}
+	cmd.Flags().BoolVar(&offline, "offline", false, "do not ask Cinder for the status")
+	return cmd
+}
+
+func (a *app) cleanupCommand() *cobra.Command {
+	var vf volumeFlags
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "cleanup [VOLUME]",
+		Short: "Repair what an interrupted local-attach or local-detach left behind",
+		Long: `Repair after a crash (kill -9, power loss) in the middle of local-attach or
+local-detach, from brick's records and Cinder: an unfinished attach is undone
+(device disconnected, Cinder reservation, export and attachment removed, so
+the volume is available again), an unfinished detach is finished. Volumes
+that are fully attached are left alone. Without VOLUME every record is
+examined.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.needRoot("cleanup"); err != nil {
+				return err
+			}
+			ref := ""
+			if len(args) == 1 {
+				ref = args[0]
+			}
+			m, err := a.manager(cmd.Context(), vf.opts, true, "cleanup", ref)
+			if err != nil {
+				return err
+			}
+			if sc, err := a.ironicClientIfConfigured(cmd.Context()); err == nil && sc != nil {
+				m.Targets = sc
+			}
+			results, err := m.Cleanup(cmd.Context(), ref, force)
+			t := table{Columns: []string{"Volume", "Action", "Step", "Error"}}
+			for _, r := range results {
+				msg := ""
+				if r.Err != nil {
+					msg = a.redactor.Redact(r.Err.Error())
+				}
+				t.Rows = append(t.Rows, []any{r.VolumeID, r.Action, r.Step, msg})
+			}
+			if perr := a.out.printTable(cmd.OutOrStdout(), t); perr != nil && err == nil {
+				err = perr
+			}
+			return err
+		},
+	}
+	addVolumeFlags(cmd.Flags(), &vf)
+	cmd.Flags().BoolVar(&force, "force", false, "when finishing a detach, disconnect even if the device is in use")
+	return cmd
+}
+
+// attachRecord prints the result of local-attach.
+func attachRecord(r *attach.Record) record {
+	out := record{{"volume_id", r.VolumeID}, {"volume_name", r.VolumeName}}
+	if r.Device != nil {
+		out = append(out, field{"path", r.Device.Path}, field{"type", r.Device.Type}, field{"protocol", r.Device.Protocol})
+		if r.Device.WWN != "" {
+			out = append(out, field{"scsi_wwn", r.Device.WWN})
+		}
+		out = append(out, field{"multipath_id", r.Device.MultipathID})
+		if len(r.Device.Paths) > 0 {
+			out = append(out, field{"paths", r.Device.Paths})
+		}
+	}
+	out = append(out, field{"attachment_id", r.AttachmentID}, field{"flow", r.Flow}, field{"microversion", r.Microversion},
+		field{"host_name", r.HostName}, field{"mode", r.Mode})
+	if r.Mountpoint != "" {
+		out = append(out, field{"mountpoint", r.Mountpoint})
+	}
+	if r.Formatted != "" {
+		out = append(out, field{"formatted", r.Formatted})
+	}
+	if r.IronicTargetUUID != "" {
+		out = append(out, field{"ironic_node", r.IronicNode}, field{"ironic_target_uuid", r.IronicTargetUUID})
+	}
+	return out
+}
