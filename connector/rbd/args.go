@@ -17,10 +17,15 @@ func ValidDriver(d string) bool { return d == DriverKRBD || d == DriverNBD }
 // holding the key (then the key reaches rbd through that file only);
 // without it the host's /etc/ceph/<cluster>.conf and keyring are used and
 // the monitors go on the command line. No argument ever holds a secret.
-func mapArgs(v Volume, driver, confPath string) []string {
+// noudev (krbd only) stops rbd from waiting for udev's event, which never
+// comes on a host or container without a udev daemon: rbd would hang.
+func mapArgs(v Volume, driver, confPath string, noudev bool) []string {
 	args := []string{"device", "map", "--device-type", driver}
 	if v.ReadOnly {
 		args = append(args, "--read-only")
+	}
+	if noudev && driver == DriverKRBD {
+		args = append(args, "--options", "noudev")
 	}
 	args = append(args, authArgs(v, confPath)...)
 	return append(args, v.Spec())
@@ -51,11 +56,20 @@ func listArgs(driver string) []string {
 
 // unmapArgs builds `rbd device unmap` for a device path. force asks krbd to
 // unmap even while the device is open (-o force); rbd-nbd has no such
-// option and disconnects open devices anyway.
-func unmapArgs(driver, device string, force bool) []string {
+// option and disconnects open devices anyway. noudev as for mapArgs.
+func unmapArgs(driver, device string, force, noudev bool) []string {
 	args := []string{"device", "unmap", "--device-type", driver}
-	if force && driver == DriverKRBD {
-		args = append(args, "--options", "force")
+	if driver == DriverKRBD {
+		var opts []string
+		if force {
+			opts = append(opts, "force")
+		}
+		if noudev {
+			opts = append(opts, "noudev")
+		}
+		if len(opts) > 0 {
+			args = append(args, "--options", strings.Join(opts, ","))
+		}
 	}
 	return append(args, device)
 }

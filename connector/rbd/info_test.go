@@ -271,7 +271,7 @@ func FuzzParseVolume(f *testing.F) {
 		if v.Pool == "" || v.Image == "" || v.Cluster == "" {
 			t.Fatalf("empty required field: %+v", v)
 		}
-		argv := strings.Join(mapArgs(v, DriverKRBD, ""), " ")
+		argv := strings.Join(mapArgs(v, DriverKRBD, "", true), " ")
 		if v.Key != "" && strings.Contains(argv, v.Key) {
 			t.Fatalf("key in argv: %s", argv)
 		}

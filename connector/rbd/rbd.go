@@ -197,7 +197,7 @@ func (c *Connector) mapImage(ctx context.Context, v Volume, driver string) (stri
 	}
 	start := time.Now()
 	res, err := c.h.Runner.Run(ctx, host.Command{
-		Name: c.opts.RBD, Args: mapArgs(v, driver, confPath), Timeout: c.opts.MapTimeout, Secrets: v.Secrets(),
+		Name: c.opts.RBD, Args: mapArgs(v, driver, confPath, c.noUdev()), Timeout: c.opts.MapTimeout, Secrets: v.Secrets(),
 	})
 	if err != nil {
 		return "", fmt.Errorf("%w for %s (%s): %w", ErrMapFailed, v.Spec(), driver, explainMapError(err))
@@ -279,6 +279,16 @@ func (c *Connector) checkReadOnly(devPath string, v Volume) error {
 		return fmt.Errorf("rbd map %s: already mapped read-only at %s; disconnect it first to map read-write", v.Spec(), devPath)
 	}
 	return nil
+}
+
+// noUdev reports that no udev daemon runs, so krbd must not wait for
+// udev's events (rbd map and unmap would hang until their timeout).
+func (c *Connector) noUdev() bool {
+	running := c.h.FS.ProcessRunning("systemd-udevd") || c.h.FS.ProcessRunning("udevd")
+	if !running {
+		c.h.Log.Debug("rbd: no udev daemon runs; krbd will not wait for udev (noudev)")
+	}
+	return !running
 }
 
 // list runs rbd device list for one driver.
@@ -384,7 +394,7 @@ func (c *Connector) unmap(ctx context.Context, v Volume, driver, devPath string,
 			return fmt.Errorf("rbd unmap %s: flush %s (use --force to unmap anyway): %w", v.Spec(), devPath, err)
 		}
 	}
-	_, err := c.h.Runner.Run(ctx, host.Command{Name: c.opts.RBD, Args: unmapArgs(driver, devPath, force), Timeout: c.opts.UnmapTimeout})
+	_, err := c.h.Runner.Run(ctx, host.Command{Name: c.opts.RBD, Args: unmapArgs(driver, devPath, force, c.noUdev()), Timeout: c.opts.UnmapTimeout})
 	if err == nil {
 		return nil
 	}

@@ -146,6 +146,7 @@ func newTestConnector(t *testing.T, opts Options) (*Connector, *fakeCeph, *hostt
 	f.root = root
 	hosttest.WriteFile(t, root, "/proc/self/mountinfo", "22 1 0:21 / / rw - ext4 /dev/vda1 rw\n")
 	hosttest.Mkdir(t, root, "/dev")
+	hosttest.WriteFile(t, root, "/proc/321/comm", "systemd-udevd\n")
 	opts.DeviceTimeout = time.Second
 	return New(h, opts), f, r, root
 }
@@ -197,15 +198,20 @@ func TestMapArgs(t *testing.T) {
 	v := Volume{Pool: "volumes", Namespace: "ns1", Image: "vol1", Cluster: "ceph", User: "cinder", Monitors: []string{"192.0.2.1:6789", "[2001:db8::1]:6789"}}
 	require.Equal(t,
 		[]string{"device", "map", "--device-type", "krbd", "--cluster", "ceph", "--mon-host", "192.0.2.1:6789,[2001:db8::1]:6789", "--id", "cinder", "volumes/ns1/vol1"},
-		mapArgs(v, DriverKRBD, ""))
+		mapArgs(v, DriverKRBD, "", false))
 	v.ReadOnly = true
 	v.Monitors = nil
 	v.User = ""
 	require.Equal(t,
 		[]string{"device", "map", "--device-type", "nbd", "--read-only", "--conf", "/run/brick/ceph/map-1/ceph.conf", "volumes/ns1/vol1"},
-		mapArgs(v, DriverNBD, "/run/brick/ceph/map-1/ceph.conf"))
-	require.Equal(t, []string{"device", "unmap", "--device-type", "krbd", "--options", "force", "/dev/rbd0"}, unmapArgs(DriverKRBD, "/dev/rbd0", true))
-	require.Equal(t, []string{"device", "unmap", "--device-type", "nbd", "/dev/nbd0"}, unmapArgs(DriverNBD, "/dev/nbd0", true))
+		mapArgs(v, DriverNBD, "/run/brick/ceph/map-1/ceph.conf", true))
+	require.Equal(t,
+		[]string{"device", "map", "--device-type", "krbd", "--read-only", "--options", "noudev", "--cluster", "ceph", "volumes/ns1/vol1"},
+		mapArgs(v, DriverKRBD, "", true))
+	require.Equal(t, []string{"device", "unmap", "--device-type", "krbd", "--options", "force", "/dev/rbd0"}, unmapArgs(DriverKRBD, "/dev/rbd0", true, false))
+	require.Equal(t, []string{"device", "unmap", "--device-type", "krbd", "--options", "force,noudev", "/dev/rbd0"}, unmapArgs(DriverKRBD, "/dev/rbd0", true, true))
+	require.Equal(t, []string{"device", "unmap", "--device-type", "krbd", "/dev/rbd0"}, unmapArgs(DriverKRBD, "/dev/rbd0", false, false))
+	require.Equal(t, []string{"device", "unmap", "--device-type", "nbd", "/dev/nbd0"}, unmapArgs(DriverNBD, "/dev/nbd0", true, true))
 	require.Equal(t, []string{"device", "list", "--device-type", "krbd", "--format", "json"}, listArgs(DriverKRBD))
 }
 
@@ -401,4 +407,17 @@ func TestStaleCredentialsAreSwept(t *testing.T) {
 	require.NoDirExists(t, old.Dir, "left by a killed brick an hour ago")
 	require.DirExists(t, fresh.Dir)
 	require.NoError(t, fresh.remove())
+}
+
+func TestNoUdevDaemonMeansNoudev(t *testing.T) {
+	c, _, r, root := newTestConnector(t, Options{})
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "/proc/321")))
+	ctx := context.Background()
+	info := cinderInfo(t, nil)
+	_, err := c.Connect(ctx, info)
+	require.NoError(t, err)
+	require.NoError(t, c.Disconnect(ctx, info, nil, connector.DisconnectOptions{}))
+	calls := strings.Join(r.Calls(), "\n")
+	require.Contains(t, calls, "rbd device map --device-type krbd --options noudev --cluster ceph")
+	require.Contains(t, calls, "rbd device unmap --device-type krbd --options noudev /dev/rbd0")
 }
