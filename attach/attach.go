@@ -28,6 +28,7 @@ type Cinder interface {
 	Volume(ctx context.Context, id string) (*cinderapi.Volume, error)
 	Attachments(ctx context.Context, volumeID string) ([]cinderapi.Attachment, error)
 	Flow() cinderapi.Flow
+	FlowNamed(name string) (cinderapi.Flow, error)
 }
 
 // Connectors picks a connector by driver_volume_type (*connector.Registry).
@@ -422,4 +423,17 @@ func microversionOf(c Cinder) string {
 		return cl.Version.String()
 	}
 	return ""
+}
+
+// flowFor returns the flow a record was made with, or the negotiated one
+// (with a warning) when this client cannot speak it.
+func (m *Manager) flowFor(rec *Record) cinderapi.Flow {
+	f, err := m.Cinder.FlowNamed(rec.Flow)
+	if err == nil {
+		return f
+	}
+	cur := m.Cinder.Flow()
+	m.Host.Log.Warn("volume was attached with another Cinder flow; using the current one",
+		"volume", rec.VolumeID, "attached_with", rec.Flow, "now", cur.Name(), "reason", err.Error())
+	return cur
 }

@@ -474,3 +474,14 @@ func FuzzParseRecord(f *testing.F) {
 		}
 	})
 }
+
+func TestDetachUsesRecordFlow(t *testing.T) {
+	f := newFixture(t, "3.0")
+	_, err := f.manager().Attach(context.Background(), AttachOptions{Volume: volID})
+	require.NoError(t, err)
+	f.mv = "" // detach with a client that negotiates the v3 flow
+	require.NoError(t, f.manager().Detach(context.Background(), DetachOptions{Volume: volID}))
+	f.requireClean()
+	require.Contains(t, f.fake.Ops(), "os-detach", "the legacy flow the volume was attached with")
+	require.NotContains(t, f.fake.Ops(), "attachment-delete")
+}

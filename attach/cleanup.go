@@ -119,7 +119,7 @@ func (m *Manager) cleanupOne(ctx context.Context, id string, force bool) Cleanup
 // undoAttach reverses an unfinished attach from its record, whatever step
 // it reached; each undo tolerates "never happened".
 func (m *Manager) undoAttach(ctx context.Context, rec *Record) error {
-	flow := m.Cinder.Flow()
+	flow := m.flowFor(rec)
 	id := rec.VolumeID
 	var undo []undoStep
 	reached := stepIndex(rec.Step)

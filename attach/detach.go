@@ -73,11 +73,7 @@ func (m *Manager) Detach(ctx context.Context, opts DetachOptions) error {
 // already done, so a crashed detach is finished by running it again.
 func (m *Manager) detach(ctx context.Context, ref string, rec *Record, force bool) error {
 	st := m.store()
-	flow := m.Cinder.Flow()
-	if flow.Name() != rec.Flow {
-		m.Host.Log.Warn("volume was attached with another Cinder flow; detaching with the current one",
-			"volume", rec.VolumeID, "attached_with", rec.Flow, "now", flow.Name())
-	}
+	flow := m.flowFor(rec)
 	id := rec.VolumeID
 	wasDetaching := rec.Phase == PhaseDetaching
 	rec.Phase = PhaseDetaching

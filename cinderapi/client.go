@@ -132,6 +132,23 @@ func (c *Client) Flow() Flow {
 	return &legacyFlow{c: c}
 }
 
+// FlowNamed returns the named flow (FlowV3 or FlowLegacy), so a detach or
+// cleanup uses the flow the volume was attached with. The v3 flow needs
+// microversion >= 3.44.
+func (c *Client) FlowNamed(name string) (Flow, error) {
+	switch name {
+	case FlowLegacy:
+		return &legacyFlow{c: c}, nil
+	case FlowV3:
+		if c.Version.AtLeast(MVComplete) {
+			return &v3Flow{c: c}, nil
+		}
+		return nil, &Error{Step: "microversion", Kind: ErrMicroversion,
+			Message: fmt.Sprintf("the v3 attachment flow needs >= %s, using %s", MVComplete, c.Version)}
+	}
+	return nil, fmt.Errorf("unknown attach flow %q", name)
+}
+
 // Volume fetches a volume by ID.
 func (c *Client) Volume(ctx context.Context, id string) (*Volume, error) {
 	v, err := Get(ctx, c.SC, id).Extract()

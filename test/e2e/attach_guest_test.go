@@ -1,0 +1,314 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/internal/testbed"
+	"github.com/brick-storage/brick/internal/testbed/guest"
+)
+
+var faultProxyBinary struct {
+	once sync.Once
+	path string
+	err  error
+	out  []byte
+}
+
+// buildFaultProxy builds test/e2e/faultproxy once per test process.
+func buildFaultProxy(t *testing.T) string {
+	t.Helper()
+	faultProxyBinary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "brick-e2e-faultproxy-")
+		if err != nil {
+			faultProxyBinary.err = err
+			return
+		}
+		faultProxyBinary.path = filepath.Join(dir, "faultproxy")
+		cmd := exec.Command("go", "build", "-o", faultProxyBinary.path, "./faultproxy")
+		faultProxyBinary.out, faultProxyBinary.err = cmd.CombinedOutput()
+	})
+	if faultProxyBinary.err != nil {
+		t.Fatalf("build faultproxy: %v\n%s", faultProxyBinary.err, faultProxyBinary.out)
+	}
+	return faultProxyBinary.path
+}
+
+// patternOffset is where the guest writes the test pattern (MiB).
+const patternOffset = 4
+
+// attachGuestScript runs every local-attach/local-detach proof in one boot.
+// It prints "STATE <label> <cinder status> <host names> <sessions> <sd
+// devices> <multipath maps> <records>" after each step the Go side checks,
+// "TIME <label> <seconds>" for timings and "RC <label> <exit code>".
+const attachGuestScript = `
+set -uo pipefail
+B=/brick/brick
+P=$PROJECT
+API=http://10.0.2.2:8776/v3
+export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null BRICK_CINDER_ENDPOINT=$API
+COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 10s)
+
+eval "$("$BRICK_FIXTURES/iscsi.sh")"
+echo "initiator $ISCSI_INITIATOR host $(hostname)"
+
+py() { /usr/bin/python3 -c "$@"; }
+api() { curl -sf -m 30 -H "X-Auth-Token: brick:$P" -H "OpenStack-API-Version: volume 3.70" "$API/$P/$1"; }
+vstatus() {
+	api "volumes/$1" | py 'import json,sys; v=json.load(sys.stdin)["volume"]; print(v["status"], ",".join(a["host_name"] or "-" for a in v["attachments"]) or "-")'
+}
+nsessions() { iscsiadm -m session 2>/dev/null | grep -c . || true; }
+nsd() { ls /sys/block | grep -c '^sd' || true; }
+ndm() { dmsetup ls --target multipath 2>/dev/null | grep -vc 'No devices' || true; }
+nrec() { ls /var/lib/brick/volumes/*.json 2>/dev/null | grep -c . || true; }
+state() { echo "STATE $1 $(vstatus "$2") $(nsessions) $(nsd) $(ndm) $(nrec)"; }
+now() { date +%s.%N; }
+took() { echo "TIME $1 $(awk -v a="$2" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}')"; }
+jget() { py "import json,sys; print(json.load(open('$1'))['$2'])"; }
+
+# attach_write_detach LABEL VOLUME [extra local-attach flags...]: the happy
+# path with the pattern written through the device.
+attach_write_detach() {
+	local label=$1 vol=$2; shift 2
+	local t0; t0=$(now)
+	/usr/bin/time -v -o /brick/time-$label.txt $B local-attach "$vol" "${COMMON[@]}" "$@" -f json >/brick/attach-$label.json 2>/brick/attach-$label.err
+	echo "RC attach-$label $?"
+	took attach-$label "$t0"
+	state attached-$label "$vol"
+	local dev; dev=$(jget /brick/attach-$label.json path)
+	echo "DEVICE $label $dev $(jget /brick/attach-$label.json multipath_id)"
+	dd if=/brick/pattern of="$dev" bs=1M seek=` + "4" + ` count=1 oflag=direct conv=notrunc status=none
+	echo "RC write-$label $?"
+	$B list -f value -c volume -c protocol -c phase -c "cinder status" 2>&1 | sed "s/^/LIST $label /"
+	$B get-volume-paths "$vol" -f value 2>&1 | sed "s/^/PATHS $label /"
+	t0=$(now)
+	$B local-detach "$vol" "${COMMON[@]}" "$@" >/brick/detach-$label.out 2>&1
+	echo "RC detach-$label $?"
+	took detach-$label "$t0"
+	state detached-$label "$vol"
+}
+
+# 1. legacy flow, 2. v3 flow, 3. multipath over both slirp addresses.
+attach_write_detach legacy "$VOL_LEGACY" --os-volume-api-version 3.0
+attach_write_detach v3 "$VOL_V3"
+attach_write_detach mp "$VOL_MP" --multipath
+
+# Secrets: the CHAP password of a live v3 attachment appears nowhere.
+$B local-attach "$VOL_V3" "${COMMON[@]}" -f json >/brick/attach-secret.json 2>/brick/attach-secret.err --debug
+att=$(jget /brick/attach-secret.json attachment_id)
+pw=$(api "attachments/$att" | py 'import json,sys; print(json.load(sys.stdin)["attachment"]["connection_info"].get("auth_password") or "none")')
+leaks=$(grep -lF -- "$pw" /var/lib/brick/volumes/*.json /brick/attach-secret.json /brick/attach-secret.err 2>/dev/null | grep -c . || true)
+echo "SECRET pw_known=$([[ $pw != none ]] && echo yes || echo no) leaks=$leaks"
+ls -l /var/lib/brick/volumes/ | sed 's/^/RECORDMODE /'
+$B local-detach "$VOL_V3" "${COMMON[@]}" >/dev/null 2>&1
+echo "RC detach-secret $?"
+
+# 4. --mountpoint + --mkfs ext4: a file survives detach and a second attach.
+$B local-attach "$VOL_FS" "${COMMON[@]}" --mountpoint /mnt/brickfs --mkfs ext4 -f json >/brick/attach-fs1.json 2>&1
+echo "RC attach-fs1 $?"
+echo "FORMATTED fs1 $(jget /brick/attach-fs1.json formatted 2>/dev/null || echo none)"
+echo "brick was here" >/mnt/brickfs/hello.txt && sync
+$B local-detach "$VOL_FS" "${COMMON[@]}" >/brick/detach-fs1.out 2>&1
+echo "RC detach-fs1 $?"
+echo "MOUNTED-AFTER-DETACH $(grep -c ' /mnt/brickfs ' /proc/self/mountinfo || true)"
+$B local-attach "$VOL_FS" "${COMMON[@]}" --mountpoint /mnt/brickfs --mkfs ext4 -f json >/brick/attach-fs2.json 2>&1
+echo "RC attach-fs2 $?"
+echo "FORMATTED fs2 $(py "import json; print(json.load(open('/brick/attach-fs2.json')).get('formatted','none'))")"
+echo "FILE fs2 $(cat /mnt/brickfs/hello.txt 2>&1)"
+$B local-detach "$VOL_FS" "${COMMON[@]}" >/brick/detach-fs2.out 2>&1
+echo "RC detach-fs2 $?"
+state fs "$VOL_FS"
+
+# 5a. connect fails: the portal is unreachable (route to 10.0.2.2 dropped;
+# the API is reached through the second NIC's address).
+ip route add blackhole 10.0.2.2/32
+t0=$(now)
+BRICK_CINDER_ENDPOINT=http://10.0.3.2:8776/v3 $B local-attach "$VOL_FAIL" "${COMMON[@]}" >/brick/fail-connect.out 2>&1
+echo "RC fail-connect $?"
+took fail-connect "$t0"
+ip route del blackhole 10.0.2.2/32
+sed 's/^/ERR fail-connect /' /brick/fail-connect.out
+state fail-connect "$VOL_FAIL"
+
+# 5b. the device never appears: the LUN logs in and is scanned, but sd_mod
+# may not load, so no block device shows up.
+echo "install sd_mod /bin/false" >/etc/modprobe.d/brick-nodev.conf
+rmmod sd_mod 2>/dev/null
+echo "SDMOD $(grep -c '^sd_mod ' /proc/modules || true)"
+t0=$(now)
+$B local-attach "$VOL_FAIL" "${COMMON[@]}" >/brick/fail-nodev.out 2>&1
+echo "RC fail-nodev $?"
+took fail-nodev "$t0"
+sed 's/^/ERR fail-nodev /' /brick/fail-nodev.out
+state fail-nodev "$VOL_FAIL"
+rm /etc/modprobe.d/brick-nodev.conf
+modprobe sd_mod
+
+# 5c. the final Cinder call fails (os-complete / os-attach answered 500 by a
+# proxy in front of the real Cinder), both flows.
+/brick/faultproxy -listen 127.0.0.1:18776 -target http://10.0.2.2:8776 -fail os-complete,os-attach 2>/brick/faultproxy.log &
+for _ in $(seq 50); do curl -s -o /dev/null http://127.0.0.1:18776/ && break; sleep 0.1; done
+for flow in 3.54 3.0; do
+	BRICK_CINDER_ENDPOINT=http://127.0.0.1:18776/v3 $B local-attach "$VOL_FAIL" "${COMMON[@]}" --os-volume-api-version $flow >/brick/fail-complete-$flow.out 2>&1
+	echo "RC fail-complete-$flow $?"
+	sed "s/^/ERR fail-complete-$flow /" /brick/fail-complete-$flow.out
+	state fail-complete-$flow "$VOL_FAIL"
+done
+kill %1
+
+# 5d. kill -9 during attach (after the device is connected, before Cinder is
+# told), then brick cleanup; both flows.
+for flow in 3.54 3.0; do
+	BRICK_TEST_CRASH_AT=complete $B local-attach "$VOL_FAIL" "${COMMON[@]}" --os-volume-api-version $flow >/brick/crash-$flow.out 2>&1
+	echo "RC crash-$flow $?"
+	state crashed-$flow "$VOL_FAIL"
+	$B list -f value -c volume -c phase 2>&1 | sed "s/^/LIST crash-$flow /"
+	$B cleanup "$VOL_FAIL" "${COMMON[@]}" --os-volume-api-version $flow -f value >/brick/cleanup-$flow.out 2>&1
+	echo "RC cleanup-$flow $?"
+	sed "s/^/CLEANUP $flow /" /brick/cleanup-$flow.out
+	state cleaned-$flow "$VOL_FAIL"
+done
+echo DONE
+`
+
+// TestAttachGuest is the proof of issue 5: brick inside a qemu guest
+// attaches volumes of the real Cinder on the host through slirp, with both
+// flows, multipath, mkfs + mount, and every failure injection ending with
+// the volume available and nothing left in the guest.
+func TestAttachGuest(t *testing.T) {
+	c := needCinder(t, guestCinderOptions)
+	brick := buildBrick(t)
+	proxy := buildFaultProxy(t)
+	pattern := make([]byte, 1<<20)
+	_, err := rand.Read(pattern)
+	require.NoError(t, err)
+	patternFile := filepath.Join(t.TempDir(), "pattern")
+	require.NoError(t, os.WriteFile(patternFile, pattern, 0o644))
+
+	vols := map[string]*testbed.Volume{}
+	for _, k := range []string{"LEGACY", "V3", "MP", "FS", "FAIL"} {
+		vols[k] = newVolume(t, c, "brick-e2e-attach-"+strings.ToLower(k))
+	}
+	env := map[string]string{"PROJECT": c.ProjectID}
+	for k, v := range vols {
+		env["VOL_"+k] = v.ID
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	share := t.TempDir()
+	res, err := guest.Run(ctx, guest.Options{
+		Script:   attachGuestScript,
+		Files:    map[string]string{brick: "brick", proxy: "faultproxy", patternFile: "pattern"},
+		NICs:     2,
+		Env:      env,
+		Timeout:  20 * time.Minute,
+		ShareDir: share,
+	})
+	require.NoError(t, err)
+	out := string(res.Output)
+	t.Logf("guest: boot %s, script %s, wall %s, exit %d\n%s", res.Boot, res.ScriptTime, res.Duration, res.ExitCode, out)
+	require.Equal(t, 0, res.ExitCode)
+	require.Contains(t, out, "\nDONE")
+
+	lines := map[string][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(res.Output))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 {
+			lines[f[0]+" "+f[1]] = f[2:]
+		}
+	}
+	rc := func(label string) string {
+		v := lines["RC "+label]
+		require.Len(t, v, 1, "RC %s", label)
+		return v[0]
+	}
+	// state: status, hosts, sessions, sd, dm, records
+	st := func(label string) []string {
+		v := lines["STATE "+label]
+		require.Len(t, v, 6, "STATE %s", label)
+		return v
+	}
+	clean := func(label string) {
+		t.Helper()
+		s := st(label)
+		require.Equal(t, []string{"available", "-", "0", "0", "0", "0"}, s, "after %s: volume available, no session, no sd, no map, no record", label)
+	}
+
+	for _, label := range []string{"legacy", "v3", "mp"} {
+		require.Equal(t, "0", rc("attach-"+label), label)
+		s := st("attached-" + label)
+		require.Equal(t, "in-use", s[0], label)
+		require.NotEqual(t, "-", s[1], "host_name recorded (%s)", label)
+		require.Equal(t, "0", rc("write-"+label))
+		require.Equal(t, "0", rc("detach-"+label))
+		clean("detached-" + label)
+		backing, err := os.ReadFile(c.BackingFile(vols[map[string]string{"legacy": "LEGACY", "v3": "V3", "mp": "MP"}[label]].ID))
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(pattern, backing[patternOffset<<20:(patternOffset+1)<<20]), "pattern of %s in the backing file on the host", label)
+		if tv, err := os.ReadFile(filepath.Join(share, "time-"+label+".txt")); err == nil {
+			for _, l := range strings.Split(string(tv), "\n") {
+				if strings.Contains(l, "Maximum resident") || strings.Contains(l, "Elapsed") {
+					t.Logf("local-attach %s: %s", label, strings.TrimSpace(l))
+				}
+			}
+		}
+		t.Logf("%s: attach %s s, detach %s s", label, lines["TIME attach-"+label], lines["TIME detach-"+label])
+	}
+	s := st("attached-mp")
+	require.Equal(t, "2", s[2], "two iSCSI sessions for multipath")
+	require.Equal(t, "1", s[4], "one dm map")
+	dev := lines["DEVICE mp"]
+	require.Len(t, dev, 2)
+	require.True(t, strings.HasPrefix(dev[0], "/dev/dm-"), "multipath device %v", dev)
+	require.NotEmpty(t, dev[1])
+
+	secret := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "SECRET ") {
+			secret = l
+		}
+	}
+	require.Equal(t, "SECRET pw_known=yes leaks=0", secret)
+	require.Contains(t, out, "-rw------- 1 root root")
+
+	require.Equal(t, "0", rc("attach-fs1"))
+	require.Equal(t, []string{"ext4"}, lines["FORMATTED fs1"])
+	require.Equal(t, "0", rc("detach-fs1"))
+	require.Contains(t, out, "MOUNTED-AFTER-DETACH 0")
+	require.Equal(t, "0", rc("attach-fs2"))
+	require.Equal(t, []string{"none"}, lines["FORMATTED fs2"], "second attach must not format")
+	require.Equal(t, []string{"brick", "was", "here"}, lines["FILE fs2"])
+	require.Equal(t, "0", rc("detach-fs2"))
+	clean("fs")
+
+	for _, label := range []string{"fail-connect", "fail-nodev", "fail-complete-3.54", "fail-complete-3.0"} {
+		require.NotEqual(t, "0", rc(label), label)
+		clean(label)
+		msg := strings.Join(lines["ERR "+label], " ")
+		require.True(t, strings.HasPrefix(msg, "brick: local-attach "+vols["FAIL"].ID+": "), "%s: one line naming the volume and the step: %q", label, msg)
+		t.Logf("%s: %s", label, msg)
+	}
+	require.Contains(t, out, "SDMOD 0")
+	for _, flow := range []string{"3.54", "3.0"} {
+		require.Equal(t, "137", rc("crash-"+flow), "SIGKILL")
+		s := st("crashed-" + flow)
+		require.Equal(t, "1", s[5], "the record survives the crash")
+		require.Equal(t, "0", rc("cleanup-"+flow))
+		clean("cleaned-" + flow)
+	}
+	t.Logf("failures: connect %s s, no device %s s", lines["TIME fail-connect"], lines["TIME fail-nodev"])
+}
