@@ -44,8 +44,8 @@ func TestNFS(t *testing.T) {
 	}
 
 	res, err := runGuest(t, testContext(t), guest.Options{
-		Script:  nfsScript,
-		Files:   map[string]string{brick: "brick", patternFile: "pattern"},
+		Script: nfsScript,
+		Files:  map[string]string{brick: "brick", patternFile: "pattern"},
 		// About 4 min on an idle host; each brick run costs seconds under
 		// TCG, and far more when other guests share the 2 cores.
 		Timeout: 12 * time.Minute,
