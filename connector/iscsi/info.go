@@ -55,7 +55,7 @@ func ParsePortal(s string) (Portal, error) {
 	if len(s) > 300 {
 		return Portal{}, fmt.Errorf("portal longer than 300 bytes")
 	}
-	host, portStr := s, ""
+	host, portStr, hasPort := s, "", false
 	switch {
 	case strings.HasPrefix(s, "["):
 		end := strings.Index(s, "]")
@@ -68,7 +68,7 @@ func ParsePortal(s string) (Portal, error) {
 			if !strings.HasPrefix(rest, ":") {
 				return Portal{}, fmt.Errorf("portal %s: junk after ]", connector.Quote(s))
 			}
-			portStr = rest[1:]
+			portStr, hasPort = rest[1:], true
 		}
 		if _, err := netip.ParseAddr(host); err != nil || !strings.Contains(host, ":") {
 			return Portal{}, fmt.Errorf("portal %s: not an IPv6 address in brackets", connector.Quote(s))
@@ -78,10 +78,10 @@ func ParsePortal(s string) (Portal, error) {
 			return Portal{}, fmt.Errorf("portal %s: not an address", connector.Quote(s))
 		}
 	case strings.Contains(s, ":"):
-		host, portStr, _ = strings.Cut(s, ":")
+		host, portStr, hasPort = strings.Cut(s, ":")
 	}
 	port := DefaultPort
-	if portStr != "" {
+	if hasPort {
 		n, err := strconv.Atoi(portStr)
 		if err != nil || n < 1 || n > 65535 || strings.HasPrefix(portStr, "+") || strings.HasPrefix(portStr, "0") {
 			return Portal{}, fmt.Errorf("portal %s: port must be 1..65535", connector.Quote(s))
