@@ -144,8 +144,9 @@ type Cinder struct {
 func StartCinder(ctx context.Context, opts CinderOptions) (*Cinder, error) {
 	opts = opts.normalized()
 	envFile := filepath.Join(opts.StateDir, "env")
-	before := pidFromEnvFile(envFile, "BRICK_TB_CINDER_PID")
-	if _, err := runScript(ctx, "test/cinder/up.sh", opts.env()); err != nil {
+	env := opts.env()
+	env["BRICK_TB_STARTER"] = starterToken
+	if _, err := runScript(ctx, "test/cinder/up.sh", env); err != nil {
 		return nil, err
 	}
 	env, err := ParseEnvFile(envFile)
@@ -179,7 +180,7 @@ func StartCinder(ctx context.Context, opts CinderOptions) (*Cinder, error) {
 		return nil, fmt.Errorf("testbed: %s: BRICK_TB_TARGET_PORT: %w", envFile, err)
 	}
 	c.CHAP = env["BRICK_TB_CHAP"] == "1"
-	c.Started = env["BRICK_TB_CINDER_PID"] != before
+	c.Started = env["BRICK_TB_CINDER_STARTED_BY"] == starterToken
 	return c, nil
 }
 

@@ -88,8 +88,9 @@ type Ironic struct {
 func StartIronic(ctx context.Context, opts IronicOptions) (*Ironic, error) {
 	opts = opts.normalized()
 	envFile := filepath.Join(opts.StateDir, "env")
-	before := pidFromEnvFile(envFile, "BRICK_TB_IRONIC_PID")
-	if _, err := runScript(ctx, "test/ironic/up.sh", opts.env()); err != nil {
+	env := opts.env()
+	env["BRICK_TB_STARTER"] = starterToken
+	if _, err := runScript(ctx, "test/ironic/up.sh", env); err != nil {
 		return nil, err
 	}
 	env, err := ParseEnvFile(envFile)
@@ -112,7 +113,7 @@ func StartIronic(ctx context.Context, opts IronicOptions) (*Ironic, error) {
 	if i.MaxLimit, err = strconv.Atoi(env["BRICK_TB_IRONIC_MAX_LIMIT"]); err != nil {
 		return nil, fmt.Errorf("testbed: %s: BRICK_TB_IRONIC_MAX_LIMIT: %w", envFile, err)
 	}
-	i.Started = env["BRICK_TB_IRONIC_PID"] != before
+	i.Started = env["BRICK_TB_IRONIC_STARTED_BY"] == starterToken
 	return i, nil
 }
 

@@ -3,6 +3,7 @@ package testbed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 )
@@ -16,11 +17,13 @@ var shared struct {
 
 	cinder        *Cinder
 	cinderOpts    CinderOptions
-	cinderStarted bool // this process started (or restarted) Cinder
+	cinderStarted bool // this process cold-started (or restarted) Cinder
+	cinderUser    *userLock
 
 	ironic        *Ironic
 	ironicOpts    IronicOptions
 	ironicStarted bool
+	ironicUser    *userLock
 }
 
 // EnsureCinder returns the process's shared Cinder, running with opts. The
@@ -43,6 +46,11 @@ func EnsureCinder(ctx context.Context, opts CinderOptions) (*Cinder, error) {
 	}
 	shared.cinder, shared.cinderOpts = c, opts
 	shared.cinderStarted = shared.cinderStarted || c.Started
+	if shared.cinderUser == nil {
+		if shared.cinderUser, err = lockShared(c.StateDir); err != nil {
+			return nil, fmt.Errorf("testbed: cinder users lock: %w", err)
+		}
+	}
 	return c, nil
 }
 
@@ -60,26 +68,49 @@ func EnsureIronic(ctx context.Context, opts IronicOptions) (*Ironic, error) {
 	}
 	shared.ironic, shared.ironicOpts = i, opts
 	shared.ironicStarted = shared.ironicStarted || i.Started
+	if shared.ironicUser == nil {
+		if shared.ironicUser, err = lockShared(i.StateDir); err != nil {
+			return nil, fmt.Errorf("testbed: ironic users lock: %w", err)
+		}
+	}
 	return i, nil
 }
 
 // StopStarted stops the shared services this process started and leaves
-// running those that were already up when it first asked for them. With
+// running those that were already up when it first asked for them, and
+// those another test process on the host still uses. With
 // BRICK_TB_KEEP_UP=1 it stops nothing. TestMain calls it after the tests.
 func StopStarted(ctx context.Context) error {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
-	if os.Getenv(EnvKeepUp) == "1" {
-		return nil
-	}
+	keep := os.Getenv(EnvKeepUp) == "1"
 	var errs []error
-	if shared.cinderStarted && shared.cinder != nil {
-		errs = append(errs, shared.cinder.Stop(ctx))
+	stop := func(name string, started bool, user *userLock, stopFn func(context.Context) error) {
+		if user == nil {
+			return
+		}
+		sole, done := user.releaseAndCheckSole()
+		defer done()
+		switch {
+		case !started || keep:
+		case !sole:
+			fmt.Fprintf(os.Stderr, "testbed: leaving %s running: another test process still uses it\n", name)
+		default:
+			errs = append(errs, stopFn(ctx))
+		}
 	}
-	if shared.ironicStarted && shared.ironic != nil {
-		errs = append(errs, shared.ironic.Stop(ctx))
+	if shared.cinder != nil || shared.cinderUser != nil {
+		stop("Cinder", shared.cinderStarted, shared.cinderUser, func(ctx context.Context) error {
+			return StopCinder(ctx, shared.cinderOpts)
+		})
+	}
+	if shared.ironic != nil || shared.ironicUser != nil {
+		stop("Ironic", shared.ironicStarted, shared.ironicUser, func(ctx context.Context) error {
+			return StopIronic(ctx, shared.ironicOpts)
+		})
 	}
 	shared.cinder, shared.ironic = nil, nil
+	shared.cinderUser, shared.ironicUser = nil, nil
 	shared.cinderStarted, shared.ironicStarted = false, false
 	return errors.Join(errs...)
 }

@@ -24,6 +24,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -209,22 +211,51 @@ func need(env map[string]string, key, file string) (string, error) {
 	return v, nil
 }
 
-// pidFromEnvFile returns the pid recorded under key in an env file, or ""
-// when the file or the key is missing or the process is gone. It tells
-// whether an up.sh run started a new process or found one running.
-func pidFromEnvFile(path, key string) string {
-	env, err := ParseEnvFile(path)
+// starterToken identifies this process to up.sh (BRICK_TB_STARTER). A cold
+// start records it in the env file (BRICK_TB_*_STARTED_BY) under the
+// script's lock; a no-op keeps the earlier one. So "did this process start
+// the service" is decided by the script, race-free against other processes.
+var starterToken = func() string {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return fmt.Sprintf("pid%d-%d", os.Getpid(), time.Now().UnixNano())
+	}
+	return fmt.Sprintf("go%d-%s", os.Getpid(), hex.EncodeToString(b))
+}()
+
+// userLock is a shared flock on <state>/users.lock that a process holds
+// while it uses a service. StopStarted stops a service only when it can
+// take the lock exclusively, i.e. when no other test process (another `go
+// test` on the same host) still uses it.
+type userLock struct{ f *os.File }
+
+func lockShared(stateDir string) (*userLock, error) {
+	f, err := os.OpenFile(filepath.Join(stateDir, "users.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return ""
+		return nil, err
 	}
-	pid := env[key]
-	if pid == "" {
-		return ""
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		f.Close()
+		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join("/proc", pid)); err != nil {
-		return ""
+	return &userLock{f: f}, nil
+}
+
+// releaseAndCheckSole drops this process's shared lock and reports whether
+// no other process holds one. When it returns true it holds the lock
+// exclusively until done is called.
+func (l *userLock) releaseAndCheckSole() (sole bool, done func()) {
+	path := l.f.Name()
+	l.f.Close()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return true, func() {}
 	}
-	return pid
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return false, func() {}
+	}
+	return true, func() { f.Close() }
 }
 
 // envOr returns the environment variable key, or def when it is unset or

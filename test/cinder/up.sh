@@ -20,6 +20,8 @@
 #   BRICK_TB_CINDER_KEEP     1: keep volumes/db across a restart   (0)
 #   BRICK_TB_DEBUG           1: debug logging                      (0)
 #   BRICK_TB_CINDER_TIMEOUT  seconds to wait for readiness         (180)
+#   BRICK_TB_STARTER         caller's token, recorded in the env file as
+#                            BRICK_TB_CINDER_STARTED_BY by a cold start only
 set -euo pipefail
 
 # shellcheck source=test/cinder/common.sh
@@ -51,6 +53,8 @@ done
 [[ $PROJECT_ID =~ ^[0-9a-zA-Z_-]+$ ]] || fail "BRICK_TB_PROJECT_ID '$PROJECT_ID' has characters Cinder will not route"
 [[ $USER_ID =~ ^[0-9a-zA-Z_-]+$ ]] || fail "BRICK_TB_USER_ID '$USER_ID' is not a plain name"
 [[ $STATE == /* ]] || fail "BRICK_TB_CINDER_STATE must be an absolute path"
+STARTER=${BRICK_TB_STARTER:-manual}
+[[ $STARTER =~ ^[0-9A-Za-z_-]+$ ]] || fail "BRICK_TB_STARTER must be a plain token"
 case $DEBUG in 1 | true) debug=true ;; *) debug=false ;; esac
 if ((CHAP)); then chap=true; else chap=false; fi
 
@@ -85,7 +89,7 @@ api_answers() {
 }
 
 write_env() {
-  local maxmv=$1
+  local maxmv=$1 started_by=$2
   cat >"$ENV_FILE.tmp" <<EOF
 # Written by test/cinder/up.sh; KEY=VALUE lines (source with: set -a; . $ENV_FILE).
 # noauth: send "X-Auth-Token: \$BRICK_TB_CINDER_TOKEN" (<user>:<project>);
@@ -106,6 +110,7 @@ BRICK_TB_TGT_LISTEN=$TGT_LISTEN
 BRICK_TB_CHAP=$CHAP
 BRICK_TB_CINDER_PID=$(<"$LAUNCHER_PID")
 BRICK_TB_TGTD_PID=$(<"$TGTD_PID")
+BRICK_TB_CINDER_STARTED_BY=$started_by
 EOF
   mv "$ENV_FILE.tmp" "$ENV_FILE"
   cat "$ENV_FILE"
@@ -116,7 +121,10 @@ if alive "$LAUNCHER_PID" "$CONF" && alive "$TGTD_PID" tgtd; then
   if cmp -s "$CONF.new" "$CONF" && [[ -s $ENV_FILE ]] && api_answers; then
     rm -f "$CONF.new"
     maxmv=$(sed -n 's/^BRICK_TB_CINDER_MAX_MICROVERSION=//p' "$ENV_FILE")
-    write_env "$maxmv"
+    # A no-op keeps the token of whoever did the cold start: under the lock,
+    # so racing callers cannot both believe they started it.
+    started_by=$(sed -n 's/^BRICK_TB_CINDER_STARTED_BY=//p' "$ENV_FILE")
+    write_env "$maxmv" "${started_by:-unknown}"
     log "already up (checked in $(elapsed)s)"
     exit 0
   fi
@@ -280,5 +288,5 @@ EOF
   exit 1
 fi
 
-write_env "$maxmv"
+write_env "$maxmv" "$STARTER"
 log "up in $(elapsed)s (API $api_url, portals $TARGET_IP${SECONDARY_IPS:+,$SECONDARY_IPS}:$TARGET_PORT, CHAP $chap); logs in $LOGS"

@@ -45,7 +45,7 @@ func needCinder(t *testing.T, opts testbed.CinderOptions) *testbed.Cinder {
 	if err != nil {
 		t.Fatalf("starting the test bed Cinder: %v", err)
 	}
-	t.Logf("Cinder %s (project %s, portals %s%v, CHAP %v): ready in %s (started by this call: %v)",
+	t.Logf("Cinder %s (project %s, portals %s%v, CHAP %v): ready in %s (started by this run: %v)",
 		c.Endpoint, c.ProjectID, c.TargetIP, c.SecondaryIPs, c.CHAP, time.Since(start).Round(time.Millisecond), c.Started)
 	return c
 }
@@ -60,7 +60,7 @@ func needIronic(t *testing.T, opts testbed.IronicOptions) *testbed.Ironic {
 	if err != nil {
 		t.Fatalf("starting the test bed Ironic: %v", err)
 	}
-	t.Logf("Ironic %s (max_limit %d, max microversion %s): ready in %s (started by this call: %v)",
+	t.Logf("Ironic %s (max_limit %d, max microversion %s): ready in %s (started by this run: %v)",
 		i.Endpoint, i.MaxLimit, i.MaxMicroversion, time.Since(start).Round(time.Millisecond), i.Started)
 	return i
 }

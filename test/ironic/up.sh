@@ -14,6 +14,8 @@
 #   BRICK_TB_IRONIC_KEEP       1: keep the database across a restart (0)
 #   BRICK_TB_DEBUG             1: debug logging                      (0)
 #   BRICK_TB_IRONIC_TIMEOUT    seconds to wait for readiness         (120)
+#   BRICK_TB_STARTER           caller's token, recorded in the env file as
+#                              BRICK_TB_IRONIC_STARTED_BY by a cold start only
 set -euo pipefail
 
 # shellcheck source=test/ironic/common.sh
@@ -29,6 +31,8 @@ elapsed() { awk -v a="$started_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f",
 [[ $API_PORT =~ ^[0-9]+$ ]] && ((API_PORT > 0 && API_PORT < 65536)) || fail "bad BRICK_TB_IRONIC_PORT '$API_PORT'"
 [[ $MAX_LIMIT =~ ^[0-9]+$ ]] && ((MAX_LIMIT > 0)) || fail "BRICK_TB_IRONIC_MAX_LIMIT must be a positive integer"
 [[ $STATE == /* ]] || fail "BRICK_TB_IRONIC_STATE must be an absolute path"
+STARTER=${BRICK_TB_STARTER:-manual}
+[[ $STARTER =~ ^[0-9A-Za-z_-]+$ ]] || fail "BRICK_TB_STARTER must be a plain token"
 case $DEBUG in 1 | true) debug=true ;; *) debug=false ;; esac
 
 take_lock
@@ -60,6 +64,7 @@ BRICK_TB_IRONIC_MAX_LIMIT=$MAX_LIMIT
 BRICK_TB_IRONIC_STATE=$STATE
 BRICK_TB_IRONIC_LOG=$LOGS/ironic.log
 BRICK_TB_IRONIC_PID=$(<"$PID_FILE")
+BRICK_TB_IRONIC_STARTED_BY=$2
 EOF
   mv "$ENV_FILE.tmp" "$ENV_FILE"
   cat "$ENV_FILE"
@@ -68,7 +73,10 @@ EOF
 if alive "$PID_FILE" "$CONF"; then
   if cmp -s "$CONF.new" "$CONF" && [[ -s $ENV_FILE ]] && api_answers; then
     rm -f "$CONF.new"
-    write_env "$(sed -n 's/^BRICK_TB_IRONIC_MAX_MICROVERSION=//p' "$ENV_FILE")"
+    # A no-op keeps the token of whoever did the cold start (decided under
+    # the lock, so racing callers cannot both believe they started it).
+    started_by=$(sed -n 's/^BRICK_TB_IRONIC_STARTED_BY=//p' "$ENV_FILE")
+    write_env "$(sed -n 's/^BRICK_TB_IRONIC_MAX_MICROVERSION=//p' "$ENV_FILE")" "${started_by:-unknown}"
     log "already up (checked in $(elapsed)s)"
     exit 0
   fi
@@ -158,5 +166,5 @@ EOF
   exit 1
 fi
 
-write_env "$maxmv"
+write_env "$maxmv" "$STARTER"
 log "up in $(elapsed)s (API $api_url, max_limit $MAX_LIMIT); logs in $LOGS"
