@@ -1,0 +1,567 @@
+package fc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/multipath"
+	"github.com/brick-storage/brick/scsi"
+)
+
+// Options configure the FC connector; the zero value means the defaults.
+type Options struct {
+	// Multipath attaches through dm-multipath over every HBA and target port.
+	Multipath bool
+	// EnforceMultipath fails instead of falling back to a single path when
+	// multipathd is not running or builds no map.
+	EnforceMultipath bool
+	// CommandTimeout bounds each blockdev or multipath run. Default 30 s.
+	CommandTimeout time.Duration
+	// LockTimeout bounds the wait for another brick process working on the
+	// same target ports. Default 5 min.
+	LockTimeout time.Duration
+	// RescanInterval is how long a scanned path that showed no LUN waits
+	// before it is scanned again, while no path has a device yet (the
+	// array may map the LUN a moment late). Default 2 s.
+	RescanInterval time.Duration
+	// SCSI and MultipathOptions tune device and map handling;
+	// SCSI.DeviceTimeout bounds the whole wait for the volume's devices,
+	// target ports still logging in included. Default 30 s.
+	SCSI             scsi.Options
+	MultipathOptions multipath.Options
+}
+
+func (o Options) withDefaults() Options {
+	if o.CommandTimeout <= 0 {
+		o.CommandTimeout = 30 * time.Second
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = 5 * time.Minute
+	}
+	if o.RescanInterval <= 0 {
+		o.RescanInterval = 2 * time.Second
+	}
+	if o.SCSI.CommandTimeout <= 0 {
+		o.SCSI.CommandTimeout = o.CommandTimeout
+	}
+	if o.SCSI.DeviceTimeout <= 0 {
+		o.SCSI.DeviceTimeout = 30 * time.Second
+	}
+	if o.MultipathOptions.CommandTimeout <= 0 {
+		o.MultipathOptions.CommandTimeout = o.CommandTimeout
+	}
+	return o
+}
+
+// Connector attaches Fibre Channel volumes. It implements connector.Connector.
+type Connector struct {
+	h    *host.Host
+	log  *slog.Logger
+	opts Options
+	scsi *scsi.SCSI
+	mp   *multipath.Multipath
+}
+
+// New returns an FC connector working on h.
+func New(h *host.Host, opts Options) *Connector {
+	opts = opts.withDefaults()
+	log := h.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Connector{h: h, log: log, opts: opts, scsi: scsi.New(h, opts.SCSI), mp: multipath.New(h, opts.MultipathOptions)}
+}
+
+var _ connector.Connector = (*Connector)(nil)
+
+// Device.Extra keys the FC connector sets.
+const (
+	ExtraTargetWWPNs  = "target_wwpns" // the target ports the paths use, comma separated
+	ExtraTargetLUN    = "target_lun"
+	ExtraHCTLs        = "hctls"   // H:C:T:L of each path, comma separated
+	ExtraByPath       = "by_path" // /dev/disk/by-path link of the first path, when udev made one
+	ExtraMultipathDev = "multipath_by_id"
+	ExtraDMName       = "dm_name"
+	ExtraReadOnly     = "read_only"
+)
+
+// ErrNoHBA means the host has no usable FC port for the volume.
+var ErrNoHBA = errors.New("no usable Fibre Channel HBA")
+
+// ErrNoDevice means no path of the volume produced a device in time.
+var ErrNoDevice = errors.New("no Fibre Channel device found for the volume")
+
+func (c *Connector) parse(ci connector.ConnectionInfo) (*Info, error) {
+	// FC carries no credentials, but a stray secret key must still never
+	// reach a log line.
+	c.h.Redactor.Add(ci.Secrets()...)
+	return ParseInfo(ci)
+}
+
+// lock serialises brick processes working on the same target ports, so a
+// disconnect deleting a LUN's paths does not race a connect scanning it.
+// Names are sorted so two processes never deadlock.
+func (c *Connector) lock(ctx context.Context, info *Info) (func(), error) {
+	names := make([]string, 0, len(info.Targets))
+	seen := map[string]bool{}
+	for _, t := range info.Targets {
+		n := "fc-" + t.WWPN + "-" + strconv.Itoa(t.LUN)
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	ctx, cancel := context.WithTimeout(ctx, c.opts.LockTimeout)
+	defer cancel()
+	var unlocks []func()
+	release := func() {
+		for i := len(unlocks) - 1; i >= 0; i-- {
+			unlocks[i]()
+		}
+	}
+	for _, n := range names {
+		u, err := c.h.FS.Lock(ctx, n)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		unlocks = append(unlocks, u)
+	}
+	return release, nil
+}
+
+// selectHBAs returns the HBAs the volume may use: Online ones, and only
+// those initiator_target_map names when it is given.
+func (c *Connector) selectHBAs(info *Info, onlineOnly bool) ([]HBA, error) {
+	all, skipped, err := ListHBAs(c.h.FS)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range skipped {
+		c.log.Warn("fc: ignoring an HBA", "err", s.Error())
+	}
+	var out []HBA
+	var seen []string
+	for _, h := range all {
+		seen = append(seen, fmt.Sprintf("host%d 0x%s %s", h.Host, h.PortName, h.PortState))
+		if onlineOnly && !h.Online() {
+			c.log.Debug("fc: HBA not online; skipped", "host", h.Host, "wwpn", h.PortName, "state", h.PortState)
+			continue
+		}
+		if info.InitiatorTargetMap != nil {
+			if _, ok := info.InitiatorTargetMap[h.PortName]; !ok {
+				c.log.Debug("fc: HBA not in initiator_target_map; skipped", "host", h.Host, "wwpn", h.PortName)
+				continue
+			}
+		}
+		out = append(out, h)
+	}
+	if len(out) == 0 && onlineOnly {
+		if len(seen) == 0 {
+			return nil, fmt.Errorf("%w: /sys/class/fc_host lists no port (no FC driver loaded?)", ErrNoHBA)
+		}
+		what := "online"
+		if info.InitiatorTargetMap != nil {
+			what = "online and named in initiator_target_map"
+		}
+		return nil, fmt.Errorf("%w: none is %s (found %s)", ErrNoHBA, what, strings.Join(seen, "; "))
+	}
+	return out, nil
+}
+
+// route is one (HBA, target port, LUN) path to the volume.
+type route struct {
+	hba    HBA
+	target Target
+
+	port     remotePort
+	resolved bool // port found in sysfs
+	scanned  bool
+	lastScan time.Time
+	created  bool // the SCSI device appeared after brick's own scan
+	empty    bool // scanned, and the kernel found no LUN there
+
+	disk   string
+	hctl   scsi.HCTL
+	link   string // by-path link, when one names the disk
+	wwid   string
+	hasDev bool
+}
+
+func (p *route) String() string {
+	return fmt.Sprintf("host%d (0x%s) -> 0x%s lun %d", p.hba.Host, p.hba.PortName, p.target.WWPN, p.target.LUN)
+}
+
+func (p *route) addr() scsi.HCTL {
+	return scsi.HCTL{Host: p.hba.Host, Channel: p.port.Channel, Target: p.port.Target, LUN: p.target.LUN}
+}
+
+func (p *route) linkPath() string {
+	if p.hba.PCI == "" {
+		return ""
+	}
+	return byPathDir + "/" + ByPathName(p.hba.Platform, p.hba.PCI, p.target.WWPN, p.target.LUN)
+}
+
+// buildPaths pairs every selected HBA with the targets it may reach.
+func buildPaths(info *Info, hbas []HBA) []*route {
+	var out []*route
+	for _, h := range hbas {
+		for _, t := range info.TargetsFor(h.PortName) {
+			out = append(out, &route{hba: h, target: t})
+		}
+	}
+	return out
+}
+
+// Connect scans exactly the volume's LUN behind each requested target port
+// on each usable HBA, waits for the devices, verifies them and returns the
+// volume: /dev/sdX on a single path, /dev/dm-N with multipath.
+func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*connector.Device, error) {
+	info, err := c.parse(ci)
+	if err != nil {
+		return nil, err
+	}
+	if info.Encrypted {
+		c.log.Warn("fc: volume is encrypted; brick attaches the raw device and does not decrypt it", "volume_id", info.VolumeID)
+	}
+	if len(info.UnknownMapTargets) > 0 {
+		c.log.Warn("fc: initiator_target_map names target ports that are not among target_wwn(s); ignoring them", "wwpns", strings.Join(info.UnknownMapTargets, ","))
+	}
+	useMP := c.opts.Multipath || c.opts.EnforceMultipath
+	if useMP && !c.mp.DaemonRunning() {
+		if c.opts.EnforceMultipath {
+			return nil, fmt.Errorf("fc connect: multipath enforced: %w", multipath.ErrNoDaemon)
+		}
+		c.log.Warn("fc: multipathd is not running; attaching over a single path")
+		useMP = false
+	}
+	unlock, err := c.lock(ctx, info)
+	if err != nil {
+		return nil, fmt.Errorf("fc connect: %w", err)
+	}
+	defer unlock()
+
+	hbas, err := c.selectHBAs(info, true)
+	if err != nil {
+		return nil, fmt.Errorf("fc connect: %w", err)
+	}
+	paths := buildPaths(info, hbas)
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("fc connect: %w: initiator_target_map pairs no online HBA with a target port of the volume", ErrNoHBA)
+	}
+	start := time.Now()
+	found, err := c.discover(ctx, info, hbas, paths, useMP)
+	if err != nil {
+		return nil, fmt.Errorf("fc connect: %w", err)
+	}
+	c.log.Debug("fc: devices found", "paths", len(found), "of", len(paths), "took", time.Since(start).Round(time.Millisecond).String())
+
+	found, err = c.verify(ctx, found)
+	if err != nil {
+		return nil, fmt.Errorf("fc connect: %w", err)
+	}
+	undo := func() { c.undo(context.WithoutCancel(ctx), found) }
+	wwid := found[0].wwid
+	disks := make([]string, len(found))
+	for i, p := range found {
+		disks[i] = p.disk
+	}
+	dev := &connector.Device{
+		Path: scsi.DevPath(disks[0]), Type: connector.TypeBlock, Protocol: Protocol, WWN: wwid,
+		Paths: devPaths(disks), Extra: extra(info, found),
+	}
+	if useMP {
+		mp, err := c.mp.Assemble(ctx, wwid, disks...)
+		if err == nil && !info.ReadOnly {
+			err = c.mp.WaitReadWrite(ctx, mp)
+		}
+		switch {
+		case err == nil:
+			dev.Path = mp.DevPath()
+			dev.MultipathID = mp.WWID
+			dev.Extra[ExtraMultipathDev] = mp.ByIDPath()
+			dev.Extra[ExtraDMName] = mp.Name
+		case c.opts.EnforceMultipath:
+			undo()
+			return nil, fmt.Errorf("fc connect: multipath enforced: %w", err)
+		default:
+			c.log.Warn("fc: no multipath map; using a single path", "err", err.Error())
+		}
+	}
+	if info.ReadOnly {
+		if err := c.setReadOnly(ctx, strings.TrimPrefix(dev.Path, "/dev/")); err != nil {
+			undo()
+			return nil, err
+		}
+	}
+	return dev, nil
+}
+
+func devPaths(disks []string) []string {
+	out := make([]string, len(disks))
+	for i, d := range disks {
+		out[i] = scsi.DevPath(d)
+	}
+	return out
+}
+
+func extra(info *Info, found []*route) map[string]string {
+	var wwpns, hctls []string
+	seen := map[string]bool{}
+	for _, p := range found {
+		if !seen[p.target.WWPN] {
+			seen[p.target.WWPN] = true
+			wwpns = append(wwpns, p.target.WWPN)
+		}
+		hctls = append(hctls, p.hctl.String())
+	}
+	e := map[string]string{
+		ExtraTargetWWPNs: strings.Join(wwpns, ","),
+		ExtraTargetLUN:   strconv.Itoa(found[0].target.LUN),
+		ExtraHCTLs:       strings.Join(hctls, ","),
+	}
+	for _, p := range found {
+		if p.link != "" {
+			e[ExtraByPath] = p.link
+			break
+		}
+	}
+	if info.ReadOnly {
+		e[ExtraReadOnly] = "true"
+	}
+	return e
+}
+
+func (c *Connector) setReadOnly(ctx context.Context, name string) error {
+	if _, err := c.h.Runner.Run(ctx, host.Command{Name: "blockdev", Args: []string{"--setro", scsi.DevPath(name)}, Timeout: c.opts.CommandTimeout}); err != nil {
+		return fmt.Errorf("fc: set %s read-only (access_mode ro): %w", name, err)
+	}
+	return nil
+}
+
+// discover finds the volume's devices: it resolves each path's target port,
+// scans exactly its LUN, and watches sysfs, /dev and the by-path links until
+// the devices are there. Without multipath it stops at the first device and
+// scans one path after another; with multipath it scans every path and
+// waits until each path whose port is visible has its device or has shown
+// that the LUN is not there. Target ports not (yet) logged in are waited
+// for only while no device exists at all. SCSI.DeviceTimeout bounds it all;
+// with multipath, what was found by then is used (N of M paths).
+func (c *Connector) discover(ctx context.Context, info *Info, hbas []HBA, paths []*route, all bool) ([]*route, error) {
+	wctx, cancel := context.WithTimeout(ctx, c.opts.SCSI.DeviceTimeout)
+	defer cancel()
+	wildcardDone := false
+	var scanErrs []error
+	check := func() (bool, error) {
+		anyResolved, anyFound := false, false
+		pending := false // a path is past its scan, device still coming
+		for _, p := range paths {
+			if p.hasDev {
+				anyFound = true
+				continue
+			}
+			if !p.resolved {
+				p.port, p.resolved = findRemotePort(c.h.FS, p.hba.Host, p.target.WWPN)
+				if p.resolved {
+					c.log.Debug("fc: target port found", "path", p.String(), "channel", p.port.Channel, "target", p.port.Target, "from", p.port.Source)
+				}
+			}
+			if l := p.linkPath(); l != "" {
+				if d := diskOfLink(c.h.FS, l); d != "" {
+					if a, err := c.scsi.HCTLOf(d); err == nil {
+						p.disk, p.hctl, p.link, p.hasDev = d, a, l, true
+						anyFound = true
+						continue
+					}
+				}
+			}
+			if !p.resolved {
+				continue
+			}
+			anyResolved = true
+			if !all && (anyFound || pending) {
+				// One path at a time without multipath: no second
+				// device of the same LUN nobody will use.
+				continue
+			}
+			a := p.addr()
+			names, err := c.scsi.Find(a)
+			if err != nil {
+				return false, err
+			}
+			if len(names) == 0 && !c.deviceKnown(a) {
+				if !p.scanned || (!anyFound && time.Since(p.lastScan) >= c.opts.RescanInterval) {
+					if err := c.scsi.Scan(wctx, a); err != nil {
+						c.log.Warn("fc: scan failed", "path", p.String(), "err", err.Error())
+						scanErrs = append(scanErrs, fmt.Errorf("%s: %w", p, err))
+					}
+					p.scanned, p.created, p.lastScan = true, true, time.Now()
+					if names, err = c.scsi.Find(a); err != nil {
+						return false, err
+					}
+				}
+			}
+			// The kernel's scan is synchronous, but a device it is still
+			// adding must not be taken for a LUN that is not there.
+			p.empty = len(names) == 0 && !c.deviceKnown(a) && time.Since(p.lastScan) >= scanSettle
+			for _, n := range names {
+				if c.h.FS.Exists(scsi.DevPath(n)) {
+					p.disk, p.hctl, p.hasDev = n, a, true
+					if l := p.linkPath(); l != "" && diskOfLink(c.h.FS, l) == n {
+						p.link = l
+					}
+					break
+				}
+			}
+			if p.hasDev {
+				anyFound = true
+			} else if !p.empty {
+				pending = true
+			}
+		}
+		if !anyResolved && !anyFound && info.WildcardScan && !wildcardDone {
+			wildcardDone = true
+			c.wildcardScan(wctx, info, hbas)
+			return false, nil
+		}
+		if !anyFound {
+			return false, nil
+		}
+		return !all || !pending, nil
+	}
+	err := c.h.FS.WaitFor(wctx, []string{"/dev", byPathDir}, c.opts.SCSI.Backoff, check)
+	var found []*route
+	for _, p := range paths {
+		if p.hasDev {
+			found = append(found, p)
+		}
+	}
+	if err != nil && len(found) == 0 {
+		return nil, c.explainNothingFound(paths, info, err, scanErrs)
+	}
+	if err != nil {
+		c.log.Warn("fc: not every path brought up its device in time; going on with those that did", "found", len(found), "paths", len(paths))
+	}
+	if err != nil && ctx.Err() != nil {
+		return nil, err
+	}
+	return found, nil
+}
+
+// scanSettle is how long after its scan a path without a SCSI device
+// counts as having no LUN.
+const scanSettle = 500 * time.Millisecond
+
+// deviceKnown reports whether the kernel has a SCSI device at a, with or
+// without its block device yet.
+func (c *Connector) deviceKnown(a scsi.HCTL) bool {
+	return c.h.FS.Exists("/sys/class/scsi_device/" + a.String())
+}
+
+// wildcardScan probes the volume's LUNs on every channel and target of the
+// HBAs: only when the info allows it and no target port could be found.
+func (c *Connector) wildcardScan(ctx context.Context, info *Info, hbas []HBA) {
+	for _, h := range hbas {
+		luns := map[int]bool{}
+		for _, t := range info.TargetsFor(h.PortName) {
+			luns[t.LUN] = true
+		}
+		for lun := range luns {
+			a := scsi.HCTL{Host: h.Host, Channel: scsi.Wildcard, Target: scsi.Wildcard, LUN: lun}
+			c.log.Warn("fc: no target port in sysfs; wildcard scan allowed by enable_wildcard_scan", "host", h.Host, "lun", lun)
+			if err := c.scsi.Scan(ctx, a); err != nil {
+				c.log.Warn("fc: wildcard scan failed", "host", h.Host, "err", err.Error())
+			}
+		}
+	}
+}
+
+func (c *Connector) explainNothingFound(paths []*route, info *Info, waitErr error, scanErrs []error) error {
+	var resolved, unresolved []string
+	for _, p := range paths {
+		if p.resolved {
+			resolved = append(resolved, p.String())
+		} else {
+			unresolved = append(unresolved, p.String())
+		}
+	}
+	var b strings.Builder
+	if len(resolved) == 0 {
+		fmt.Fprintf(&b, "no requested target port (%s) is logged in on a usable HBA", "0x"+strings.Join(info.WWPNs(), ", 0x"))
+		if !info.WildcardScan {
+			b.WriteString(" (check zoning and port state; brick does no wildcard scan unless enable_wildcard_scan is true)")
+		}
+	} else {
+		fmt.Fprintf(&b, "scanned %s, but no device appeared (is the LUN mapped to this host's initiators?)", strings.Join(resolved, "; "))
+	}
+	if err := errors.Join(scanErrs...); err != nil {
+		return fmt.Errorf("%w: %s: %w (%w)", ErrNoDevice, b.String(), waitErr, err)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrNoDevice, b.String(), waitErr)
+}
+
+// verify reads every path's WWID and keeps the paths that show the same LUN
+// as the first, behind a requested target port; a path that shows another
+// LUN is taken back when brick's scan created it.
+func (c *Connector) verify(ctx context.Context, found []*route) ([]*route, error) {
+	var errs []error
+	var ok []*route
+	for _, p := range found {
+		if port, err := targetPortOf(c.h.FS, p.hctl); err != nil || port != p.target.WWPN {
+			c.log.Warn("fc: device is not behind the requested target port; leaving it out", "disk", p.disk, "path", p.String(), "port", port)
+			continue
+		}
+		w, err := c.scsi.WWID(p.disk)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("verify %s (%s): %w", p.disk, p, err))
+			continue
+		}
+		p.wwid = w
+		ok = append(ok, p)
+	}
+	if len(ok) == 0 {
+		c.undo(context.WithoutCancel(ctx), found)
+		if len(errs) == 0 {
+			errs = append(errs, errors.New("no device sits behind a requested target port"))
+		}
+		return nil, fmt.Errorf("%w: %w", ErrNoDevice, errors.Join(errs...))
+	}
+	want := ok[0].wwid
+	var out, other []*route
+	for _, p := range ok {
+		if p.wwid != want {
+			c.log.Warn("fc: path shows a different LUN; leaving it out", "disk", p.disk, "path", p.String(), "wwid", p.wwid, "want", want)
+			other = append(other, p)
+			continue
+		}
+		out = append(out, p)
+	}
+	c.undo(context.WithoutCancel(ctx), other)
+	return out, nil
+}
+
+// undo deletes the devices brick's own scans brought in.
+func (c *Connector) undo(ctx context.Context, paths []*route) {
+	var names []string
+	for _, p := range paths {
+		if p.created && p.disk != "" {
+			names = append(names, p.disk)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	if err := c.scsi.DeleteAndWait(ctx, names...); err != nil {
+		c.log.Warn("fc: undo: could not delete devices", "disks", strings.Join(names, ","), "err", err.Error())
+	}
+}

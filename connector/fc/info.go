@@ -1,0 +1,337 @@
+package fc
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/scsi"
+)
+
+// Protocol is the driver_volume_type this package handles.
+const Protocol = "fibre_channel"
+
+// ParseWWN validates a World Wide Name as Cinder and sysfs spell it: 16 hex
+// digits, optionally prefixed by "0x" and optionally written as eight
+// colon-separated pairs ("21:00:00:24:ff:5a:7b:3c"). It returns the 16
+// lowercase digits.
+func ParseWWN(s string) (string, error) {
+	orig := s
+	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+		s = s[2:]
+	}
+	if strings.Contains(s, ":") {
+		parts := strings.Split(s, ":")
+		if len(parts) != 8 {
+			return "", fmt.Errorf("WWN %s: colons must separate 8 pairs of hex digits", connector.Quote(orig))
+		}
+		for _, p := range parts {
+			if len(p) != 2 {
+				return "", fmt.Errorf("WWN %s: colons must separate 8 pairs of hex digits", connector.Quote(orig))
+			}
+		}
+		s = strings.Join(parts, "")
+	}
+	if len(s) != 16 {
+		return "", fmt.Errorf("WWN %s: want 16 hex digits", connector.Quote(orig))
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return "", fmt.Errorf("WWN %s: want 16 hex digits", connector.Quote(orig))
+		}
+	}
+	return strings.ToLower(s), nil
+}
+
+// Target is one target port and the LUN the volume has behind it.
+type Target struct {
+	// WWPN is the target port's name, 16 lowercase hex digits.
+	WWPN string
+	// LUN is the LUN as the kernel numbers it (after addressing_mode).
+	LUN int
+}
+
+func (t Target) String() string { return fmt.Sprintf("0x%s lun %d", t.WWPN, t.LUN) }
+
+// Info is validated Fibre Channel connection info.
+type Info struct {
+	// Targets lists each (target port, LUN) pair once, in the order given.
+	Targets []Target
+	// InitiatorTargetMap maps an initiator WWPN to the target WWPNs it is
+	// zoned to (all normalised); nil when the info carries no map. Only
+	// HBAs it names are used, and each only towards its targets.
+	InitiatorTargetMap map[string][]string
+	// UnknownMapTargets are target WWPNs the map names that are not among
+	// Targets (drivers do send those); they are ignored.
+	UnknownMapTargets []string
+	// ReadOnly is access_mode "ro".
+	ReadOnly bool
+	// WildcardScan is enable_wildcard_scan: when no target port can be
+	// found in sysfs, scan "- - L" on the HBAs. Off unless the info says
+	// true (see the package documentation for why).
+	WildcardScan bool
+	// Encrypted says Nova would layer an encryptor on the device; brick
+	// hands out the raw device and warns.
+	Encrypted bool
+	// VolumeID is Cinder's volume UUID, when given.
+	VolumeID string
+}
+
+// WWPNs returns the distinct target WWPNs, in the order given.
+func (i *Info) WWPNs() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range i.Targets {
+		if !seen[t.WWPN] {
+			seen[t.WWPN] = true
+			out = append(out, t.WWPN)
+		}
+	}
+	return out
+}
+
+// TargetsFor returns the targets an initiator may reach: all of them
+// without a map, those the map lists for it otherwise (none when the map
+// does not name it).
+func (i *Info) TargetsFor(initiatorWWPN string) []Target {
+	if i.InitiatorTargetMap == nil {
+		return i.Targets
+	}
+	allowed := map[string]bool{}
+	for _, w := range i.InitiatorTargetMap[initiatorWWPN] {
+		allowed[w] = true
+	}
+	var out []Target
+	for _, t := range i.Targets {
+		if allowed[t.WWPN] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Addressing modes os-brick defines for addressing_mode.
+const (
+	AddressingSAM         = "SAM"
+	AddressingTransparent = "transparent"
+	AddressingSAM2        = "SAM2"
+	AddressingSAM3Flat    = "SAM3-flat"
+)
+
+// ParseInfo validates Fibre Channel connection info. Every rejection names
+// the key; nothing here touches the host.
+func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
+	if ci.DriverVolumeType != "" && ci.DriverVolumeType != Protocol && ci.DriverVolumeType != "fc" {
+		return nil, connector.Invalid("driver_volume_type", "want %s, got %s", Protocol, connector.Quote(ci.DriverVolumeType))
+	}
+	wwnKey := "target_wwns"
+	wwns, ok, err := ci.Strings(wwnKey)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || len(wwns) == 0 {
+		wwnKey = "target_wwn"
+		if wwns, _, err = ci.Strings(wwnKey); err != nil {
+			return nil, err
+		}
+	}
+	if len(wwns) == 0 {
+		return nil, connector.Invalid("target_wwn", "missing (neither target_wwn nor target_wwns given)")
+	}
+	for i, w := range wwns {
+		n, err := ParseWWN(w)
+		if err != nil {
+			return nil, connector.Invalid(fmt.Sprintf("%s[%d]", wwnKey, i), "%v", err)
+		}
+		wwns[i] = n
+	}
+
+	lunKey := "target_luns"
+	luns, ok, err := ci.Ints(lunKey)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || len(luns) == 0 {
+		lunKey = "target_lun"
+		if luns, ok, err = ci.Ints(lunKey); err != nil {
+			return nil, err
+		}
+		if !ok || len(luns) == 0 {
+			return nil, connector.Invalid("target_lun", "missing (neither target_lun nor target_luns given)")
+		}
+	}
+	mode, _, err := ci.String("addressing_mode")
+	if err != nil {
+		return nil, err
+	}
+	kernelLUNs := make([]int, len(luns))
+	for i, l := range luns {
+		key := lunKey
+		if len(luns) > 1 {
+			key = fmt.Sprintf("%s[%d]", lunKey, i)
+		}
+		if kernelLUNs[i], err = KernelLUN(l, mode); err != nil {
+			return nil, connector.Invalid(key, "%v", err)
+		}
+	}
+
+	info := &Info{}
+	var pairs []Target
+	switch {
+	case len(kernelLUNs) == len(wwns):
+		for i := range wwns {
+			pairs = append(pairs, Target{WWPN: wwns[i], LUN: kernelLUNs[i]})
+		}
+	case len(kernelLUNs) == 1:
+		// The old form: one LUN behind every target port.
+		for _, w := range wwns {
+			pairs = append(pairs, Target{WWPN: w, LUN: kernelLUNs[0]})
+		}
+	default:
+		return nil, connector.Invalid(lunKey, "%d LUNs for %d target WWNs (want one, or one per WWN)", len(kernelLUNs), len(wwns))
+	}
+	seen := map[Target]bool{}
+	for _, t := range pairs {
+		if !seen[t] {
+			seen[t] = true
+			info.Targets = append(info.Targets, t)
+		}
+	}
+
+	if err := parseInitiatorTargetMap(ci, info); err != nil {
+		return nil, err
+	}
+
+	if m, ok, err := ci.String("access_mode"); err != nil {
+		return nil, err
+	} else if ok {
+		switch m {
+		case "rw":
+		case "ro":
+			info.ReadOnly = true
+		default:
+			return nil, connector.Invalid("access_mode", "must be rw or ro, got %s", connector.Quote(m))
+		}
+	}
+	if info.WildcardScan, _, err = ci.Bool("enable_wildcard_scan"); err != nil {
+		return nil, err
+	}
+	if info.Encrypted, _, err = ci.Bool("encrypted"); err != nil {
+		return nil, err
+	}
+	if id, ok, err := ci.String("volume_id"); err != nil {
+		return nil, err
+	} else if ok && id != "" {
+		u, valid := connector.ParseUUID(id)
+		if !valid {
+			return nil, connector.Invalid("volume_id", "must be a UUID, got %s", connector.Quote(id))
+		}
+		info.VolumeID = u
+	}
+	return info, nil
+}
+
+// KernelLUN turns the LUN Cinder gives into the number Linux uses in
+// H:C:T:L and the scan file, following addressing_mode as os-brick does:
+// SAM and transparent (the default) use it as is, SAM2 adds 16384 (flat
+// space) from 256 up, SAM3-flat always. brick's SCSI layer stops at
+// scsi.MaxLUN, so flat-space LUNs beyond it are refused here rather than
+// scanned wrongly.
+func KernelLUN(lun int64, addressingMode string) (int, error) {
+	if lun < 0 || lun > scsi.MaxLUN {
+		return 0, fmt.Errorf("LUN %d out of range 0..%d", lun, scsi.MaxLUN)
+	}
+	n := int(lun)
+	switch addressingMode {
+	case "", AddressingSAM, AddressingTransparent:
+	case AddressingSAM2:
+		if n >= 256 {
+			n += 16384
+		}
+	case AddressingSAM3Flat:
+		n += 16384
+	default:
+		return 0, fmt.Errorf("addressing_mode %s: want %s, %s, %s or %s", connector.Quote(addressingMode), AddressingSAM, AddressingTransparent, AddressingSAM2, AddressingSAM3Flat)
+	}
+	if n > scsi.MaxLUN {
+		return 0, fmt.Errorf("LUN %d in addressing_mode %s is kernel LUN %d, above the %d brick supports", lun, addressingMode, n, scsi.MaxLUN)
+	}
+	return n, nil
+}
+
+// parseInitiatorTargetMap reads {"<initiator wwpn>": ["<target wwpn>", ...]}
+// (a single string is a list of one).
+func parseInitiatorTargetMap(ci connector.ConnectionInfo, info *Info) error {
+	const key = "initiator_target_map"
+	raw, ok, err := ci.Object(key)
+	if err != nil || !ok {
+		return err
+	}
+	if len(raw) > 256 {
+		return connector.Invalid(key, "more than 256 initiators")
+	}
+	known := map[string]bool{}
+	for _, t := range info.Targets {
+		known[t.WWPN] = true
+	}
+	unknown := map[string]bool{}
+	itmap := make(map[string][]string, len(raw))
+	inits := make([]string, 0, len(raw))
+	for k := range raw {
+		inits = append(inits, k)
+	}
+	sort.Strings(inits)
+	for _, k := range inits {
+		ini, err := ParseWWN(k)
+		if err != nil {
+			return connector.Invalid(key, "initiator: %v", err)
+		}
+		sub := connector.ConnectionInfo{Data: map[string]any{k: raw[k]}}
+		targets, _, err := sub.Strings(k)
+		if err != nil {
+			return connector.Invalid(key+"["+strconv.Quote(ini)+"]", "%v", unwrapInvalid(err))
+		}
+		for i, t := range targets {
+			n, err := ParseWWN(t)
+			if err != nil {
+				return connector.Invalid(fmt.Sprintf("%s[%q][%d]", key, ini, i), "%v", err)
+			}
+			if !known[n] {
+				unknown[n] = true
+			}
+			if !contains(itmap[ini], n) {
+				itmap[ini] = append(itmap[ini], n)
+			}
+		}
+		if _, ok := itmap[ini]; !ok {
+			itmap[ini] = []string{}
+		}
+	}
+	info.InitiatorTargetMap = itmap
+	for w := range unknown {
+		info.UnknownMapTargets = append(info.UnknownMapTargets, w)
+	}
+	sort.Strings(info.UnknownMapTargets)
+	return nil
+}
+
+// unwrapInvalid keeps the reason of an *InvalidError built for a nested
+// key, so the outer error names the key only once.
+func unwrapInvalid(err error) string {
+	if ie, ok := err.(*connector.InvalidError); ok {
+		return ie.Reason
+	}
+	return err.Error()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
