@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/connector/fc"
 	"github.com/brick-storage/brick/connector/iscsi"
 	"github.com/brick-storage/brick/connector/nfs"
 	"github.com/brick-storage/brick/connector/rbd"
@@ -24,5 +25,6 @@ func (a *app) newRegistry(opts connectorOptions) *connector.Registry {
 	reg.Register(nfs.New(a.host, opts.NFS), nfs.Protocol)
 	reg.Register(iscsi.New(a.host, opts.iscsiOptions()), "iscsi")
 	reg.Register(rbd.New(a.host, opts.RBD), rbd.Protocol)
+	reg.Register(fc.New(a.host, opts.fcOptions()), fc.Protocol)
 	return reg
 }
