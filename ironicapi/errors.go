@@ -86,7 +86,7 @@ func (c call) String() string {
 // or node URL into an *Error with a hint. Use it on errors from the pagers'
 // EachPage/AllPages; the other functions here convert already.
 func ConvertError(op string, err error) error {
-	return convert(call{op: op}, err)
+	return convert(call{op: op, resource: "volume resources"}, err)
 }
 
 var (
@@ -107,6 +107,12 @@ func convert(c call, err error) error {
 	e := &Error{Op: c.String(), StatusCode: ue.Actual, Message: msg}
 	switch ue.Actual {
 	case http.StatusNotFound:
+		if bare && !strings.HasPrefix(c.resource, "volume") {
+			e.Kind = ErrNotFound
+			e.Message = fmt.Sprintf("%s %s answered a bare 404", ue.Method, ue.URL)
+			e.Hint = "the server has no such URL: check that the endpoint (--ironic-endpoint, the catalog) is Ironic's"
+			break
+		}
 		if bare {
 			// A 404 without a faultstring is a routing miss: the server has
 			// no such URL at the version sent. For the volume URLs that

@@ -89,6 +89,8 @@ func TestErrorMapping(t *testing.T) {
 			contains: []string{"Node nosuch could not be found.", "baremetal node list"}},
 		{name: "bare 404 is an old Ironic", code: 404, body: body404Bare, kind: ErrTooOld, resource: "volume connectors",
 			contains: []string{"Ironic too old for volume resources", "bare 404", "1.32"}},
+		{name: "bare 404 on a node URL is a wrong endpoint", code: 404, body: body404Bare, kind: ErrNotFound, resource: "node",
+			contains: []string{"answered a bare 404", "check that the endpoint"}},
 		{name: "406 from an old Ironic (header)", code: 406, maxHdr: "1.31", body: body406Old, kind: ErrTooOld,
 			contains: []string{"Ironic too old for volume resources", "newest API version is 1.31"}},
 		{name: "406 from an old Ironic (body only)", code: 406, body: body406Old, kind: ErrTooOld,

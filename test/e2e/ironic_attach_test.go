@@ -16,12 +16,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/brick-storage/brick/internal/testbed"
 	"github.com/brick-storage/brick/ironicapi"
 )
 
 func TestIronicAttachVolume(t *testing.T) {
-	cinder := needCinder(t, testbed.CinderOptions{})
+	cinder := needCinder(t, guestCinderOptions) // the guest tests' settings: no restart between them
 	bed := realIronic(t)
 	ctx := testContext(t)
 	sc, _ := bed.client(t)
