@@ -85,9 +85,9 @@ func requireStatus(t *testing.T, cl *cinderapi.Client, id, want string) *cindera
 // TestCinderAPIContract runs every call cinderapi makes against the real
 // Cinder and checks the state transitions brick relies on.
 func TestCinderAPIContract(t *testing.T) {
-	// Any settings do for the contract (nothing logs in): take the default
-	// Cinder the other real-service tests use, so no restart is needed.
-	c := needCinder(t, testbed.CinderOptions{})
+	// Any settings do for the contract (nothing logs in); use the guest
+	// tests' settings so a run of all brick Cinder tests restarts nothing.
+	c := needCinder(t, guestCinderOptions)
 	ctx := context.Background()
 
 	t.Run("negotiation", func(t *testing.T) {
