@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -290,3 +291,94 @@ iscsiadm -m node -T "$TGT_IQN" -o delete
 echo "teardown: ok"
 step done
 `
+
+// stackSections are the protocol checks that share one boot in
+// TestGuestStorageStack. Each runs in its own bash with -euo pipefail, so one
+// broken layer fails its own subtest and the others still run.
+var stackSections = []struct{ name, script string }{
+	{"nfs", `
+eval "$("$BRICK_FIXTURES/nfs-server.sh")"
+step "nfs: server up"
+mkdir -p /mnt/nfs3 /mnt/nfs4
+mount -t nfs -o vers=3 "$NFS_V3_SHARE" /mnt/nfs3
+mount -t nfs4 -o vers=4.2 "$NFS_V4_SHARE" /mnt/nfs4
+grep -E ' /mnt/nfs(3 nfs .*vers=3|4 nfs4 .*vers=4.2)' /proc/mounts
+echo "written over v3" >/mnt/nfs3/volume-smoke
+sync
+[[ $(cat /mnt/nfs4/volume-smoke) == "written over v3" ]]
+umount /mnt/nfs3 /mnt/nfs4
+`},
+	{"rbd", `
+eval "$("$BRICK_FIXTURES/ceph.sh" --image smoke --size 32M)"
+step "rbd: cluster ready"
+grep -q '^auth client required = cephx' "$CEPH_CONF"
+# cephx is really on: without the user's key the map is refused.
+if rbd map "$CEPH_POOL/smoke" --id "$CEPH_USER" --keyring /dev/null 2>/dev/null; then
+	echo "rbd map without a key succeeded"; exit 1
+fi
+dev=$(rbd map "$CEPH_POOL/smoke" --id "$CEPH_USER" --keyring "$CEPH_KEYRING")
+step "rbd: mapped $dev"
+udevadm settle
+[[ $(readlink -f "/dev/rbd/$CEPH_POOL/smoke") == "$dev" ]]
+head -c 1M /dev/urandom >/tmp/rbd-pattern
+dd if=/tmp/rbd-pattern of="$dev" bs=64k oflag=direct conv=fsync status=none
+rbd unmap "$dev"
+# Read back through a fresh mapping: the data went to the OSD.
+dev=$(rbd map "$CEPH_POOL/smoke" --id "$CEPH_USER" --keyring "$CEPH_KEYRING")
+cmp /tmp/rbd-pattern <(dd if="$dev" bs=64k count=16 iflag=direct status=none)
+rbd unmap "$dev"
+`},
+	{"fc", `
+eval "$("$BRICK_FIXTURES/fcoe-target.sh" --luns 2 --size 16M)"
+step "fc: fabric up"
+echo "initiator $FC_INITIATOR_HOST $FC_INITIATOR_WWPN -> target $FC_TARGET_WWPN via $FC_RPORT"
+[[ $(cat /sys/class/fc_host/$FC_INITIATOR_HOST/port_state) == Online ]]
+# The kernel scans the new rport itself; wait for both LUNs' disks.
+n=${FC_INITIATOR_HOST#host}
+for _ in $(seq 300); do
+	disks=(/sys/class/fc_transport/target$n:*/device/$n:*/block/*)
+	[[ -e ${disks[0]} && ${#disks[@]} -eq 2 ]] && break
+	sleep 0.1
+done
+((${#disks[@]} == 2)) || { echo "FC disks: ${disks[*]}"; exit 1; }
+step "fc: disks found"
+target=$(ls -d /sys/class/fc_transport/target$n:*)
+[[ $(cat "$target/port_name") == "$FC_TARGET_WWPN" ]]
+lun1=$(basename /sys/class/fc_transport/target$n:*/device/$n:*:1/block/*)
+echo "LUN 1 is /dev/$lun1 ($(cat /sys/block/$lun1/device/vendor))"
+head -c 1M /dev/urandom >/tmp/fc-pattern
+dd if=/tmp/fc-pattern of=/dev/$lun1 bs=64k oflag=direct conv=fsync status=none
+cmp /tmp/fc-pattern <(head -c 1M "$FC_BACKING_1")
+`},
+}
+
+// TestGuestStorageStack: in one boot, the NFS server and v3/v4.2 client
+// mounts, a cephx-protected Ceph cluster with krbd mapping, and a software
+// FCoE fabric with LIO FC LUNs each work, with data checked end to end.
+func TestGuestStorageStack(t *testing.T) {
+	var script strings.Builder
+	// step prints guest uptime stamps, so a slow layer shows in the log.
+	script.WriteString("step() { echo \"== $* ($(cut -d' ' -f1 /proc/uptime)s)\"; }\nexport -f step\n")
+	for _, s := range stackSections {
+		// Each section gets its own bash so a failure stays in its
+		// section; the RESULT line is what the subtests read.
+		fmt.Fprintf(&script, "step %[1]s\nbash -euo pipefail -c %[2]s\necho \"RESULT %[1]s rc=$?\"\n",
+			s.name, shellQuote(s.script))
+	}
+	script.WriteString("step done\n")
+
+	res, err := runGuest(t, testContext(t), guest.Options{Script: script.String(), Timeout: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("guest output:\n%s", res.Output)
+	for _, s := range stackSections {
+		t.Run(s.name, func(t *testing.T) {
+			if !strings.Contains(string(res.Output), "RESULT "+s.name+" rc=0\n") {
+				t.Fatalf("section %s failed; see the guest output above", s.name)
+			}
+		})
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
