@@ -39,7 +39,7 @@ func authArgs(v Volume, confPath string) []string {
 	} else {
 		args = append(args, "--cluster", v.Cluster)
 		if len(v.Monitors) > 0 {
-			args = append(args, "--mon-host", strings.Join(v.Monitors, ","))
+			args = append(args, "-m", strings.Join(v.Monitors, ","))
 		}
 	}
 	if v.User != "" {

@@ -197,7 +197,7 @@ func TestConnectWithKeyWritesPrivateCredentialsAndRemovesThem(t *testing.T) {
 func TestMapArgs(t *testing.T) {
 	v := Volume{Pool: "volumes", Namespace: "ns1", Image: "vol1", Cluster: "ceph", User: "cinder", Monitors: []string{"192.0.2.1:6789", "[2001:db8::1]:6789"}}
 	require.Equal(t,
-		[]string{"device", "map", "--device-type", "krbd", "--cluster", "ceph", "--mon-host", "192.0.2.1:6789,[2001:db8::1]:6789", "--id", "cinder", "volumes/ns1/vol1"},
+		[]string{"device", "map", "--device-type", "krbd", "--cluster", "ceph", "-m", "192.0.2.1:6789,[2001:db8::1]:6789", "--id", "cinder", "volumes/ns1/vol1"},
 		mapArgs(v, DriverKRBD, "", false))
 	v.ReadOnly = true
 	v.Monitors = nil
@@ -222,7 +222,7 @@ func TestConnectWithoutKeyUsesHostConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "/dev/rbd0", dev.Path)
 	require.Equal(t, "ns1", dev.Extra[ExtraNamespace])
-	require.Equal(t, "rbd device map --device-type krbd --read-only --cluster ceph --mon-host 192.0.2.10:6789,192.0.2.11:6789 --id cinder volumes/ns1/vol1", r.Calls()[1])
+	require.Equal(t, "rbd device map --device-type krbd --read-only --cluster ceph -m 192.0.2.10:6789,192.0.2.11:6789 --id cinder volumes/ns1/vol1", r.Calls()[1])
 	require.NoDirExists(t, filepath.Join(root, DefaultTempDir), "no key, no temporary file")
 }
 

@@ -1,0 +1,285 @@
+//go:build e2e
+
+package e2e
+
+// TestRBD proves the RBD connector (connector/rbd) on a real kernel against
+// a real one-OSD Ceph with cephx on (test/guest/fixtures/ceph.sh), driven
+// through the real `brick connect` / `brick disconnect` with --debug. All
+// checks share one boot, because building the cluster is the expensive part:
+//
+//  1. krbd and nbd: connect with the key in the connection info -> write a
+//     pattern -> disconnect -> the pattern reads back through a fresh
+//     mapping; the temporary keyring existed (0600, in a 0700 dir) only
+//     while rbd ran and is gone after; the key is in no --debug output, no
+//     printed device and no process's argv (captured while mapping);
+//  2. two pools holding an image of the same name, plus a namespace, mapped
+//     at once: connecting again reuses the mapping, disconnecting one leaves
+//     the others mapped with their data;
+//  3. a wrong key: a clear error, nothing mapped, no temporary file left
+//     (krbd and nbd);
+//  4. disconnect refuses a mounted device and reports EBUSY for an open
+//     one; --force unmaps an open one;
+//  5. no key in the connection info: the host's /etc/ceph keyring is used;
+//  6. without a udev daemon krbd maps and unmaps (noudev) instead of hanging.
+
+import (
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brick-storage/brick/internal/testbed/guest"
+)
+
+func TestRBD(t *testing.T) {
+	dir := t.TempDir()
+	brick := filepath.Join(dir, "brick")
+	build := exec.CommandContext(testContext(t), "go", "build", "-o", brick, "../../cmd/brick")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build brick: %v\n%s", err, out)
+	}
+	pattern := make([]byte, 1<<20)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	for i := range pattern {
+		pattern[i] = byte(rng.Uint32())
+	}
+	patternFile := filepath.Join(dir, "pattern")
+	if err := os.WriteFile(patternFile, pattern, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	res, err := runGuest(t, testContext(t), guest.Options{
+		Script:  rbdScript,
+		Files:   map[string]string{brick: "brick", patternFile: "pattern"},
+		Timeout: 12 * time.Minute,
+		// BRICK_E2E_SHARE keeps the share (and its live output in
+		// .brick/output) where a developer can watch it.
+		ShareDir: os.Getenv("BRICK_E2E_SHARE"),
+	})
+	if res != nil {
+		t.Logf("guest output:\n%s", res.Output)
+	}
+	requireSuccess(t, res, err)
+	out := string(res.Output)
+	for _, want := range []string{
+		"check 1 ok: krbd",
+		"check 1 ok: nbd",
+		"check 2 ok: same image name in two pools and a namespace",
+		"check 3 ok: wrong key (krbd)",
+		"check 3 ok: wrong key (nbd)",
+		"check 4 ok: mounted refused, open reported busy, forced unmap",
+		"check 5 ok: host keyring",
+		"check 6 ok: noudev",
+		"all rbd checks passed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	for _, m := range regexp.MustCompile(`(?m)^(timing|secret grep).*$`).FindAllString(out, -1) {
+		t.Log(m)
+	}
+	t.Logf("TestRBD wall time %v", time.Since(start).Round(time.Second))
+}
+
+const rbdScript = `
+set -Eeuo pipefail
+trap 'echo "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"; for f in *.err; do echo "--- $f"; tail -n 20 "$f"; done 2>/dev/null' ERR
+step() { echo "== $* ($(cut -d' ' -f1 /proc/uptime)s)"; }
+B=/brick/brick
+OFF=4 # MiB
+
+step "ceph cluster"
+eval "$("$BRICK_FIXTURES/ceph.sh" --image vol1 --image vol2 --size 32M)"
+# A second pool with an image of the same name, and a namespace in the
+# first, through one python3-rados process (the ceph CLI is slow to start).
+timeout 180 /usr/bin/python3 - "$CEPH_USER" <<'PY'
+import json, sys, rados
+user = sys.argv[1]
+c = rados.Rados(conffile="/etc/ceph/ceph.conf", name="client.admin")
+c.connect(timeout=60)
+def mon(**cmd):
+    ret, out, err = c.mon_command(json.dumps(cmd), b"", timeout=60)
+    if ret != 0:
+        sys.exit("mon command %s failed (%d): %s" % (cmd["prefix"], ret, err))
+mon(prefix="osd pool create", pool="volumes2", pg_num=8, pgp_num=8)
+mon(prefix="osd pool application enable", pool="volumes2", app="rbd")
+mon(prefix="auth caps", entity="client." + user,
+    caps=["mon", "profile rbd", "osd", "profile rbd pool=volumes, profile rbd pool=volumes2"])
+c.shutdown()
+PY
+rbd create volumes2/vol1 --size 32M --image-feature layering,exclusive-lock
+rbd namespace create volumes/ns1
+rbd create volumes/ns1/vol1 --size 32M --image-feature layering,exclusive-lock
+KEY=$(sed -n 's/^[[:space:]]*key = //p' "$CEPH_KEYRING")
+[[ -n $KEY ]]
+# The key must reach rbd only through brick: hide the host's copy of it.
+mv "$CEPH_KEYRING" /root/user.keyring
+modprobe nbd
+
+info() { # name keyring-key [extra json] > stdout
+	local keyring=""
+	[[ -n $2 ]] && keyring=$(printf ',"keyring":"[client.%s]\\n\\tkey = %s\\n"' "$CEPH_USER" "$2")
+	printf '{"driver_volume_type":"rbd","data":{"name":"%s","hosts":["127.0.0.1"],"ports":["6789"],"cluster_name":"ceph","auth_enabled":true,"auth_username":"%s","secret_type":"ceph","secret_uuid":null,"discard":true,"qos_specs":null,"access_mode":"rw"%s%s}}\n' \
+		"$1" "$CEPH_USER" "$keyring" "${3:-}"
+}
+now() { date +%s.%N; }
+took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+# watch: record every process's argv and the temporary credentials while
+# brick runs (ps -ww: whole command lines).
+watch_start() {
+	: >ps.log; : >creds.log
+	( while :; do
+		ps -eww -o args= >>ps.log
+		stat -c '%a %U %n' /run/brick/ceph /run/brick/ceph/map-* /run/brick/ceph/map-*/* >>creds.log 2>/dev/null || true
+		sleep 0.05 # leave the CPU to rbd; a map lasts seconds
+	done ) &
+	WATCH=$!
+}
+watch_stop() { kill "$WATCH"; wait "$WATCH" 2>/dev/null || true; }
+no_key_in() { # files...
+	if grep -lF -- "$KEY" "$@"; then echo "THE KEY LEAKED into the files above"; exit 1; fi
+}
+no_creds_left() { [[ -z $(ls -A /run/brick/ceph 2>/dev/null) ]] || { ls -laR /run/brick/ceph; exit 1; }; }
+mapped() { rbd device list -t "$1" --format json; }
+# (grep finding nothing must not fire the ERR trap inside $(...))
+nmapped() { mapped "$1" | { grep -o '"device"' || true; } | wc -l; }
+devpath() { sed -n 's/.*"path": *"\([^"]*\)".*/\1/p' "$1"; }
+
+for drv in krbd nbd; do
+	step "check 1 ($drv): connect with the key, write, disconnect, read back"
+	img=vol1; [[ $drv == nbd ]] && img=vol2
+	info "volumes/$img" "$KEY" >c1-$drv.json
+	watch_start
+	t0=$(now)
+	$B --debug connect --connection-info c1-$drv.json --rbd-driver $drv -f json >dev1-$drv.json 2>c1-$drv.err
+	echo "timing $drv connect (map): $(took $t0) s"
+	watch_stop
+	cat dev1-$drv.json
+	dev=$(devpath dev1-$drv.json)
+	[[ -b $dev ]]
+	grep -q "device map --device-type $drv" ps.log || { echo "the watcher never saw rbd map running"; exit 1; }
+	grep -q '^700 root /run/brick/ceph/map-' creds.log || { echo "no private dir seen during the map"; cat creds.log; exit 1; }
+	grep -q '^600 root /run/brick/ceph/map-.*/keyring$' creds.log || { echo "no 0600 keyring seen during the map"; cat creds.log; exit 1; }
+	if grep -v '^600 \|^700 ' creds.log; then echo "credentials with other modes or owners seen"; exit 1; fi
+	no_creds_left
+	dd if=pattern of="$dev" bs=1M seek=$OFF oflag=direct conv=fsync status=none
+	t0=$(now)
+	$B --debug disconnect --connection-info c1-$drv.json --device-info dev1-$drv.json 2>d1-$drv.err
+	echo "timing $drv disconnect (unmap): $(took $t0) s"
+	(( $(nmapped $drv) == 0 )) || { mapped $drv; exit 1; }
+	$B --debug disconnect --connection-info c1-$drv.json 2>>d1-$drv.err # idempotent
+	t0=$(now)
+	$B --debug connect --connection-info c1-$drv.json --rbd-driver $drv -f json >dev1b-$drv.json 2>c1b-$drv.err
+	echo "timing $drv connect (map, no watcher): $(took $t0) s"
+	dev=$(devpath dev1b-$drv.json)
+	dd if="$dev" of=/tmp/readback bs=1M skip=$OFF count=1 iflag=direct status=none
+	cmp pattern /tmp/readback
+	t0=$(now)
+	$B --debug disconnect --connection-info c1-$drv.json --device-info dev1b-$drv.json 2>>d1-$drv.err
+	echo "timing $drv disconnect (unmap, after reading): $(took $t0) s"
+	(( $(nmapped $drv) == 0 ))
+	no_creds_left
+	no_key_in ./*.err ./dev*.json ps.log creds.log
+	echo "secret grep ($drv): key found 0 times in $(cat ./*.err | wc -l) debug lines, $(grep -c . ps.log) argv lines captured during the map, the printed device"
+	echo "nbd daemon argv after map (if any): $(grep -m1 rbd-nbd ps.log || true)"
+	echo "check 1 ok: $drv"
+done
+
+step "check 2: same image name in two pools and a namespace"
+info volumes/vol1 "$KEY" >a.json
+info volumes2/vol1 "$KEY" >b.json
+info volumes/ns1/vol1 "$KEY" >n.json
+for x in a b n; do $B --debug connect --connection-info $x.json -f json >dev-$x.json 2>c2-$x.err; done
+da=$(devpath dev-a.json) db=$(devpath dev-b.json) dn=$(devpath dev-n.json)
+echo "volumes/vol1=$da volumes2/vol1=$db volumes/ns1/vol1=$dn"
+[[ $da != "$db" && $da != "$dn" && $db != "$dn" ]]
+echo pool-b-marker | dd of="$db" bs=512 conv=sync,fsync oflag=direct status=none
+$B --debug connect --connection-info a.json -f json >dev-a2.json 2>>c2-a.err
+[[ $(devpath dev-a2.json) == "$da" ]]
+grep -q '"reused": *"true"' dev-a2.json
+(( $(nmapped krbd) == 3 ))
+mapped krbd
+$B --debug disconnect --connection-info a.json 2>d2-a.err
+mapped krbd | grep -q '"pool":"volumes2","namespace":"","name":"vol1"'
+mapped krbd | grep -q '"namespace":"ns1","name":"vol1"'
+if mapped krbd | grep -q '"pool":"volumes","namespace":"","name":"vol1"'; then echo "volumes/vol1 still mapped"; exit 1; fi
+[[ $(dd if="$db" bs=512 count=1 iflag=direct status=none | head -c 13) == pool-b-marker ]]
+$B --debug disconnect --connection-info b.json 2>d2-b.err
+$B --debug disconnect --connection-info n.json 2>d2-n.err
+(( $(nmapped krbd) == 0 ))
+no_key_in ./*.err ./dev*.json
+echo "check 2 ok: same image name in two pools and a namespace"
+
+for drv in krbd nbd; do
+	step "check 3 ($drv): wrong key"
+	WRONG=$( { printf '\001\000\000\000\000\000\000\000\000\000\020\000'; head -c 16 /dev/urandom; } | base64)
+	info volumes/vol1 "$WRONG" >w-$drv.json
+	t0=$(now)
+	rc=0; $B --debug connect --connection-info w-$drv.json --rbd-driver $drv --rbd-map-timeout 90s >w-$drv.out 2>w-$drv.err || rc=$?
+	echo "timing $drv wrong key refused after $(took $t0) s (exit $rc)"
+	(( rc == 1 ))
+	grep '^brick: ' w-$drv.err | cut -c1-400
+	grep -q '^brick: rbd map failed for volumes/vol1' w-$drv.err
+	[[ ! -s w-$drv.out ]]
+	(( $(nmapped krbd) + $(nmapped nbd) == 0 ))
+	no_creds_left
+	if grep -lF -- "$WRONG" w-$drv.err w-$drv.out; then echo "the wrong key leaked"; exit 1; fi
+	echo "check 3 ok: wrong key ($drv)"
+done
+
+step "check 4: busy devices"
+info volumes/vol1 "$KEY" >m.json
+$B connect --connection-info m.json -f json >dev-m.json 2>c4.err
+dm=$(devpath dev-m.json)
+mkfs.ext4 -q "$dm"
+mkdir -p /mnt/rbd
+mount "$dm" /mnt/rbd
+rc=0; $B disconnect --connection-info m.json 2>d4-mounted.err || rc=$?
+cat d4-mounted.err
+(( rc == 1 )); grep -q 'mounted at /mnt/rbd' d4-mounted.err
+[[ -b $dm ]]
+umount /mnt/rbd
+exec 7<"$dm"
+rc=0; $B disconnect --connection-info m.json 2>d4-open.err || rc=$?
+cat d4-open.err
+(( rc == 1 )); grep -q 'device busy' d4-open.err
+[[ -b $dm ]]
+$B --debug disconnect --connection-info m.json --force 2>d4-force.err
+exec 7<&-
+(( $(nmapped krbd) == 0 ))
+echo "check 4 ok: mounted refused, open reported busy, forced unmap"
+
+step "check 5: no key in the connection info: the host's keyring"
+mv /root/user.keyring "$CEPH_KEYRING"
+info volumes/vol1 "" >h.json
+$B --debug connect --connection-info h.json -f json >dev-h.json 2>c5.err
+grep -o 'argv="rbd device map[^"]*"' c5.err
+[[ -b $(devpath dev-h.json) ]]
+no_creds_left
+$B --debug disconnect --connection-info h.json 2>d5.err
+(( $(nmapped krbd) == 0 ))
+echo "check 5 ok: host keyring"
+
+step "check 6: krbd without a udev daemon"
+pkill -x systemd-udevd
+for _ in $(seq 50); do pidof systemd-udevd >/dev/null || break; sleep 0.1; done
+t0=$(now)
+$B --debug connect --connection-info h.json -f json >dev-u.json 2>c6.err
+echo "timing krbd connect without udev: $(took $t0) s"
+grep -o 'argv="rbd device map[^"]*"' c6.err
+[[ -b $(devpath dev-u.json) ]]
+$B --debug disconnect --connection-info h.json 2>d6.err
+grep -o 'argv="rbd device unmap[^"]*"' d6.err
+(( $(nmapped krbd) == 0 ))
+echo "check 6 ok: noudev"
+
+step "commands run by the unwatched connect and the disconnects, with their times"
+grep -o 'msg=[^ ]* argv="[^"]*" rc=[-0-9]* took=[^ ]*' c1b-krbd.err d1-krbd.err c1b-nbd.err d1-nbd.err || true
+echo "all rbd checks passed"
+`
