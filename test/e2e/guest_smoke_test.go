@@ -23,8 +23,8 @@ import (
 	"github.com/brick-storage/brick/internal/testbed/guest"
 )
 
-// runGuest boots a guest for a smoke test and logs the timings the test bed
-// documents.
+// runGuest boots a guest and logs the timings the test bed documents.
+// Shared with the protocol e2e tests in this package.
 func runGuest(t *testing.T, ctx context.Context, opts guest.Options) (*guest.Result, error) {
 	t.Helper()
 	start := time.Now()
@@ -38,17 +38,18 @@ func runGuest(t *testing.T, ctx context.Context, opts guest.Options) (*guest.Res
 }
 
 // requireSuccess fails the test unless the guest ran the script to exit 0.
+// Shared with the protocol e2e tests in this package.
 func requireSuccess(t *testing.T, res *guest.Result, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.ExitCode != 0 {
-		t.Fatalf("guest script exited %d; output:\n%s\nconsole tail:\n%s", res.ExitCode, res.Output, tail(res.Console, 30))
+		t.Fatalf("guest script exited %d; output:\n%s\nconsole tail:\n%s", res.ExitCode, res.Output, guestTail(res.Console, 30))
 	}
 }
 
-func tail(b []byte, n int) string {
+func guestTail(b []byte, n int) string {
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -292,10 +293,10 @@ echo "teardown: ok"
 step done
 `
 
-// stackSections are the protocol checks that share one boot in
+// guestStackSections are the protocol checks that share one boot in
 // TestGuestStorageStack. Each runs in its own bash with -euo pipefail, so one
 // broken layer fails its own subtest and the others still run.
-var stackSections = []struct{ name, script string }{
+var guestStackSections = []struct{ name, script string }{
 	{"nfs", `
 eval "$("$BRICK_FIXTURES/nfs-server.sh")"
 step "nfs: server up"
@@ -359,11 +360,11 @@ func TestGuestStorageStack(t *testing.T) {
 	var script strings.Builder
 	// step prints guest uptime stamps, so a slow layer shows in the log.
 	script.WriteString("step() { echo \"== $* ($(cut -d' ' -f1 /proc/uptime)s)\"; }\nexport -f step\n")
-	for _, s := range stackSections {
+	for _, s := range guestStackSections {
 		// Each section gets its own bash so a failure stays in its
 		// section; the RESULT line is what the subtests read.
 		fmt.Fprintf(&script, "step %[1]s\nbash -euo pipefail -c %[2]s\necho \"RESULT %[1]s rc=$?\"\n",
-			s.name, shellQuote(s.script))
+			s.name, guestShellQuote(s.script))
 	}
 	script.WriteString("step done\n")
 
@@ -372,7 +373,7 @@ func TestGuestStorageStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("guest output:\n%s", res.Output)
-	for _, s := range stackSections {
+	for _, s := range guestStackSections {
 		t.Run(s.name, func(t *testing.T) {
 			if !strings.Contains(string(res.Output), "RESULT "+s.name+" rc=0\n") {
 				t.Fatalf("section %s failed; see the guest output above", s.name)
@@ -381,4 +382,4 @@ func TestGuestStorageStack(t *testing.T) {
 	}
 }
 
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+func guestShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
