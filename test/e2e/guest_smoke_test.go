@@ -57,6 +57,8 @@ func guestTail(b []byte, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// testContext bounds one e2e test (15 min) and is cancelled when it ends.
+// Shared with the other e2e tests in this package.
 func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	t.Cleanup(cancel)

@@ -188,7 +188,6 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	console := newTailBuffer(consoleTailBytes)
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(runCtx, qemu, args...)
-	cmd.Stdin = nil
 	if opts.Console != nil {
 		cmd.Stdout = io.MultiWriter(console, opts.Console)
 	} else {

@@ -318,6 +318,10 @@ func TestPrepareShare(t *testing.T) {
 	if err == nil {
 		t.Error("a file over the runner's init: want an error")
 	}
+	err = prepareShare(t.TempDir(), Options{Files: map[string]string{src: "x", src + "2": "x"}}, 1)
+	if err == nil || !strings.Contains(err.Error(), "both go to x") {
+		t.Errorf("two files to one name: err = %v", err)
+	}
 }
 
 // readCPIO is the inverse of writeCPIO, enough to check its output.

@@ -108,11 +108,16 @@ func prepareShare(dir string, opts Options, timeoutSec int) error {
 		names = append(names, src)
 	}
 	sort.Strings(names)
+	taken := map[string]string{}
 	for _, src := range names {
 		name, err := shareName(opts.Files[src])
 		if err != nil {
 			return fmt.Errorf("prepare share: file %s: %w", src, err)
 		}
+		if other, dup := taken[name]; dup {
+			return fmt.Errorf("prepare share: %s and %s both go to %s", other, src, name)
+		}
+		taken[name] = src
 		if err := copyFile(src, filepath.Join(dir, filepath.FromSlash(name))); err != nil {
 			return fmt.Errorf("prepare share: %w", err)
 		}
