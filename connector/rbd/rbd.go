@@ -345,9 +345,12 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 	if err != nil {
 		return err
 	}
-	// The device record knows which driver mapped it.
+	// The device record knows which driver mapped it. Without one, the
+	// image may have been mapped with the other driver: look there too,
+	// rather than report "not attached" while it still is.
+	drivers := []string{driver, otherDriver(driver)}
 	if dev != nil && ValidDriver(dev.Extra[ExtraDriver]) {
-		driver = dev.Extra[ExtraDriver]
+		drivers = []string{dev.Extra[ExtraDriver]}
 	}
 	unlock, err := c.h.FS.Lock(ctx, lockName(v))
 	if err != nil {
@@ -355,10 +358,26 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 	}
 	defer unlock()
 
-	mappings, err := c.list(ctx, driver)
-	if err != nil {
-		return fmt.Errorf("rbd unmap %s: %w", v.Spec(), err)
+	for i, d := range drivers {
+		mappings, err := c.list(ctx, d)
+		if err != nil {
+			if i > 0 {
+				// The fallback driver may not even be installed (rbd-nbd).
+				c.h.Log.Debug("rbd: cannot list the other driver's mappings", "driver", d, "err", err)
+				continue
+			}
+			return fmt.Errorf("rbd unmap %s: %w", v.Spec(), err)
+		}
+		if err := c.unmapAll(ctx, v, d, mappings, opts.Force); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// unmapAll unmaps every mapping of v among mappings (one driver's) and
+// checks that none is left.
+func (c *Connector) unmapAll(ctx context.Context, v Volume, driver string, mappings []Mapping, force bool) error {
 	var mine []Mapping
 	for _, m := range mappings {
 		if m.Matches(v) {
@@ -370,12 +389,12 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 		return nil
 	}
 	for _, m := range mine {
-		if err := c.unmap(ctx, v, driver, m.Device, opts.Force); err != nil {
+		if err := c.unmap(ctx, v, driver, m.Device, force); err != nil {
 			return err
 		}
 	}
 	// Confirm: an unmap that "succeeded" but left the mapping is a failure.
-	mappings, err = c.list(ctx, driver)
+	mappings, err := c.list(ctx, driver)
 	if err != nil {
 		return fmt.Errorf("rbd unmap %s: verify: %w", v.Spec(), err)
 	}
@@ -383,6 +402,13 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 		return fmt.Errorf("rbd unmap %s: still mapped at %s after unmap", v.Spec(), m.Device)
 	}
 	return nil
+}
+
+func otherDriver(d string) string {
+	if d == DriverNBD {
+		return DriverKRBD
+	}
+	return DriverNBD
 }
 
 func (c *Connector) unmap(ctx context.Context, v Volume, driver, devPath string, force bool) error {

@@ -269,7 +269,7 @@ func TestConnectReusesMappingOfSamePoolOnly(t *testing.T) {
 	// Idempotent: disconnecting again is success, with no unmap run.
 	n := len(r.Calls())
 	require.NoError(t, c.Disconnect(ctx, mine, nil, connector.DisconnectOptions{}))
-	require.Equal(t, []string{"rbd device list --device-type krbd --format json"}, r.Calls()[n:])
+	require.Equal(t, []string{"rbd device list --device-type krbd --format json", "rbd device list --device-type nbd --format json"}, r.Calls()[n:])
 }
 
 func TestConnectRefusesReadOnlyMappingForWriter(t *testing.T) {
@@ -420,4 +420,31 @@ func TestNoUdevDaemonMeansNoudev(t *testing.T) {
 	calls := strings.Join(r.Calls(), "\n")
 	require.Contains(t, calls, "rbd device map --device-type krbd --options noudev --cluster ceph")
 	require.Contains(t, calls, "rbd device unmap --device-type krbd --options noudev /dev/rbd0")
+}
+
+func TestDisconnectWithoutRecordFindsTheOtherDriversMapping(t *testing.T) {
+	c, f, r, _ := newTestConnector(t, Options{Driver: DriverKRBD})
+	ctx := context.Background()
+	info := cinderInfo(t, nil)
+	nbd := New(c.h, Options{Driver: DriverNBD, DeviceTimeout: time.Second})
+	_, err := nbd.Connect(ctx, info)
+	require.NoError(t, err)
+	require.NoError(t, c.Disconnect(ctx, info, nil, connector.DisconnectOptions{}))
+	require.Empty(t, f.mappings)
+	require.Contains(t, r.Calls(), "rbd device unmap --device-type nbd /dev/nbd0")
+}
+
+func TestDisconnectIgnoresAnUninstalledOtherDriver(t *testing.T) {
+	f := &fakeCeph{t: t}
+	r := hosttest.NewRunner(func(ctx context.Context, cmd host.Command) (host.Result, error) {
+		if strings.Contains(strings.Join(cmd.Args, " "), "--device-type nbd") {
+			return host.Result{}, hosttest.Fail(cmd, 1, "rbd: rbd-nbd: No such file or directory")
+		}
+		return f.run(ctx, cmd)
+	})
+	h, root := hosttest.New(t, r)
+	f.root = root
+	hosttest.WriteFile(t, root, "/proc/self/mountinfo", "22 1 0:21 / / rw - ext4 /dev/vda1 rw\n")
+	c := New(h, Options{})
+	require.NoError(t, c.Disconnect(context.Background(), cinderInfo(t, nil), nil, connector.DisconnectOptions{}))
 }
