@@ -465,3 +465,36 @@ func TestOwnDescriptorsDoNotCount(t *testing.T) {
 	require.NoError(t, c.Disconnect(ctx, info, dev, connector.DisconnectOptions{}))
 	require.Equal(t, 0, k.mounted())
 }
+
+func TestConcurrentConnectsMountOnce(t *testing.T) {
+	c, k, r := newFake(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, info := range []connector.ConnectionInfo{nfsInfo(t, volA), nfsInfo(t, volB)} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = c.Connect(ctx, info)
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	require.Len(t, mountCalls(r), 1, "the share lock serialises the mount decision")
+	require.Equal(t, 1, k.mounted())
+}
+
+func TestStaleUsersAfterReboot(t *testing.T) {
+	c, k, _ := newFake(t)
+	ctx := context.Background()
+	// The record survived, the mount did not (a state dir on disk, a reboot).
+	id := mustExport(t).ID()
+	hosttest.WriteFile(t, k.root, filepath.Join(DefaultStateDir, id+".json"),
+		`{"export":"10.0.0.5:/srv/cinder","users":{"volume-gone":{"loop_device":"/dev/loop7"}}}`)
+	info := nfsInfo(t, volA)
+	dev, err := c.Connect(ctx, info)
+	require.NoError(t, err)
+	require.NoError(t, c.Disconnect(ctx, info, dev, connector.DisconnectOptions{}))
+	require.Equal(t, 0, k.mounted(), "the stale user does not keep the share mounted")
+}
