@@ -199,4 +199,3 @@ func TestIronicCLIConnectorTarget(t *testing.T) {
 	require.Contains(t, r.stderr, "Deleted volume connector "+cu)
 	require.Contains(t, r.stderr, "1 of 2 volume connectors not deleted")
 }
-
