@@ -37,6 +37,12 @@ func EnsureCinder(ctx context.Context, opts CinderOptions) (*Cinder, error) {
 	if shared.cinder != nil && shared.cinderOpts.equal(opts) {
 		return shared.cinder, nil
 	}
+	// A restart with other settings waits in up.sh until no process holds
+	// a users.lock; this one must not wait for itself.
+	if shared.cinderUser != nil {
+		shared.cinderUser.f.Close()
+		shared.cinderUser = nil
+	}
 	c, err := StartCinder(ctx, opts)
 	if err != nil {
 		// up.sh stops what it started when it fails; a failed restart may
@@ -60,6 +66,10 @@ func EnsureIronic(ctx context.Context, opts IronicOptions) (*Ironic, error) {
 	defer shared.mu.Unlock()
 	if shared.ironic != nil && shared.ironicOpts.normalized() == opts.normalized() {
 		return shared.ironic, nil
+	}
+	if shared.ironicUser != nil {
+		shared.ironicUser.f.Close()
+		shared.ironicUser = nil
 	}
 	i, err := StartIronic(ctx, opts)
 	if err != nil {

@@ -129,6 +129,15 @@ if alive "$LAUNCHER_PID" "$CONF" && alive "$TGTD_PID" tgtd; then
     exit 0
   fi
   log "running with other settings (or not answering); restarting"
+  # A Go test process holds a shared flock on users.lock while it uses the
+  # service (internal/testbed); restarting under it would break its tests
+  # midway. Wait until no other test process uses it.
+  exec 8>"$STATE/users.lock"
+  users_wait=${BRICK_TB_USERS_WAIT:-240}
+  if ! flock -n -x 8; then
+    log "another test process is using it; waiting up to ${users_wait}s before restarting"
+    flock -x -w "$users_wait" 8 || fail "still in use by another test process after ${users_wait}s; not restarting it with other settings"
+  fi
 fi
 # Stop whatever is left of an earlier start (settings changed, or one of the
 # two processes died): a half-running test bed is never reused.
@@ -201,7 +210,7 @@ mv "$CONF.new" "$CONF"
 # ---- tgtd ----
 mkdir -p "$(dirname "$TGT_INCLUDE")"
 echo "include $TGT_DIR/*" >"$TGT_INCLUDE"
-setsid tgtd -f --iscsi "portal=$TGT_LISTEN:$TARGET_PORT" >>"$LOGS/tgtd.log" 2>&1 </dev/null 9>&- &
+setsid tgtd -f --iscsi "portal=$TGT_LISTEN:$TARGET_PORT" >>"$LOGS/tgtd.log" 2>&1 </dev/null 8>&- 9>&- &
 echo $! >"$TGTD_PID"
 for ((i = 0; ; i++)); do
   alive "$TGTD_PID" tgtd || { stop_all; fail "tgtd exited at start; see $LOGS/tgtd.log"; }
@@ -230,7 +239,7 @@ fi
 
 # ---- cinder: api + scheduler + volume in one process ----
 PYTHONPATH=$CINDER_DIR setsid "$PY" "$CINDER_DIR/launcher.py" --config-file "$CONF" \
-  >>"$LOGS/launcher.out" 2>&1 </dev/null 9>&- &
+  >>"$LOGS/launcher.out" 2>&1 </dev/null 8>&- 9>&- &
 echo $! >"$LAUNCHER_PID"
 
 # Ready means: the API answers, cinder-volume reports "up", and the scheduler

@@ -81,6 +81,15 @@ if alive "$PID_FILE" "$CONF"; then
     exit 0
   fi
   log "running with other settings (or not answering); restarting"
+  # A Go test process holds a shared flock on users.lock while it uses the
+  # service (internal/testbed); restarting under it would break its tests
+  # midway. Wait until no other test process uses it.
+  exec 8>"$STATE/users.lock"
+  users_wait=${BRICK_TB_USERS_WAIT:-240}
+  if ! flock -n -x 8; then
+    log "another test process is using it; waiting up to ${users_wait}s before restarting"
+    flock -x -w "$users_wait" 8 || fail "still in use by another test process after ${users_wait}s; not restarting it with other settings"
+  fi
 fi
 stop_all
 
@@ -120,7 +129,7 @@ if [[ ! -s $STATE/ironic.sqlite ]]; then
 fi
 
 setsid "$PY" -c 'import sys; from ironic.cmd.singleprocess import main; sys.exit(main())' \
-  --config-file "$CONF" >>"$LOGS/ironic.out" 2>&1 </dev/null 9>&- &
+  --config-file "$CONF" >>"$LOGS/ironic.out" 2>&1 </dev/null 8>&- 9>&- &
 echo $! >"$PID_FILE"
 
 # Ready means the API answers and lists the fake-hardware driver (which the
