@@ -56,7 +56,9 @@ type Options struct {
 	// runs longer is killed and Run returns ErrTimeout.
 	Timeout time.Duration
 	// BootTimeout is added to Timeout for boot and power-off before the host
-	// kills qemu (default 2m; a boot takes 10-16 s on an idle 2-core host).
+	// kills qemu (default 5m: a boot takes 5-15 s on an idle 2-core host but
+	// over a minute when several guests share it). Panics end the run at
+	// once whatever this is; it only bounds a guest that hangs.
 	BootTimeout time.Duration
 	// MemoryMB is the guest's RAM (default 3072). tmpfs files, the overlay's
 	// upper layer and Ceph's memstore all live in it.
@@ -112,12 +114,12 @@ var (
 
 const (
 	defaultTimeout     = 5 * time.Minute
-	defaultBootTimeout = 2 * time.Minute
+	defaultBootTimeout = 5 * time.Minute
 	defaultMemoryMB    = 3072
 	defaultCPUs        = 2
 	defaultCacheDir    = "/var/tmp/brick-testbed/guest"
 	consoleTailBytes   = 256 << 10
-	errorTailLines     = 40
+	errorTailLines     = 60
 	// killGrace is how long the guest's timeout waits after SIGTERM before
 	// SIGKILL (the -k of test/guest/init.sh).
 	killGrace = 10 * time.Second
