@@ -218,6 +218,11 @@ func TestAttachGuest(t *testing.T) {
 		ShareDir: share,
 	})
 	require.NoError(t, err)
+	// The test bed's Cinder is one per host: another test process asking
+	// for other settings restarts it, and this run's results are void.
+	if env, err := testbed.ParseEnvFile(filepath.Join(c.StateDir, "env")); err != nil || env["BRICK_TB_CINDER_PID"] != c.Env["BRICK_TB_CINDER_PID"] {
+		t.Fatalf("the test bed Cinder was stopped or restarted by another process during this test (run it alone): %v\n%s", err, res.Output)
+	}
 	out := string(res.Output)
 	t.Logf("guest: boot %s, script %s, wall %s, exit %d\n%s", res.Boot, res.ScriptTime, res.Duration, res.ExitCode, out)
 	require.Equal(t, 0, res.ExitCode)
