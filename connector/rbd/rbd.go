@@ -182,23 +182,25 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 // the device the listing confirms for this image.
 func (c *Connector) mapImage(ctx context.Context, v Volume, driver string) (string, error) {
 	var confPath string
+	var cr *creds
 	if v.Key != "" {
-		cr, err := writeCreds(c.h.FS, c.opts.TempDir, v, c.opts.Now())
-		if err != nil {
+		var err error
+		if cr, err = writeCreds(c.h.FS, c.opts.TempDir, v, c.opts.Now()); err != nil {
 			return "", fmt.Errorf("rbd map %s: %w", v.Spec(), err)
 		}
-		// Removed on every path, as soon as rbd returns.
-		defer func() {
-			if err := cr.remove(); err != nil {
-				c.h.Log.Warn("rbd: " + err.Error())
-			}
-		}()
+		// A safety net for panics; the normal path removes them sooner.
+		defer func() { _ = cr.remove() }()
 		confPath = cr.ConfPath
 	}
 	start := time.Now()
 	res, err := c.h.Runner.Run(ctx, host.Command{
 		Name: c.opts.RBD, Args: mapArgs(v, driver, confPath, c.noUdev()), Timeout: c.opts.MapTimeout, Secrets: v.Secrets(),
 	})
+	// rbd (and rbd-nbd, which connects before it daemonizes) has read the
+	// key by now, or failed: the key leaves the disk at once.
+	if rerr := cr.remove(); rerr != nil {
+		c.h.Log.Warn("rbd: " + rerr.Error())
+	}
 	if err != nil {
 		return "", fmt.Errorf("%w for %s (%s): %w", ErrMapFailed, v.Spec(), driver, explainMapError(err))
 	}

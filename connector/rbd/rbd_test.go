@@ -50,6 +50,11 @@ func (f *fakeCeph) run(_ context.Context, cmd host.Command) (host.Result, error)
 	driver := args[3]
 	switch args[0] + " " + args[1] {
 	case "device list":
+		if f.conf != "" {
+			// After a map with a key, the key must be off the disk before anything else runs.
+			entries, _ := os.ReadDir(filepath.Join(f.root, DefaultTempDir))
+			require.Empty(f.t, entries, "credentials still on disk when rbd device list runs")
+		}
 		out := make([]map[string]any, 0)
 		for _, m := range f.mappings {
 			if !strings.HasPrefix(m.Device, "/dev/"+map[string]string{DriverKRBD: "rbd", DriverNBD: "nbd"}[driver]) {
