@@ -101,7 +101,8 @@ func TestIronicCLIRegister(t *testing.T) {
 	n := time.Now().UnixNano()
 	iqn := iqnFor(node.Name, 0)
 	wwpn := fmt.Sprintf("21%014x", n&0xffffffffffffff)
-	root := registerHost(t, iqn, wwpn, fmt.Sprintf("20010db8000000000000%012x", n&0xffffffffffff), "52:54:00:12:34:56")
+	mac := fmt.Sprintf("52:54:%02x:%02x:%02x:%02x", byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	root := registerHost(t, iqn, wwpn, fmt.Sprintf("20010db8000000000000%012x", n&0xffffffffffff), mac)
 	env := []string{"OS_AUTH_TYPE=noauth", "BRICK_IRONIC_ENDPOINT=" + bed.endpoint, "BRICK_HOST_ROOT=" + root}
 
 	// First run creates iqn, wwpn, wwnn, ip, mac; the second keeps them all.
@@ -117,7 +118,7 @@ func TestIronicCLIRegister(t *testing.T) {
 	}
 	require.Equal(t, iqn, types["iqn"])
 	require.Equal(t, wwpn, types["wwpn"])
-	require.Equal(t, "52:54:00:12:34:56", types["mac"])
+	require.Equal(t, mac, types["mac"])
 	require.Contains(t, types["ip"], "2001:db8::")
 
 	r = runBrickBin(t, ctx, env, "ironic", "register", "--node", node.UUID, "--nic", "eth1", "-f", "value", "-c", "Action")

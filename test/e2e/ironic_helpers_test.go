@@ -71,6 +71,13 @@ func newNode(t *testing.T, ctx context.Context, sc *gophercloud.ServiceClient, p
 	if err != nil {
 		t.Fatalf("create node %s: %v", name, err)
 	}
+	t.Cleanup(func() {
+		// Deleting the node deletes its connectors and targets, so IDs
+		// do not pile up in a long-lived test bed Ironic.
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, _ = c.Delete(cctx, c.ServiceURL("nodes", n.UUID), nil)
+	})
 	if power != "" {
 		setPower(t, ctx, sc, n.UUID, power)
 	}
