@@ -56,6 +56,15 @@ alive() {
   tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$2"
 }
 
+# running PID: the process exists and is not a zombie. Right after a
+# background start its command line may still be bash's (fork before exec),
+# so start-up checks use this rather than alive.
+running() {
+  local st
+  st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n $st && $st != Z && $st != X ]]
+}
+
 # stop_group PIDFILE WORD SECONDS: SIGTERM the process group the pid leads
 # (it was started with setsid, so the group holds exactly what it forked,
 # e.g. privsep daemons), then SIGKILL whatever is left after SECONDS.

@@ -213,7 +213,7 @@ echo "include $TGT_DIR/*" >"$TGT_INCLUDE"
 setsid tgtd -f --iscsi "portal=$TGT_LISTEN:$TARGET_PORT" >>"$LOGS/tgtd.log" 2>&1 </dev/null 8>&- 9>&- &
 echo $! >"$TGTD_PID"
 for ((i = 0; ; i++)); do
-  alive "$TGTD_PID" tgtd || { stop_all; fail "tgtd exited at start; see $LOGS/tgtd.log"; }
+  running "$(<"$TGTD_PID")" || { stop_all; fail "tgtd exited at start; see $LOGS/tgtd.log"; }
   tgtadm --op show --mode system >/dev/null 2>&1 && break
   ((i < 100)) || { stop_all; fail "tgtd did not answer within 10s; see $LOGS/tgtd.log"; }
   sleep 0.1
