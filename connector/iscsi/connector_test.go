@@ -156,8 +156,10 @@ func (fk *fakeKernel) addSession(iqn, portal string) {
 	hosttest.WriteFile(t, root, conn+"/persistent_address", p.Host+"\n")
 	hosttest.WriteFile(t, root, conn+"/persistent_port", fmt.Sprint(p.Port)+"\n")
 	hosttest.WriteFile(t, root, fmt.Sprintf("/sys/class/scsi_host/host%d/scan", id), "")
-	for lun, wwid := range fk.luns {
-		fk.addDisk(id, lun, wwid)
+	for lun := 0; lun <= 16; lun++ { // in LUN order, so names are predictable
+		if wwid, ok := fk.luns[lun]; ok {
+			fk.addDisk(id, lun, wwid)
+		}
 	}
 }
 
@@ -187,12 +189,12 @@ func (fk *fakeKernel) deleter(ctx context.Context) {
 			if b, _ := os.ReadFile(m); string(b) == "1" {
 				dir := filepath.Dir(m)
 				blocks, _ := filepath.Glob(dir + "/block/*")
+				_ = os.RemoveAll(dir)
 				for _, b := range blocks {
 					_ = os.Remove(fk.path("/sys/block/" + filepath.Base(b)))
 					_ = os.Remove(fk.path("/dev/" + filepath.Base(b)))
 				}
 				_ = os.RemoveAll(fk.path("/sys/class/scsi_device/" + filepath.Base(dir)))
-				_ = os.RemoveAll(dir)
 			}
 		}
 		select {

@@ -130,6 +130,10 @@ func sessionDisks(fsys host.FS, s Session) (map[string]scsi.HCTL, error) {
 		if err != nil {
 			continue
 		}
+		// A disk being deleted leaves /sys/block first; it no longer counts.
+		if _, err := fsys.Lstat("/sys/block/" + path.Base(m)); err != nil {
+			continue
+		}
 		out[path.Base(m)] = a
 	}
 	return out, nil

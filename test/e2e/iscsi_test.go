@@ -1,0 +1,63 @@
+//go:build e2e
+
+package e2e
+
+// iSCSI proofs in a real kernel: the qemu guest runs tgtd (two portals,
+// 127.0.0.1 and 127.0.0.2), iscsid, multipathd and udev, and the brick
+// binary built from this tree connects and disconnects volumes for real.
+// All checks share one boot (iscsi_proofs.sh) to keep the suite short.
+//
+//	go test -tags e2e -run TestISCSI -v ./test/e2e/
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brick-storage/brick/internal/testbed/guest"
+)
+
+func TestISCSI(t *testing.T) {
+	script, err := os.ReadFile("iscsi_proofs.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	brick := buildBrick(t) // shared with the other e2e tests (ironic_cli_test.go)
+	// A loaded 2-core host boots slowly; give the one boot room.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	res, err := runGuest(t, ctx, guest.Options{
+		Script:  string(script),
+		Files:   map[string]string{brick: "brick"},
+		Timeout: 10 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One subtest per check, so a failure names what broke.
+	seen := 0
+	sc := bufio.NewScanner(bytes.NewReader(res.Output))
+	for sc.Scan() {
+		line := sc.Text()
+		verdict, rest, ok := strings.Cut(line, " ")
+		if !ok || (verdict != "PASS" && verdict != "FAIL") {
+			continue
+		}
+		seen++
+		name, detail, _ := strings.Cut(rest, " ")
+		name = strings.TrimSuffix(name, ":")
+		t.Run(name, func(t *testing.T) {
+			if verdict == "FAIL" {
+				t.Fatal(detail)
+			}
+			t.Log(detail)
+		})
+	}
+	if res.ExitCode != 0 || seen == 0 {
+		t.Fatalf("guest script exited %d after %d checks; output:\n%s", res.ExitCode, seen, res.Output)
+	}
+}
