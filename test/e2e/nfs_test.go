@@ -16,7 +16,9 @@ package e2e
 //     loop device; a pattern written through it lands in the file on the
 //     server; disconnect removes the loop device and unmounts;
 //  4. a v3-only server (rpc.nfsd -N 4): 4.2 and 4.1 are refused, the
-//     fallback mounts v3, and the data still lands.
+//     fallback mounts v3, and the data still lands;
+//  5. --force with the volume file open: the share is detached (lazily)
+//     and its mount point removed.
 
 import (
 	"math/rand/v2"
@@ -60,6 +62,7 @@ func TestNFS(t *testing.T) {
 		"check 2 ok: share kept for the second volume, busy refused, then unmounted",
 		"check 3 ok: loop device with dio, pattern in the file, loop gone, unmounted",
 		"check 4 ok: v3-only server, fallback reached vers=3, data on the export",
+		"check 5 ok: --force detached the busy share lazily",
 		"all nfs checks passed",
 	} {
 		if !strings.Contains(out, want) {
@@ -177,6 +180,18 @@ disconnect volume-d volume-d.dev
 (( $(nfs_mounts) == 0 ))
 on_export volume-d
 echo "check 4 ok: v3-only server, fallback reached vers=3, data on the export"
+
+step "check 5: --force with the file open"
+info "$NFS_V3_SHARE" volume-a
+connect volume-a
+mp=$DEV_MOUNT_POINT
+exec 9<>"$DEV_PATH"
+disconnect volume-a volume-a.dev --force
+(( $(nfs_mounts) == 0 ))
+unmounted "$mp"
+exec 9>&-
+grep -q "detaching it lazily" drive.log
+echo "check 5 ok: --force detached the busy share lazily"
 
 step "brick log"
 grep -v 'level=DEBUG' drive.log || true
