@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -64,6 +65,12 @@ type CinderOptions struct {
 	Keep bool
 	// Debug turns on Cinder's debug logging.
 	Debug bool
+	// AcceptRunning takes the Cinder that already runs in StateDir as it
+	// is (whatever its portals and CHAP setting), and starts one with the
+	// other options only when none runs. For tests that do not depend on
+	// the target settings (API smoke and contract tests), so that they
+	// neither wait for nor restart a Cinder another test process uses.
+	AcceptRunning bool
 }
 
 func (o CinderOptions) normalized() CinderOptions {
@@ -87,7 +94,8 @@ func (o CinderOptions) equal(p CinderOptions) bool {
 	a, b := o.normalized(), p.normalized()
 	return a.TargetIP == b.TargetIP && slices.Equal(a.SecondaryIPs, b.SecondaryIPs) &&
 		a.NoCHAP == b.NoCHAP && a.StateDir == b.StateDir && a.Port == b.Port &&
-		a.ProjectID == b.ProjectID && a.Keep == b.Keep && a.Debug == b.Debug
+		a.ProjectID == b.ProjectID && a.Keep == b.Keep && a.Debug == b.Debug &&
+		a.AcceptRunning == b.AcceptRunning
 }
 
 // env is what up.sh/down.sh get: every setting, explicitly, so that a
@@ -144,6 +152,9 @@ type Cinder struct {
 func StartCinder(ctx context.Context, opts CinderOptions) (*Cinder, error) {
 	opts = opts.normalized()
 	envFile := filepath.Join(opts.StateDir, "env")
+	if opts.AcceptRunning {
+		opts = runningCinderOptions(envFile, opts)
+	}
 	env := opts.env()
 	env["BRICK_TB_STARTER"] = starterToken
 	if _, err := runScript(ctx, "test/cinder/up.sh", env); err != nil {
@@ -323,4 +334,27 @@ func (c *Cinder) DeleteVolume(ctx context.Context, id string) error {
 		}
 		return false, "status " + v.Status, nil
 	})
+}
+
+// runningCinderOptions returns opts with the target settings of the Cinder
+// whose env file is envFile, when that Cinder still runs; else opts.
+func runningCinderOptions(envFile string, opts CinderOptions) CinderOptions {
+	env, err := ParseEnvFile(envFile)
+	if err != nil || env["BRICK_TB_CINDER_PID"] == "" {
+		return opts
+	}
+	if _, err := os.Stat(filepath.Join("/proc", env["BRICK_TB_CINDER_PID"])); err != nil {
+		return opts
+	}
+	opts.TargetIP = env["BRICK_TB_TARGET_IP"]
+	opts.SecondaryIPs = nil
+	if s := env["BRICK_TB_SECONDARY_IPS"]; s != "" {
+		opts.SecondaryIPs = strings.Split(s, ",")
+	}
+	opts.NoCHAP = env["BRICK_TB_CHAP"] != "1"
+	opts.Debug = env["BRICK_TB_DEBUG"] == "true"
+	if p := env["OS_PROJECT_ID"]; p != "" {
+		opts.ProjectID = p
+	}
+	return opts
 }

@@ -34,7 +34,7 @@ var shared struct {
 func EnsureCinder(ctx context.Context, opts CinderOptions) (*Cinder, error) {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
-	if shared.cinder != nil && shared.cinderOpts.equal(opts) {
+	if shared.cinder != nil && (opts.AcceptRunning || shared.cinderOpts.equal(opts)) {
 		return shared.cinder, nil
 	}
 	// A restart with other settings waits in up.sh until no process holds
