@@ -27,7 +27,8 @@ func TestAttachErrorsCLI(t *testing.T) {
 	hosttest.WriteFile(t, root, "/etc/iscsi/initiatorname.iscsi", "InitiatorName=iqn.1993-08.org.debian:01:brickerrors\n")
 	hosttest.WriteFile(t, root, "/proc/sys/kernel/hostname", "brick-errors\n")
 
-	// A volume in use by another host.
+	// A volume in use by another host (v3: Cinder takes the host name from
+	// the connector, "brick-contract").
 	busy := newVolume(t, c, "brick-e2e-errors-busy")
 	cl := cinderClient(t, c, "")
 	f := cl.Flow()
@@ -35,7 +36,7 @@ func TestAttachErrorsCLI(t *testing.T) {
 	require.NoError(t, err)
 	_, err = f.Export(ctx, busy.ID, att, contractConnector)
 	require.NoError(t, err)
-	_, err = f.Complete(ctx, busy.ID, att, cinderapi.CompleteOpts{HostName: "another-host"})
+	_, err = f.Complete(ctx, busy.ID, att, cinderapi.CompleteOpts{})
 	require.NoError(t, err)
 
 	env := []string{"OS_AUTH_TYPE=noauth", "BRICK_CINDER_ENDPOINT=" + c.Endpoint, "BRICK_HOST_ROOT=" + root}
@@ -74,5 +75,5 @@ func TestAttachErrorsCLI(t *testing.T) {
 	v, err := cl.Volume(ctx, busy.ID)
 	require.NoError(t, err)
 	require.Equal(t, "in-use", v.Status, "the other host's attachment is untouched")
-	require.Equal(t, "another-host", v.Attachments[0].HostName)
+	require.Equal(t, contractConnector["host"], v.Attachments[0].HostName)
 }
