@@ -179,7 +179,9 @@ func FuzzParseInfo(f *testing.F) {
 		info, err := iscsi.ParseInfo(ci)
 		if err != nil {
 			for _, s := range ci.Secrets() {
-				if len(s) >= 4 && strings.Contains(err.Error(), s) {
+				// A secret that also appears as another key's value may be
+				// quoted for that key; only a secret found once is checked.
+				if len(s) >= 4 && strings.Count(string(raw), s) == 1 && strings.Contains(err.Error(), s) {
 					t.Fatalf("error repeats a secret: %v", err)
 				}
 			}
