@@ -466,14 +466,23 @@ func (c *Connector) buildMap(ctx context.Context, wwid string, disks []string) (
 			return nil, err
 		}
 	}
+	// Each multipathd call costs about a second on a busy host; the paths
+	// are independent, so hand them over at once.
+	var wg sync.WaitGroup
 	for _, d := range disks {
 		if holders, _ := c.scsi.Holders(d); len(holders) > 0 {
 			continue
 		}
-		if err := c.mp.AddPath(ctx, d); err != nil {
-			c.log.Debug("multipathd add path", "disk", d, "err", err.Error())
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// "fail" here usually means multipathd knew the path already.
+			if err := c.mp.AddPath(ctx, d); err != nil {
+				c.log.Debug("multipathd add path", "disk", d, "err", err.Error())
+			}
+		}()
 	}
+	wg.Wait()
 	mp, err := c.mp.WaitForMap(ctx, wwid, disks...)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
@@ -172,12 +173,20 @@ func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo,
 	case dev != nil && dev.MultipathID != "":
 		wwid = dev.MultipathID
 	}
+	// Forgetting the WWID and logging out are independent; overlap them.
+	var wg sync.WaitGroup
 	if wwid != "" && c.wwidKnown(wwid) {
-		if err := c.mp.RemoveWWID(ctx, wwid); err != nil {
-			c.log.Warn("iscsi: could not forget the multipath WWID", "err", err.Error())
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.mp.RemoveWWID(ctx, wwid); err != nil {
+				c.log.Warn("iscsi: could not forget the multipath WWID", "err", err.Error())
+			}
+		}()
 	}
-	return c.logoutUnused(ctx, info, a)
+	err = c.logoutUnused(ctx, info, a)
+	wg.Wait()
+	return err
 }
 
 // checkNotInUse refuses a device that is mounted, has something stacked on
@@ -262,28 +271,44 @@ func (c *Connector) flushMap(ctx context.Context, mp *multipath.Map, force bool)
 // uses any more, and deletes node records of info's targets that have no
 // session left. Other volumes on a shared target keep their session.
 func (c *Connector) logoutUnused(ctx context.Context, info *Info, a *attached) error {
-	var errs []error
-	loggedOut := map[Target]bool{}
+	var (
+		mu        sync.Mutex
+		errs      []error
+		loggedOut = map[Target]bool{}
+		wg        sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
 	for _, s := range a.sessions {
 		disks, err := sessionDisks(c.h.FS, s)
 		if err != nil {
-			errs = append(errs, err)
+			fail(err)
 			continue
 		}
 		if len(disks) > 0 {
 			c.log.Debug("iscsi: session still carries other LUNs; staying logged in", "session", s.ID, "target", s.Target, "luns", len(disks))
 			continue
 		}
-		if err := c.adm.logout(ctx, s.Target, s.Portal); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		key := Target{Portal: s.Portal, IQN: s.Target}
-		loggedOut[key] = true
-		if err := c.adm.deleteNode(ctx, s.Target, s.Portal); err != nil {
-			errs = append(errs, err)
-		}
+		// Sessions are independent: log out of all of them at once.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.adm.logout(ctx, s.Target, s.Portal); err != nil {
+				fail(err)
+				return
+			}
+			mu.Lock()
+			loggedOut[Target{Portal: s.Portal, IQN: s.Target}] = true
+			mu.Unlock()
+			if err := c.adm.deleteNode(ctx, s.Target, s.Portal); err != nil {
+				fail(err)
+			}
+		}()
 	}
+	wg.Wait()
 	// Records without a session: leftovers of this volume's connect.
 	sessions, _ := ListSessions(c.h.FS)
 	for key := range a.records {
