@@ -1,0 +1,140 @@
+//go:build e2e
+
+package e2e
+
+// local-attach --ironic-node in the qemu guest: the volume is attached
+// through the real Cinder and iSCSI, and registered as the node's volume
+// target in the real Ironic (reached at the slirp gateway); local-detach
+// removes the target again.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/internal/testbed/guest"
+	"github.com/brick-storage/brick/ironicapi"
+)
+
+const localAttachIronicScript = `
+set -uo pipefail
+B=/brick/brick
+export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null
+export BRICK_CINDER_ENDPOINT=http://10.0.2.2:8776/v3 BRICK_IRONIC_ENDPOINT=http://10.0.2.2:$IRONIC_PORT
+COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 10s)
+eval "$("$BRICK_FIXTURES/iscsi.sh")"
+
+power() {
+	curl -sf -m 30 -X PUT -H 'Content-Type: application/json' -H 'X-OpenStack-Ironic-API-Version: 1.32' \
+		-d "{\"target\": \"$1\"}" "$BRICK_IRONIC_ENDPOINT/v1/nodes/$NODE/states/power"
+	for _ in $(seq 100); do
+		curl -sf -m 10 -H 'X-OpenStack-Ironic-API-Version: 1.32' "$BRICK_IRONIC_ENDPOINT/v1/nodes/$NODE?fields=power_state" | grep -q "\"$1\"" && return
+		sleep 0.2
+	done
+}
+
+# 1. attach + register (node powered off), detach + unregister.
+$B local-attach "$VOL" "${COMMON[@]}" --ironic-node "$NODE" --boot-index 1 -f json >/brick/attach1.json 2>/brick/attach1.err
+echo "RC attach1 $?"
+$B ironic target list --node "$NODE" --long -f json >/brick/targets1.json 2>&1
+echo "RC list1 $?"
+$B local-detach "$VOL" "${COMMON[@]}" >/brick/detach1.out 2>&1
+echo "RC detach1 $?"
+echo "TARGETS after-detach1 $($B ironic target list --node "$NODE" -f value | grep -c . || true)"
+
+# 2. attach again, power the node on, detach: Cinder and the host are
+# cleaned up, the target cannot be deleted and the message says how to
+# finish.
+$B local-attach "$VOL" "${COMMON[@]}" --ironic-node "$NODE" --boot-index 1 -f json >/brick/attach2.json 2>/brick/attach2.err
+echo "RC attach2 $?"
+power "power on"
+$B local-detach "$VOL" "${COMMON[@]}" >/brick/detach2.out 2>&1
+echo "RC detach2 $?"
+echo "TARGETS after-detach2 $($B ironic target list --node "$NODE" -f value | grep -c . || true)"
+echo "SESSIONS after-detach2 $(iscsiadm -m session 2>/dev/null | grep -c . || true)"
+power "power off"
+$B cleanup >/brick/cleanup.out 2>&1
+echo "RC cleanup $?"
+echo "TARGETS after-cleanup $($B ironic target list --node "$NODE" -f value | grep -c . || true)"
+echo DONE
+`
+
+func TestLocalAttachIronicNode(t *testing.T) {
+	c := needCinder(t, guestCinderOptions)
+	bed := realIronic(t)
+	brick := buildBrick(t)
+	ctx := testContext(t)
+	sc, _ := bed.client(t)
+	node := newNode(t, ctx, sc, "local", ironicapi.PowerOff)
+	vol := newVolume(t, c, fmt.Sprintf("brick-e2e-ironic-local-%d", time.Now().UnixNano()))
+	port := bed.endpoint[strings.LastIndex(bed.endpoint, ":")+1:]
+
+	share := t.TempDir()
+	gctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	res, err := guest.Run(gctx, guest.Options{
+		Script:   localAttachIronicScript,
+		Files:    map[string]string{brick: "brick"},
+		NICs:     1,
+		Env:      map[string]string{"VOL": vol.ID, "NODE": node.Name, "IRONIC_PORT": port},
+		Timeout:  12 * time.Minute,
+		ShareDir: share,
+	})
+	require.NoError(t, err)
+	out := string(res.Output)
+	t.Logf("guest: boot %s, script %s, wall %s, exit %d\n%s", res.Boot, res.ScriptTime, res.Duration, res.ExitCode, out)
+	files := map[string]string{}
+	for _, f := range []string{"attach1.json", "attach1.err", "targets1.json", "detach1.out", "attach2.err", "detach2.out", "cleanup.out"} {
+		b, _ := os.ReadFile(filepath.Join(share, f))
+		files[f] = string(b)
+		t.Logf("%s:\n%s", f, b)
+	}
+	require.Equal(t, 0, res.ExitCode)
+	require.Contains(t, out, "\nDONE")
+	lines := map[string]string{}
+	sc2 := bufio.NewScanner(bytes.NewReader(res.Output))
+	for sc2.Scan() {
+		f := strings.Fields(sc2.Text())
+		if len(f) >= 3 {
+			lines[f[0]+" "+f[1]] = strings.Join(f[2:], " ")
+		}
+	}
+	require.Equal(t, "0", lines["RC attach1"], files["attach1.err"])
+	require.Equal(t, "0", lines["RC list1"])
+	var targets []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(files["targets1.json"]), &targets))
+	require.Len(t, targets, 1)
+	tg := targets[0]
+	require.Equal(t, vol.ID, tg["Volume ID"])
+	require.Equal(t, float64(1), tg["Boot Index"])
+	require.Equal(t, "iscsi", tg["Driver Volume Type"])
+	props := tg["Properties"].(map[string]any)
+	require.Equal(t, c.TargetIQN(vol.ID), props["target_iqn"])
+	require.Equal(t, "******", props["auth_password"], "credentials masked")
+	var att map[string]any
+	require.NoError(t, json.Unmarshal([]byte(files["attach1.json"]), &att))
+	require.Equal(t, "0", lines["RC detach1"], files["detach1.out"])
+	require.Equal(t, "0", lines["TARGETS after-detach1"], "detach removed the target")
+
+	require.Equal(t, "0", lines["RC attach2"], files["attach2.err"])
+	t.Logf("detach while powered on: rc %s, targets left %s, sessions %s", lines["RC detach2"], lines["TARGETS after-detach2"], lines["SESSIONS after-detach2"])
+	require.Contains(t, files["detach2.out"], "power", "the message says the node must be powered off")
+	require.Contains(t, files["detach2.out"], "brick ironic target delete", "and how to finish")
+	require.Equal(t, "0", lines["TARGETS after-cleanup"], "cleanup finished it once the node was off")
+
+	v, err := c.GetVolume(ctx, vol.ID)
+	require.NoError(t, err)
+	require.Equal(t, "available", v.Status)
+	left, err := ironicapi.AllTargets(ctx, ironicapi.ListNodeTargets(sc, node.UUID, nil), 0)
+	require.NoError(t, err)
+	require.Empty(t, left)
+}
