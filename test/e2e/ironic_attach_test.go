@@ -26,9 +26,10 @@ func TestIronicAttachVolume(t *testing.T) {
 	sc, _ := bed.client(t)
 	node := newNode(t, ctx, sc, "bfv", ironicapi.PowerOff)
 	iqn := "iqn.1993-08.org.debian:01:" + node.Name
+	stamp := time.Now().UnixNano()
 	for _, c := range []ironicapi.ConnectorCreateOpts{
 		{NodeUUID: node.UUID, Type: "iqn", ConnectorID: iqn},
-		{NodeUUID: node.UUID, Type: "ip", ConnectorID: "192.0.2.10"},
+		{NodeUUID: node.UUID, Type: "ip", ConnectorID: fmt.Sprintf("2001:db8:2::%x:%x", (stamp>>16)&0xffff, stamp&0xffff)},
 	} {
 		require.NoError(t, ironicapi.CreateConnector(ctx, sc, c).Err)
 	}
