@@ -33,7 +33,7 @@ func TestISCSI(t *testing.T) {
 	res, err := runGuest(t, ctx, guest.Options{
 		Script:  string(script),
 		Files:   map[string]string{brick: "brick"},
-		Timeout: 10 * time.Minute,
+		Timeout: 25 * time.Minute, // ~3 min on an idle host; far more while other guests run
 	})
 	if err != nil {
 		t.Fatal(err)
