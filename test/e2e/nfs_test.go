@@ -18,7 +18,8 @@ package e2e
 //  4. a v3-only server (rpc.nfsd -N 4): 4.2 and 4.1 are refused, the
 //     fallback mounts v3, and the data still lands;
 //  5. --force with the volume file open: the share is detached (lazily)
-//     and its mount point removed.
+//     and its mount point removed;
+//  6. an [IPv6]:/path export (::1) mounts, unmounts and keeps the data.
 
 import (
 	"math/rand/v2"
@@ -63,6 +64,7 @@ func TestNFS(t *testing.T) {
 		"check 3 ok: loop device with dio, pattern in the file, loop gone, unmounted",
 		"check 4 ok: v3-only server, fallback reached vers=3, data on the export",
 		"check 5 ok: --force detached the busy share lazily",
+		"check 6 ok: IPv6 export mounted, unmounted, data on the export",
 		"all nfs checks passed",
 	} {
 		if !strings.Contains(out, want) {
@@ -192,6 +194,21 @@ unmounted "$mp"
 exec 9>&-
 grep -q "detaching it lazily" drive.log
 echo "check 5 ok: --force detached the busy share lazily"
+
+step "check 6: an [IPv6]:/path export"
+echo "$NFS_EXPORT ::1(rw,sync,no_subtree_check,no_root_squash,insecure,fsid=0)" >>/etc/exports
+exportfs -ra
+info "[::1]:$NFS_EXPORT" volume-b
+connect volume-b
+[[ $DEV_EXPORT == "[::1]:$NFS_EXPORT" ]]
+mp=$DEV_MOUNT_POINT
+grep -q "^\[::1\]:$NFS_EXPORT $mp " /proc/mounts
+dd if=pattern of="$DEV_PATH" bs=1M seek=$OFF conv=notrunc,fsync status=none
+disconnect volume-b volume-b.dev
+unmounted "$mp"
+(( $(nfs_mounts) == 0 ))
+on_export volume-b
+echo "check 6 ok: IPv6 export mounted, unmounted, data on the export"
 
 step "brick log"
 grep -v 'level=DEBUG' drive.log || true
