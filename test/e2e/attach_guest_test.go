@@ -139,14 +139,46 @@ $B local-detach "$VOL_FS" "${COMMON[@]}" >/brick/detach-fs2.out 2>&1
 echo "RC detach-fs2 $?"
 state fs "$VOL_FS"
 
-# 5a. connect fails: the portal is unreachable (route to 10.0.2.2 dropped;
-# the API is reached through the second NIC's address).
-ip route add blackhole 10.0.2.2/32
+echo DONE
+`
+
+// attachFailGuestScript injects each failure of issue 5 into a real
+// local-attach; every one must end with the volume available and nothing
+// left in the guest.
+const attachFailGuestScript = `
+set -uo pipefail
+cp /brick/brick /tmp/brick
+B=/tmp/brick
+P=$PROJECT
+API=http://10.0.2.2:8776/v3
+export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null BRICK_CINDER_ENDPOINT=$API
+COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 10s)
+eval "$("$BRICK_FIXTURES/iscsi.sh")"
+py() { /usr/bin/python3 -c "$@"; }
+api() { curl -sf -m 30 -H "X-Auth-Token: brick:$P" -H "OpenStack-API-Version: volume 3.70" "$API/$P/$1"; }
+vstatus() {
+	api "volumes/$1" | py 'import json,sys; v=json.load(sys.stdin)["volume"]; print(v["status"], ",".join(a["host_name"] or "-" for a in v["attachments"]) or "-")' 2>/dev/null || echo "api-error -"
+}
+nsessions() { iscsiadm -m session 2>/dev/null | grep -c . || true; }
+nsd() { ls /sys/block | grep -c '^sd' || true; }
+ndm() { dmsetup ls --target multipath 2>/dev/null | grep -vc 'No devices' || true; }
+nrec() { ls /var/lib/brick/volumes/*.json 2>/dev/null | grep -c . || true; }
+state() { echo "STATE $1 $(vstatus "$2") $(nsessions) $(nsd) $(ndm) $(nrec)"; }
+now() { date +%s.%N; }
+took() { echo "TIME $1 $(awk -v a="$2" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}')"; }
+` + `# 5a. connect fails: the host's tgtd is put offline (the test on the host
+# does it when it sees /brick/req-offline), so every login is refused.
+hostdo() {
+	rm -f /brick/ack-$1; touch /brick/req-$1
+	for _ in $(seq 600); do [[ -e /brick/ack-$1 ]] && return 0; sleep 0.2; done
+	echo "host did not answer $1"; return 1
+}
+hostdo offline
 t0=$(now)
-BRICK_CINDER_ENDPOINT=http://10.0.3.2:8776/v3 $B local-attach "$VOL_FAIL" "${COMMON[@]}" >/brick/fail-connect.out 2>&1
+$B local-attach "$VOL_FAIL" "${COMMON[@]}" >/brick/fail-connect.out 2>&1
 echo "RC fail-connect $?"
 took fail-connect "$t0"
-ip route del blackhole 10.0.2.2/32
+hostdo ready
 sed 's/^/ERR fail-connect /' /brick/fail-connect.out
 state fail-connect "$VOL_FAIL"
 
@@ -188,42 +220,36 @@ for flow in 3.54 3.0; do
 	sed "s/^/CLEANUP $flow /" /brick/cleanup-$flow.out
 	state cleaned-$flow "$VOL_FAIL"
 done
-echo DONE
+` + `echo DONE
 `
 
-// TestAttachGuest is the proof of issue 5: brick inside a qemu guest
-// attaches volumes of the real Cinder on the host through slirp, with both
-// flows, multipath, mkfs + mount, and every failure injection ending with
-// the volume available and nothing left in the guest.
-func TestAttachGuest(t *testing.T) {
-	c := needCinder(t, guestCinderOptions)
-	brick := buildBrick(t)
-	proxy := buildFaultProxy(t)
-	pattern := make([]byte, 1<<20)
-	_, err := rand.Read(pattern)
-	require.NoError(t, err)
-	patternFile := filepath.Join(t.TempDir(), "pattern")
-	require.NoError(t, os.WriteFile(patternFile, pattern, 0o644))
+// guestRun is one boot's parsed output.
+type guestRun struct {
+	t     *testing.T
+	out   string
+	share string
+	lines map[string][]string
+}
 
-	vols := map[string]*testbed.Volume{}
-	for _, k := range []string{"LEGACY", "V3", "MP", "FS", "FAIL"} {
-		vols[k] = newVolume(t, c, "brick-e2e-attach-"+strings.ToLower(k))
-	}
-	env := map[string]string{"PROJECT": c.ProjectID}
-	for k, v := range vols {
-		env["VOL_"+k] = v.ID
-	}
+// runAttachGuest boots a guest with 2 slirp NICs running script; onShare,
+// when set, runs on the host while the guest runs (it watches the share
+// for requests).
+func runAttachGuest(t *testing.T, c *testbed.Cinder, script string, files, env map[string]string, onShare func(ctx context.Context, share string)) *guestRun {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	share := t.TempDir()
-	res, err := guest.Run(ctx, guest.Options{
-		Script:   attachGuestScript,
-		Files:    map[string]string{brick: "brick", proxy: "faultproxy", patternFile: "pattern"},
-		NICs:     2,
-		Env:      env,
-		Timeout:  20 * time.Minute,
-		ShareDir: share,
-	})
+	env["PROJECT"] = c.ProjectID
+	files[buildBrick(t)] = "brick"
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	if onShare != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); onShare(watchCtx, share) }()
+	}
+	res, err := guest.Run(ctx, guest.Options{Script: script, Files: files, NICs: 2, Env: env, Timeout: 20 * time.Minute, ShareDir: share})
+	stopWatch()
+	wg.Wait()
 	require.NoError(t, err)
 	// The test bed's Cinder is one per host: another test process asking
 	// for other settings restarts it, and this run's results are void.
@@ -234,93 +260,144 @@ func TestAttachGuest(t *testing.T) {
 	t.Logf("guest: boot %s, script %s, wall %s, exit %d\n%s", res.Boot, res.ScriptTime, res.Duration, res.ExitCode, out)
 	require.Equal(t, 0, res.ExitCode)
 	require.Contains(t, out, "\nDONE")
-
-	lines := map[string][]string{}
+	g := &guestRun{t: t, out: out, share: share, lines: map[string][]string{}}
 	sc := bufio.NewScanner(bytes.NewReader(res.Output))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) >= 2 {
-			lines[f[0]+" "+f[1]] = f[2:]
+			g.lines[f[0]+" "+f[1]] = f[2:]
 		}
 	}
-	rc := func(label string) string {
-		v := lines["RC "+label]
-		require.Len(t, v, 1, "RC %s", label)
-		return v[0]
-	}
-	// state: status, hosts, sessions, sd, dm, records
-	st := func(label string) []string {
-		v := lines["STATE "+label]
-		require.Len(t, v, 6, "STATE %s", label)
-		return v
-	}
-	clean := func(label string) {
-		t.Helper()
-		s := st(label)
-		require.Equal(t, []string{"available", "-", "0", "0", "0", "0"}, s, "after %s: volume available, no session, no sd, no map, no record", label)
-	}
+	return g
+}
 
-	for _, label := range []string{"legacy", "v3", "mp"} {
-		require.Equal(t, "0", rc("attach-"+label), label)
-		s := st("attached-" + label)
+func (g *guestRun) rc(label string) string {
+	g.t.Helper()
+	v := g.lines["RC "+label]
+	require.Len(g.t, v, 1, "RC %s", label)
+	return v[0]
+}
+
+// st is a STATE line: status, hosts, sessions, sd devices, dm maps, records.
+func (g *guestRun) st(label string) []string {
+	g.t.Helper()
+	v := g.lines["STATE "+label]
+	require.Len(g.t, v, 6, "STATE %s", label)
+	return v
+}
+
+// clean asserts the volume is available and the guest holds nothing of it.
+func (g *guestRun) clean(label string) {
+	g.t.Helper()
+	require.Equal(g.t, []string{"available", "-", "0", "0", "0", "0"}, g.st(label),
+		"after %s: volume available, no session, no sd, no map, no record", label)
+}
+
+// TestAttachGuest is the proof of issue 5's happy paths: brick inside a
+// qemu guest attaches volumes of the real Cinder on the host through slirp
+// with the legacy and the v3 flow, with multipath over both slirp
+// addresses, and with --mountpoint + --mkfs; data written in the guest is
+// found in the volume's backing file on the host.
+func TestAttachGuest(t *testing.T) {
+	c := needCinder(t, guestCinderOptions)
+	pattern := make([]byte, 1<<20)
+	_, err := rand.Read(pattern)
+	require.NoError(t, err)
+	patternFile := filepath.Join(t.TempDir(), "pattern")
+	require.NoError(t, os.WriteFile(patternFile, pattern, 0o644))
+	vols := map[string]*testbed.Volume{}
+	env := map[string]string{}
+	for _, k := range []string{"LEGACY", "V3", "MP", "FS"} {
+		vols[k] = newVolume(t, c, "brick-e2e-attach-"+strings.ToLower(k))
+		env["VOL_"+k] = vols[k].ID
+	}
+	g := runAttachGuest(t, c, attachGuestScript, map[string]string{patternFile: "pattern"}, env, nil)
+
+	for label, key := range map[string]string{"legacy": "LEGACY", "v3": "V3", "mp": "MP"} {
+		require.Equal(t, "0", g.rc("attach-"+label), label)
+		s := g.st("attached-" + label)
 		require.Equal(t, "in-use", s[0], label)
 		require.NotEqual(t, "-", s[1], "host_name recorded (%s)", label)
-		require.Equal(t, "0", rc("write-"+label))
-		require.Equal(t, "0", rc("detach-"+label))
-		clean("detached-" + label)
-		backing, err := os.ReadFile(c.BackingFile(vols[map[string]string{"legacy": "LEGACY", "v3": "V3", "mp": "MP"}[label]].ID))
+		require.Equal(t, "0", g.rc("write-"+label))
+		require.Equal(t, "0", g.rc("detach-"+label))
+		g.clean("detached-" + label)
+		backing, err := os.ReadFile(c.BackingFile(vols[key].ID))
 		require.NoError(t, err)
 		require.True(t, bytes.Equal(pattern, backing[patternOffset<<20:(patternOffset+1)<<20]), "pattern of %s in the backing file on the host", label)
-		if tv, err := os.ReadFile(filepath.Join(share, "time-"+label+".txt")); err == nil {
+		if tv, err := os.ReadFile(filepath.Join(g.share, "time-"+label+".txt")); err == nil {
 			for _, l := range strings.Split(string(tv), "\n") {
 				if strings.Contains(l, "Maximum resident") || strings.Contains(l, "Elapsed") {
 					t.Logf("local-attach %s: %s", label, strings.TrimSpace(l))
 				}
 			}
 		}
-		t.Logf("%s: attach %s s, detach %s s", label, lines["TIME attach-"+label], lines["TIME detach-"+label])
+		t.Logf("%s: attach %v s, detach %v s", label, g.lines["TIME attach-"+label], g.lines["TIME detach-"+label])
 	}
-	s := st("attached-mp")
+	s := g.st("attached-mp")
 	require.Equal(t, "2", s[2], "two iSCSI sessions for multipath")
 	require.Equal(t, "1", s[4], "one dm map")
-	dev := lines["DEVICE mp"]
+	dev := g.lines["DEVICE mp"]
 	require.Len(t, dev, 2)
 	require.True(t, strings.HasPrefix(dev[0], "/dev/dm-"), "multipath device %v", dev)
-	require.NotEmpty(t, dev[1])
 
-	secret := ""
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "SECRET ") {
-			secret = l
+	require.Contains(t, g.out, "SECRET pw_known=yes leaks=0")
+	require.Contains(t, g.out, "RECORDMODE -rw------- 1 root root")
+
+	require.Equal(t, "0", g.rc("attach-fs1"))
+	require.Equal(t, []string{"ext4"}, g.lines["FORMATTED fs1"])
+	require.Equal(t, "0", g.rc("detach-fs1"))
+	require.Contains(t, g.out, "MOUNTED-AFTER-DETACH 0")
+	require.Equal(t, "0", g.rc("attach-fs2"))
+	require.Equal(t, []string{"none"}, g.lines["FORMATTED fs2"], "second attach must not format")
+	require.Equal(t, []string{"brick", "was", "here"}, g.lines["FILE fs2"])
+	require.Equal(t, "0", g.rc("detach-fs2"))
+	g.clean("fs")
+}
+
+// TestAttachGuestFailures injects each failure of issue 5 into a real
+// local-attach in the guest: the target refusing logins (tgtd offline),
+// the device never appearing, the final Cinder call failing (both flows),
+// and kill -9 mid-attach followed by brick cleanup (both flows). Each ends
+// with the volume available and no session, device, map or record.
+func TestAttachGuestFailures(t *testing.T) {
+	c := needCinder(t, guestCinderOptions)
+	vol := newVolume(t, c, "brick-e2e-attach-fail")
+	// The guest asks for tgtd offline/ready through files in the share.
+	tgtd := func(ctx context.Context, share string) {
+		for ctx.Err() == nil {
+			for _, state := range []string{"offline", "ready"} {
+				req := filepath.Join(share, "req-"+state)
+				if _, err := os.Stat(req); err == nil {
+					out, err := exec.CommandContext(ctx, "tgtadm", "--lld", "iscsi", "--mode", "system", "--op", "update", "--name", "State", "--value", state).CombinedOutput()
+					t.Logf("host: tgtd %s: %v %s", state, err, out)
+					_ = os.Remove(req)
+					_ = os.WriteFile(filepath.Join(share, "ack-"+state), nil, 0o644)
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 	}
-	require.Equal(t, "SECRET pw_known=yes leaks=0", secret)
-	require.Contains(t, out, "-rw------- 1 root root")
-
-	require.Equal(t, "0", rc("attach-fs1"))
-	require.Equal(t, []string{"ext4"}, lines["FORMATTED fs1"])
-	require.Equal(t, "0", rc("detach-fs1"))
-	require.Contains(t, out, "MOUNTED-AFTER-DETACH 0")
-	require.Equal(t, "0", rc("attach-fs2"))
-	require.Equal(t, []string{"none"}, lines["FORMATTED fs2"], "second attach must not format")
-	require.Equal(t, []string{"brick", "was", "here"}, lines["FILE fs2"])
-	require.Equal(t, "0", rc("detach-fs2"))
-	clean("fs")
+	t.Cleanup(func() {
+		_ = exec.Command("tgtadm", "--lld", "iscsi", "--mode", "system", "--op", "update", "--name", "State", "--value", "ready").Run()
+	})
+	g := runAttachGuest(t, c, attachFailGuestScript, map[string]string{buildFaultProxy(t): "faultproxy"}, map[string]string{"VOL_FAIL": vol.ID}, tgtd)
 
 	for _, label := range []string{"fail-connect", "fail-nodev", "fail-complete-3.54", "fail-complete-3.0"} {
-		require.NotEqual(t, "0", rc(label), label)
-		clean(label)
-		msg := strings.Join(lines["ERR "+label], " ")
-		require.True(t, strings.HasPrefix(msg, "brick: local-attach "+vols["FAIL"].ID+": "), "%s: one line naming the volume and the step: %q", label, msg)
+		require.NotEqual(t, "0", g.rc(label), label)
+		g.clean(label)
+		msg := strings.Join(g.lines["ERR "+label], " ")
+		require.True(t, strings.HasPrefix(msg, "brick: local-attach "+vol.ID+": "), "%s: one line naming the volume and the step: %q", label, msg)
 		t.Logf("%s: %s", label, msg)
 	}
-	require.Contains(t, out, "SDMOD 0")
+	require.Contains(t, g.out, "SDMOD 0")
 	for _, flow := range []string{"3.54", "3.0"} {
-		require.Equal(t, "137", rc("crash-"+flow), "SIGKILL")
-		s := st("crashed-" + flow)
-		require.Equal(t, "1", s[5], "the record survives the crash")
-		require.Equal(t, "0", rc("cleanup-"+flow))
-		clean("cleaned-" + flow)
+		require.Equal(t, "137", g.rc("crash-"+flow), "SIGKILL")
+		require.Equal(t, "1", g.st("crashed-" + flow)[5], "the record survives the crash")
+		require.Equal(t, "0", g.rc("cleanup-"+flow))
+		g.clean("cleaned-" + flow)
 	}
-	t.Logf("failures: connect %s s, no device %s s", lines["TIME fail-connect"], lines["TIME fail-nodev"])
+	t.Logf("failures: connect %v s, no device %v s", g.lines["TIME fail-connect"], g.lines["TIME fail-nodev"])
 }
