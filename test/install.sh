@@ -16,6 +16,8 @@ packages=(
   ceph-common ceph-mon ceph-osd rbd-nbd
   # side-by-side comparison and measurement
   python3-os-brick dmidecode strace time
+  # the test-bed scripts themselves
+  curl make
 )
 
 missing=()
