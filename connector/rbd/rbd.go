@@ -218,7 +218,10 @@ func (c *Connector) mapImage(ctx context.Context, v Volume, driver string) (stri
 	return m.Device, nil
 }
 
-// explainMapError adds a hint for the failures users hit most.
+// explainMapError adds a hint for the failures users hit most. Ceph's own
+// words for a refused key are vague: krbd's rbd exits 13 (EACCES) with
+// "couldn't connect to the cluster!", rbd-nbd exits 22 with "failed to
+// fetch mon config" (both seen on Ceph 16.2 with a wrong key).
 func explainMapError(err error) error {
 	var ee *host.ExitError
 	if !errors.As(err, &ee) {
@@ -226,12 +229,14 @@ func explainMapError(err error) error {
 	}
 	s := strings.ToLower(ee.Stderr)
 	switch {
-	case strings.Contains(s, "permission denied") || strings.Contains(s, "operation not permitted") || strings.Contains(s, "(13)") || strings.Contains(s, "(1) "):
-		return fmt.Errorf("%w (check auth_username and the key: cephx refused them)", err)
-	case strings.Contains(s, "no such file or directory") && strings.Contains(s, "image"):
-		return fmt.Errorf("%w (no such image)", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w (are the monitors reachable?)", err)
+	case ee.ExitCode == int(unix.EACCES) || ee.ExitCode == int(unix.EPERM) ||
+		strings.Contains(s, "permission denied") || strings.Contains(s, "operation not permitted") ||
+		strings.Contains(s, "couldn't connect to the cluster") || strings.Contains(s, "failed to fetch mon config"):
+		return fmt.Errorf("%w (the cluster refused the connection: check auth_username and the key, and that the monitors are right)", err)
+	case strings.Contains(s, "no such file or directory") && strings.Contains(s, "image"):
+		return fmt.Errorf("%w (no such image)", err)
 	}
 	return err
 }

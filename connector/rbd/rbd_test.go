@@ -291,7 +291,7 @@ func TestConnectMapFailureRemovesCredentials(t *testing.T) {
 	f.mapErr = &host.ExitError{Argv: []string{"rbd", "device", "map"}, ExitCode: 1, Stderr: "rbd: sysfs write failed\nrbd: map failed: (13) Permission denied", Err: errors.New("exit status 1")}
 	_, err := c.Connect(context.Background(), cinderInfo(t, func(d map[string]any) { d["keyring"] = testKeyring }))
 	require.ErrorIs(t, err, ErrMapFailed)
-	require.ErrorContains(t, err, "cephx refused")
+	require.ErrorContains(t, err, "the cluster refused the connection")
 	require.NotContains(t, err.Error(), testKey)
 	require.NotEmpty(t, f.keyring, "the keyring existed while rbd ran")
 	entries, err := os.ReadDir(filepath.Join(root, DefaultTempDir))
@@ -452,4 +452,24 @@ func TestDisconnectIgnoresAnUninstalledOtherDriver(t *testing.T) {
 	hosttest.WriteFile(t, root, "/proc/self/mountinfo", "22 1 0:21 / / rw - ext4 /dev/vda1 rw\n")
 	c := New(h, Options{})
 	require.NoError(t, c.Disconnect(context.Background(), cinderInfo(t, nil), nil, connector.DisconnectOptions{}))
+}
+
+func TestExplainMapError(t *testing.T) {
+	for _, tt := range []struct {
+		code   int
+		stderr string
+		want   string
+	}{
+		{13, "rbd: couldn't connect to the cluster!", "refused the connection"},
+		{22, "failed to fetch mon config (--no-mon-config to skip)", "refused the connection"},
+		{2, "rbd: error opening image vol1: (2) No such file or directory", "no such image"},
+		{5, "something else", ""},
+	} {
+		err := explainMapError(&host.ExitError{Argv: []string{"rbd"}, ExitCode: tt.code, Stderr: tt.stderr, Err: errors.New("exit")})
+		if tt.want == "" {
+			require.NotContains(t, err.Error(), "(")
+			continue
+		}
+		require.ErrorContains(t, err, tt.want)
+	}
 }
