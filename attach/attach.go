@@ -156,10 +156,28 @@ type undoStep struct {
 func opError(op, volume, step string, err error) error {
 	var ce *cinderapi.Error
 	if errors.As(err, &ce) {
-		return fmt.Errorf("%s %s: %w", op, volume, err)
+		return fmt.Errorf("%s %s: %w", op, volume, oneLine{err})
 	}
-	return fmt.Errorf("%s %s: %s: %w", op, volume, step, err)
+	return fmt.Errorf("%s %s: %s: %w", op, volume, step, oneLine{err})
 }
+
+// oneLine keeps an error's chain but prints it on one line: connectors
+// join per-path errors and tool output with newlines, and the CLI prints
+// one line per error.
+type oneLine struct{ err error }
+
+func (o oneLine) Error() string {
+	lines := strings.Split(strings.TrimSpace(o.err.Error()), "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+func (o oneLine) Unwrap() error { return o.err }
 
 // Attach runs local-attach. On failure every step already done is undone
 // (newest first) and the first error is returned; if the undo itself fails

@@ -204,8 +204,10 @@ func TestAttachRollback(t *testing.T) {
 	}{
 		{"connect fails v3", "", func(f *fixture) { f.conn.connectErr = errors.New("iscsi login: target unreachable") },
 			"local-attach data: connect: iscsi login: target unreachable"},
-		{"connect fails legacy", "3.0", func(f *fixture) { f.conn.connectErr = errors.New("no device") },
-			"local-attach data: connect: no device"},
+		{"connect fails legacy", "3.0", func(f *fixture) {
+			f.conn.connectErr = errors.Join(errors.New("path 1: no device"), errors.New("path 2:\nlogin failed"))
+		},
+			"local-attach data: connect: path 1: no device; path 2:; login failed"},
 		{"complete fails v3", "", func(f *fixture) {
 			f.fake.Fail("attachment-complete", cindertest.Fault{Status: 500, Body: `{"computeFault":{"message":"db down"}}`})
 		}, "local-attach data: cinder attachment complete volume " + volID + ": db down (HTTP 500)"},
