@@ -116,7 +116,13 @@ t0=$(now)
 if $B --debug connect --multipath --connection-info /tmp/cim.json -f json >/tmp/devm.json 2>"$LOGS/mp-connect.log"; then
 	t1=$(now)
 	d=$(devpath /tmp/devm.json)
-	active=$(multipathd show paths raw format "%w %t %T" | grep -c "active ready")
+	# multipathd's path checker marks a just-added path "active ready" on
+	# its next pass; give it a few seconds.
+	for _ in $(seq 20); do
+		active=$(multipathd show paths raw format "%w %t %T" | grep -c "active ready")
+		[[ $active == 2 ]] && break
+		sleep 0.5
+	done
 	[[ $d == /dev/dm-* && $active == 2 ]] && pass "multipath-two-active-paths $d connect=$(secs "$t0" "$t1")s" || fail "multipath-two-active-paths: dev=$d active=$active"
 	multipath -ll | sed 's/^/    /'
 	dd if=/tmp/pattern of="$d" bs=1M oflag=direct status=none || fail "multipath-write"
