@@ -38,9 +38,21 @@ type Connectors interface {
 
 // TargetRegistry registers the attached volume as an Ironic volume target
 // of a node (the ironicapi package implements it).
+//
+// A DeleteTarget error that has a method DeletionDeferred() bool returning
+// true means the target cannot be deleted now but may be later (Ironic
+// deletes targets only while the node is powered off): local-detach then
+// finishes with a warning carrying the error's advice instead of failing,
+// since the volume is already detached from this host and from Cinder.
 type TargetRegistry interface {
 	CreateTarget(ctx context.Context, node, volumeID, volumeType string, bootIndex int, properties map[string]any) (string, error)
 	DeleteTarget(ctx context.Context, node, targetUUID string) error
+}
+
+// deletionDeferred reports whether err says "not now, later".
+func deletionDeferred(err error) bool {
+	var d interface{ DeletionDeferred() bool }
+	return errors.As(err, &d) && d.DeletionDeferred()
 }
 
 // Steps, in the order local-attach runs them; Options.AtStep sees each

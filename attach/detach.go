@@ -153,7 +153,11 @@ func (m *Manager) detach(ctx context.Context, ref string, rec *Record, force boo
 			return fail(err)
 		}
 		if err := m.Targets.DeleteTarget(ctx, rec.IronicNode, rec.IronicTargetUUID); err != nil {
-			return fmt.Errorf("%w; run brick cleanup %s", fail(err), id)
+			if !deletionDeferred(err) {
+				return fmt.Errorf("%w; run brick cleanup %s", fail(err), id)
+			}
+			m.Host.Log.Warn("volume detached, but its Ironic volume target stays", "volume", id, "node", rec.IronicNode,
+				"target", rec.IronicTargetUUID, "reason", err.Error())
 		}
 	}
 	m.at(StepDone)

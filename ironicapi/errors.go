@@ -272,3 +272,7 @@ func isPlain(s string) bool {
 func invalid(op, field, format string, args ...any) error {
 	return &Error{Op: op, Message: field + ": " + fmt.Sprintf(format, args...), Kind: ErrInvalid}
 }
+
+// DeletionDeferred reports that Ironic refused a change only because of the
+// node's power state: it can be done once the node is powered off.
+func (e *Error) DeletionDeferred() bool { return e.Kind == ErrNotPoweredOff }
