@@ -7,6 +7,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/brick-storage/brick/connector"
@@ -37,11 +38,11 @@ func checkMountpoint(p string) error {
 	return nil
 }
 
-var fsTypeRE = regexp.MustCompile(`^[a-z][a-z0-9]{1,15}$`)
+var fsTypeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]{1,15}$`) })
 
 // checkFSType accepts a short lowercase filesystem name (mkfs.<type>).
 func checkFSType(t string) error {
-	if !fsTypeRE.MatchString(t) {
+	if !fsTypeRE().MatchString(t) {
 		return fmt.Errorf("--mkfs %s: not a filesystem type name (e.g. ext4, xfs)", connector.Quote(t))
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gophercloud/gophercloud/v2"
 
@@ -30,12 +31,12 @@ var (
 	MVBase = Microversion{3, 0}
 )
 
-var mvRE = regexp.MustCompile(`^([0-9]{1,3})\.([0-9]{1,4})$`)
+var mvRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]{1,3})\.([0-9]{1,4})$`) })
 
 // ParseMicroversion parses "3.44"; "latest" is refused (brick pins the
 // versions whose behaviour it knows).
 func ParseMicroversion(s string) (Microversion, error) {
-	m := mvRE.FindStringSubmatch(strings.TrimSpace(s))
+	m := mvRE().FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return Microversion{}, fmt.Errorf("%w: %q is not MAJOR.MINOR (e.g. 3.44)", ErrMicroversion, truncate(s, 32))
 	}
@@ -155,7 +156,9 @@ func (c *Client) Volume(ctx context.Context, id string) (*Volume, error) {
 	return v, mapError("get", id, err)
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
+var uuidRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
+})
 
 // FindVolume resolves an ID or a unique name. A missing volume is
 // ErrNotFound; a name several volumes share is ErrAmbiguous, listing them.
@@ -163,7 +166,7 @@ func (c *Client) FindVolume(ctx context.Context, nameOrID string) (*Volume, erro
 	if err := checkRef(nameOrID); err != nil {
 		return nil, &Error{Step: "find", Volume: truncate(nameOrID, 64), Kind: ErrBadRequest, Message: err.Error()}
 	}
-	if uuidRE.MatchString(nameOrID) {
+	if uuidRE().MatchString(nameOrID) {
 		v, err := c.Volume(ctx, nameOrID)
 		if err == nil || !isKind(err, ErrNotFound) {
 			return v, err

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/brick-storage/brick/host"
 )
@@ -188,12 +189,16 @@ func ParseInitiatorName(data []byte) (string, bool) {
 }
 
 var (
-	iqnRE  = regexp.MustCompile(`^iqn\.[0-9]{4}-[0-9]{2}\.[a-z0-9][a-z0-9.-]*(:[\x21-\x7e]+)?$`)
-	euiRE  = regexp.MustCompile(`^eui\.[0-9A-Fa-f]{16}$`)
-	naaRE  = regexp.MustCompile(`^naa\.[0-9A-Fa-f]{16}([0-9A-Fa-f]{16})?$`)
-	uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	nqnRE  = regexp.MustCompile(`^nqn\.[0-9]{4}-[0-9]{2}\.[\x21-\x7e]+$`)
-	wwnRE  = regexp.MustCompile(`^[0-9a-f]{16}$`)
+	iqnRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^iqn\.[0-9]{4}-[0-9]{2}\.[a-z0-9][a-z0-9.-]*(:[\x21-\x7e]+)?$`)
+	})
+	euiRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^eui\.[0-9A-Fa-f]{16}$`) })
+	naaRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^naa\.[0-9A-Fa-f]{16}([0-9A-Fa-f]{16})?$`) })
+	uuidRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	})
+	nqnRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^nqn\.[0-9]{4}-[0-9]{2}\.[\x21-\x7e]+$`) })
+	wwnRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
 )
 
 // ValidIQN reports whether s is an iSCSI name in iqn., eui. or naa. form
@@ -202,20 +207,20 @@ func ValidIQN(s string) bool {
 	if len(s) > 223 || strings.ContainsAny(s, " \t'\"`$\\;|&<>(){}*?!") {
 		return false
 	}
-	return iqnRE.MatchString(strings.ToLower(s)) || euiRE.MatchString(s) || naaRE.MatchString(s)
+	return iqnRE().MatchString(strings.ToLower(s)) || euiRE().MatchString(s) || naaRE().MatchString(s)
 }
 
 // ParseUUID returns a lowercase UUID, or false.
 func ParseUUID(s string) (string, bool) {
 	s = strings.TrimSpace(s)
-	if !uuidRE.MatchString(s) {
+	if !uuidRE().MatchString(s) {
 		return "", false
 	}
 	return strings.ToLower(s), true
 }
 
 // ValidNQN reports whether s looks like an NVMe qualified name.
-func ValidNQN(s string) bool { return len(s) <= 223 && nqnRE.MatchString(s) }
+func ValidNQN(s string) bool { return len(s) <= 223 && nqnRE().MatchString(s) }
 
 // NormalizeWWN turns "0x21:00:00:24:FF:5A:7B:3C" or "2100..." into the 16
 // lowercase hex digits Cinder and sysfs compare.
@@ -223,7 +228,7 @@ func NormalizeWWN(s string) (string, bool) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	s = strings.TrimPrefix(s, "0x")
 	s = strings.ReplaceAll(s, ":", "")
-	if !wwnRE.MatchString(s) {
+	if !wwnRE().MatchString(s) {
 		return "", false
 	}
 	return s, true

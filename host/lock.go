@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -15,14 +16,14 @@ import (
 // LockDir holds brick's cross-process locks on the host.
 const LockDir = "/run/lock/brick"
 
-var lockNameRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,200}$`)
+var lockNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:-]{1,200}$`) })
 
 // Lock takes an exclusive flock on LockDir/<name>.lock, waiting until ctx
 // ends. Two brick processes working on the same volume or target serialise
 // here. The lock dies with the process, so a kill -9 never leaves it held.
 // Names may hold letters, digits and . _ : - (an IQN or a volume ID fits).
 func (f FS) Lock(ctx context.Context, name string) (unlock func(), err error) {
-	if !lockNameRE.MatchString(name) {
+	if !lockNameRE().MatchString(name) {
 		return nil, fmt.Errorf("lock %q: invalid lock name", name)
 	}
 	dir := f.Path(LockDir)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/gophercloud/gophercloud/v2"
 )
@@ -90,9 +91,9 @@ func ConvertError(op string, err error) error {
 }
 
 var (
-	powerStateRE = regexp.MustCompile(`on node "([^"]*)" while it is in state "([^"]*)"`)
+	powerStateRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`on node "([^"]*)" while it is in state "([^"]*)"`) })
 	// Ironic's own 406 text: "The supported version range is: [1.1, 1.31]."
-	rangeRE = regexp.MustCompile(`\[\s*[0-9]+\.[0-9]+\s*,\s*([0-9]+\.[0-9]+)\s*\]`)
+	rangeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[\s*[0-9]+\.[0-9]+\s*,\s*([0-9]+\.[0-9]+)\s*\]`) })
 )
 
 func convert(c call, err error) error {
@@ -128,7 +129,7 @@ func convert(c call, err error) error {
 	case http.StatusNotAcceptable:
 		max := ue.ResponseHeader.Get(maxVersionHeader)
 		if max == "" {
-			if m := rangeRE.FindStringSubmatch(msg); m != nil {
+			if m := rangeRE().FindStringSubmatch(msg); m != nil {
 				max = m[1]
 			}
 		}
@@ -143,7 +144,7 @@ func convert(c call, err error) error {
 		e.Kind = ErrConflict
 		e.Hint = conflictHint(c)
 	case http.StatusBadRequest:
-		if m := powerStateRE.FindStringSubmatch(msg); m != nil {
+		if m := powerStateRE().FindStringSubmatch(msg); m != nil {
 			e.Kind = ErrNotPoweredOff
 			e.Node, e.PowerState = m[1], m[2]
 			state := strconvQuote(e.PowerState)
@@ -219,9 +220,9 @@ func DecodeErrorBody(body []byte) (msg string, bare bool) {
 	return oneLine(strings.TrimSuffix(m, ":")), true
 }
 
-var tagRE = regexp.MustCompile(`<[^>]*>`)
+var tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<[^>]*>`) })
 
-func stripTags(s string) string { return tagRE.ReplaceAllString(s, " ") }
+func stripTags(s string) string { return tagRE().ReplaceAllString(s, " ") }
 
 // oneLine collapses whitespace and control characters and truncates, so a
 // server traceback or HTML page cannot flood the user's terminal.

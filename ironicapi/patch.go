@@ -43,7 +43,7 @@ func patchBody(ops []PatchOp) ([]map[string]any, error) {
 		default:
 			return nil, fmt.Errorf("patch %d: op %s is not add, replace or remove", i, quote(op.Op))
 		}
-		if !pathRE.MatchString(op.Path) {
+		if !pathRE().MatchString(op.Path) {
 			return nil, fmt.Errorf("patch %d: path %s: keys may hold only letters, digits, '_' and '-'", i, quote(op.Path))
 		}
 	}
@@ -54,7 +54,7 @@ func patchBody(ops []PatchOp) ([]map[string]any, error) {
 // Ironic can patch.
 func checkKeyPath(path string) error {
 	_, key, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
-	if !keyRE.MatchString(key) {
+	if !keyRE().MatchString(key) {
 		return fmt.Errorf("path %s: keys may hold only letters, digits, '_' and '-'", quote(path))
 	}
 	return nil

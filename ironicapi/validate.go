@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Ironic stores whatever it is sent for a connector's type and ID and a
@@ -33,23 +34,27 @@ var ConnectorTypes = []string{ConnectorIQN, ConnectorIP, ConnectorMAC, Connector
 var VolumeTypes = []string{"iscsi", "iser", "fibre_channel", "rbd", "nfs", "nvmeof", "glusterfs", "scaleio", "quobyte", "vzstorage", "local"}
 
 var (
-	iqnRE  = regexp.MustCompile(`^iqn\.[0-9]{4}-[0-9]{2}\.[a-z0-9][a-z0-9.-]*(:[\x21-\x7e]+)?$`)
-	euiRE  = regexp.MustCompile(`^eui\.[0-9a-fA-F]{16}$`)
-	naaRE  = regexp.MustCompile(`^naa\.[0-9a-fA-F]{16}([0-9a-fA-F]{16})?$`)
-	uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	wwnRE  = regexp.MustCompile(`^[0-9a-f]{16}$`)
+	iqnRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^iqn\.[0-9]{4}-[0-9]{2}\.[a-z0-9][a-z0-9.-]*(:[\x21-\x7e]+)?$`)
+	})
+	euiRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^eui\.[0-9a-fA-F]{16}$`) })
+	naaRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^naa\.[0-9a-fA-F]{16}([0-9a-fA-F]{16})?$`) })
+	uuidRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	})
+	wwnRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
 	// Ironic's logical names (RFC 3986 unreserved characters).
-	nameRE = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,255}$`)
+	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._~-]{1,255}$`) })
 	// Field names for fields= and sort_key=.
-	fieldRE = regexp.MustCompile(`^[a-z][a-z_]{0,63}$`)
+	fieldRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z_]{0,63}$`) })
 )
 
 // IsUUID reports whether s is a UUID in canonical 8-4-4-4-12 form.
-func IsUUID(s string) bool { return uuidRE.MatchString(s) }
+func IsUUID(s string) bool { return uuidRE().MatchString(s) }
 
 // ValidNodeIdent reports whether s can name a node: a UUID or an Ironic
 // logical name. It keeps path separators and query characters out of URLs.
-func ValidNodeIdent(s string) bool { return IsUUID(s) || nameRE.MatchString(s) }
+func ValidNodeIdent(s string) bool { return IsUUID(s) || nameRE().MatchString(s) }
 
 // NormalizeConnectorID checks id against the format of connector type typ
 // and returns the form brick stores: lowercase MAC with colons, WWNs as 16
@@ -68,7 +73,7 @@ func NormalizeConnectorID(typ, id string) (string, error) {
 	switch typ {
 	case ConnectorIQN:
 		if len(id) > 223 || strings.ContainsAny(id, " \t'\"`$\\;|&<>(){}*?!") ||
-			!(iqnRE.MatchString(strings.ToLower(id)) || euiRE.MatchString(id) || naaRE.MatchString(id)) {
+			!(iqnRE().MatchString(strings.ToLower(id)) || euiRE().MatchString(id) || naaRE().MatchString(id)) {
 			return bad("an iSCSI name (iqn.YYYY-MM.domain[:id], eui.<16 hex> or naa.<16|32 hex>)")
 		}
 		return id, nil
@@ -109,7 +114,7 @@ func normalizeWWN(s string) (string, bool) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	s = strings.TrimPrefix(s, "0x")
 	s = strings.ReplaceAll(s, ":", "")
-	return s, wwnRE.MatchString(s)
+	return s, wwnRE().MatchString(s)
 }
 
 // ValidVolumeType reports whether t is a known volume_type.
@@ -118,12 +123,12 @@ func ValidVolumeType(t string) bool { return slices.Contains(VolumeTypes, t) }
 // keyRE is what Ironic's JSON-patch schema allows in a path element
 // (^(/[\w-]+)+$): a key outside it could be created but never changed or
 // removed again, so brick refuses it up front.
-var keyRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`)
+var keyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`) })
 
 // checkKV validates extra/properties keys.
 func checkKV(field string, m map[string]any) error {
 	for k := range m {
-		if !keyRE.MatchString(k) {
+		if !keyRE().MatchString(k) {
 			return fmt.Errorf("%s key %s must be 1-255 letters, digits, '_' or '-' (Ironic cannot patch other keys)", field, quote(k))
 		}
 	}
@@ -141,7 +146,7 @@ func checkFields(fields []string, allowed []string) error {
 }
 
 func checkSort(key, dir string) error {
-	if key != "" && !fieldRE.MatchString(key) {
+	if key != "" && !fieldRE().MatchString(key) {
 		return fmt.Errorf("sort key %s is not a field name", quote(key))
 	}
 	if dir != "" && dir != "asc" && dir != "desc" {
@@ -158,6 +163,6 @@ var (
 )
 
 // pathRE is Ironic's own rule for JSON-patch paths.
-var pathRE = regexp.MustCompile(`^(/[A-Za-z0-9_-]+)+$`)
+var pathRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(/[A-Za-z0-9_-]+)+$`) })
 
 func patchPath(prefix, key string) string { return prefix + "/" + key }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -165,14 +166,14 @@ func (m *Manager) AttachVolume(ctx context.Context, o AttachOpts) (res *Result, 
 	return &Result{Node: *node, VolumeID: vol.ID, AttachmentID: attID, Flow: flow.Name(), Target: t, Connector: cconn}, nil
 }
 
-var propKeyRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`)
+var propKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`) })
 
 // targetProperties is the connection info data as Ironic stores it: keys
 // Ironic could not patch later are left out (with a warning).
 func (m *Manager) targetProperties(info connector.ConnectionInfo) map[string]any {
 	out := make(map[string]any, len(info.Data))
 	for k, v := range info.Data {
-		if !propKeyRE.MatchString(k) {
+		if !propKeyRE().MatchString(k) {
 			m.log().Warn("attach-volume: connection info key left out of the target properties", "key", connector.Quote(k))
 			continue
 		}

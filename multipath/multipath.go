@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/brick-storage/brick/host"
@@ -101,14 +102,14 @@ func (m *Map) DevPath() string { return "/dev/" + m.Device }
 func (m *Map) ByIDPath() string { return "/dev/disk/by-id/dm-uuid-mpath-" + m.WWID }
 
 var (
-	dmRE   = regexp.MustCompile(`^dm-[0-9]{1,6}$`)
-	diskRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`)
-	wwidRE = regexp.MustCompile(`^[0-9A-Za-z][\x21-\x7e]{0,254}$`)
+	dmRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^dm-[0-9]{1,6}$`) })
+	diskRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`) })
+	wwidRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9A-Za-z][\x21-\x7e]{0,254}$`) })
 )
 
 // ValidWWID reports whether s can be a multipath WWID on a command line:
 // printable ASCII, no white space, no leading "-", at most 255 bytes.
-func ValidWWID(s string) bool { return wwidRE.MatchString(s) && !strings.ContainsAny(s, `/\'"`) }
+func ValidWWID(s string) bool { return wwidRE().MatchString(s) && !strings.ContainsAny(s, `/\'"`) }
 
 // DaemonRunning reports whether multipathd runs on the host (from /proc;
 // no command is run).
@@ -118,7 +119,7 @@ func (m *Multipath) DaemonRunning() bool { return m.fs.ProcessRunning("multipath
 // exist or is not a multipath map.
 func (m *Multipath) Map(dm string) (*Map, error) {
 	dm = strings.TrimPrefix(dm, "/dev/")
-	if !dmRE.MatchString(dm) {
+	if !dmRE().MatchString(dm) {
 		return nil, fmt.Errorf("multipath map %q: not a dm device name", dm)
 	}
 	base := "/sys/block/" + dm
@@ -155,7 +156,7 @@ func (m *Multipath) Map(dm string) (*Map, error) {
 func (m *Multipath) MapOf(disks ...string) (*Map, error) {
 	for _, d := range disks {
 		d = strings.TrimPrefix(d, "/dev/")
-		if !diskRE.MatchString(d) {
+		if !diskRE().MatchString(d) {
 			return nil, fmt.Errorf("multipath map of %q: not a disk name", d)
 		}
 		entries, err := m.fs.ReadDir("/sys/block/" + d + "/holders")
@@ -163,7 +164,7 @@ func (m *Multipath) MapOf(disks ...string) (*Map, error) {
 			continue
 		}
 		for _, e := range entries {
-			if !dmRE.MatchString(e.Name()) {
+			if !dmRE().MatchString(e.Name()) {
 				continue
 			}
 			if mp, err := m.Map(e.Name()); err == nil {
@@ -235,7 +236,7 @@ func (m *Multipath) RemoveWWID(ctx context.Context, wwid string) error {
 // added, and then multipathd ignored it.
 func (m *Multipath) AddPath(ctx context.Context, disk string) error {
 	disk = strings.TrimPrefix(disk, "/dev/")
-	if !diskRE.MatchString(disk) {
+	if !diskRE().MatchString(disk) {
 		return fmt.Errorf("multipathd add path %q: not a disk name", disk)
 	}
 	res, err := m.run(ctx, "multipathd", "add", "path", "/dev/"+disk)
@@ -253,7 +254,7 @@ func (m *Multipath) AddPath(ctx context.Context, disk string) error {
 // does not know is success.
 func (m *Multipath) DelPath(ctx context.Context, disk string) error {
 	disk = strings.TrimPrefix(disk, "/dev/")
-	if !diskRE.MatchString(disk) {
+	if !diskRE().MatchString(disk) {
 		return fmt.Errorf("multipathd del path %q: not a disk name", disk)
 	}
 	if _, err := m.run(ctx, "multipathd", "del", "path", disk); err != nil {

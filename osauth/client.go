@@ -11,6 +11,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -226,13 +227,13 @@ func projectOf(pc *gophercloud.ProviderClient, o Options) string {
 	return o.ProjectID
 }
 
-var projectTemplate = regexp.MustCompile(`[%$]\(project_id\)s`)
+var projectTemplate = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[%$]\(project_id\)s`) })
 
 func substituteProject(endpoint, project string) string {
-	return projectTemplate.ReplaceAllLiteralString(endpoint, project)
+	return projectTemplate().ReplaceAllLiteralString(endpoint, project)
 }
 
-var versionSegment = regexp.MustCompile(`^v[0-9]+(\.[0-9]+)?$`)
+var versionSegment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v[0-9]+(\.[0-9]+)?$`) })
 
 // noauthCinderURL appends the project to a versioned endpoint
 // (http://h:8776/v3 -> http://h:8776/v3/<project>/), as Cinder's noauth
@@ -244,7 +245,7 @@ func noauthCinderURL(endpoint, project string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if versionSegment.MatchString(path.Base(strings.TrimSuffix(u, "/"))) {
+	if versionSegment().MatchString(path.Base(strings.TrimSuffix(u, "/"))) {
 		u += project + "/"
 	}
 	return u, nil

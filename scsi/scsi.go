@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/brick-storage/brick/host"
@@ -41,11 +42,13 @@ func (a HCTL) String() string {
 	return fmt.Sprintf("%d:%d:%d:%d", a.Host, a.Channel, a.Target, a.LUN)
 }
 
-var hctlRE = regexp.MustCompile(`^([0-9]{1,9}):([0-9]{1,9}):([0-9]{1,9}):([0-9]{1,12})$`)
+var hctlRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([0-9]{1,9}):([0-9]{1,9}):([0-9]{1,9}):([0-9]{1,12})$`)
+})
 
 // ParseHCTL parses "H:C:T:L".
 func ParseHCTL(s string) (HCTL, error) {
-	m := hctlRE.FindStringSubmatch(s)
+	m := hctlRE().FindStringSubmatch(s)
 	if m == nil {
 		return HCTL{}, fmt.Errorf("parse H:C:T:L %q: malformed", s)
 	}
@@ -105,11 +108,11 @@ func New(h *host.Host, opts Options) *SCSI {
 // ErrNotFound means no block device exists (yet) for an address.
 var ErrNotFound = errors.New("no such SCSI device")
 
-var diskNameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`)
+var diskNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`) })
 
 // ValidDiskName reports whether name is a plain kernel block device name
 // ("sdb", "dm-3" is not: see multipath), safe to put into a path.
-func ValidDiskName(name string) bool { return diskNameRE.MatchString(name) }
+func ValidDiskName(name string) bool { return diskNameRE().MatchString(name) }
 
 // DevPath returns "/dev/<name>".
 func DevPath(name string) string { return "/dev/" + name }
@@ -123,9 +126,9 @@ func DiskName(dev string) (string, error) {
 	return name, nil
 }
 
-var dmNameRE = regexp.MustCompile(`^dm-[0-9]{1,6}$`)
+var dmNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^dm-[0-9]{1,6}$`) })
 
-func validDMName(name string) bool { return dmNameRE.MatchString(name) }
+func validDMName(name string) bool { return dmNameRE().MatchString(name) }
 
 // Scan asks the kernel to probe exactly one LUN: "C T L" written to
 // /sys/class/scsi_host/hostH/scan. Channel and Target may be Wildcard.

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/scsi"
@@ -37,8 +38,8 @@ func (h HBA) Online() bool { return h.PortState == "Online" }
 const fcHostDir = "/sys/class/fc_host"
 
 var (
-	hostDirRE = regexp.MustCompile(`^host([0-9]{1,9})$`)
-	pciRE     = regexp.MustCompile(`^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
+	hostDirRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^host([0-9]{1,9})$`) })
+	pciRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`) })
 )
 
 // ListHBAs reads every FC port of the host. A host without FC support has
@@ -52,7 +53,7 @@ func ListHBAs(fsys host.FS) (hbas []HBA, skipped []error, err error) {
 		return nil, nil, fmt.Errorf("list FC HBAs: %w", err)
 	}
 	for _, e := range entries {
-		m := hostDirRE.FindStringSubmatch(e.Name())
+		m := hostDirRE().FindStringSubmatch(e.Name())
 		if m == nil {
 			continue
 		}
@@ -106,8 +107,8 @@ func pciOf(devPath string) (platform, pci string) {
 		if hasPlatform && strings.HasPrefix(p, "pci") && i > 0 && platform == "" {
 			platform = "platform-" + parts[i-1]
 		}
-		if (p == "net" || hostDirRE.MatchString(p)) && i > 0 {
-			if pciRE.MatchString(parts[i-1]) {
+		if (p == "net" || hostDirRE().MatchString(p)) && i > 0 {
+			if pciRE().MatchString(parts[i-1]) {
 				return platform, parts[i-1]
 			}
 			return "", ""
@@ -125,8 +126,8 @@ type remotePort struct {
 }
 
 var (
-	transportRE = regexp.MustCompile(`^target([0-9]{1,9}):([0-9]{1,9}):([0-9]{1,9})$`)
-	rportRE     = regexp.MustCompile(`^rport-([0-9]{1,9}):([0-9]{1,9})-([0-9]{1,9})$`)
+	transportRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^target([0-9]{1,9}):([0-9]{1,9}):([0-9]{1,9})$`) })
+	rportRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^rport-([0-9]{1,9}):([0-9]{1,9})-([0-9]{1,9})$`) })
 )
 
 // findRemotePort looks up target port wwpn behind SCSI host h: first the
@@ -138,7 +139,7 @@ var (
 func findRemotePort(fsys host.FS, h int, wwpn string) (remotePort, bool) {
 	if matches, err := fsys.Glob(fmt.Sprintf("/sys/class/fc_transport/target%d:*", h)); err == nil {
 		for _, m := range matches {
-			sm := transportRE.FindStringSubmatch(path.Base(m))
+			sm := transportRE().FindStringSubmatch(path.Base(m))
 			if sm == nil || sm[1] != strconv.Itoa(h) {
 				continue
 			}
@@ -152,7 +153,7 @@ func findRemotePort(fsys host.FS, h int, wwpn string) (remotePort, bool) {
 	}
 	if matches, err := fsys.Glob(fmt.Sprintf("/sys/class/fc_remote_ports/rport-%d:*", h)); err == nil {
 		for _, m := range matches {
-			sm := rportRE.FindStringSubmatch(path.Base(m))
+			sm := rportRE().FindStringSubmatch(path.Base(m))
 			if sm == nil || sm[1] != strconv.Itoa(h) {
 				continue
 			}

@@ -31,7 +31,7 @@ func FuzzPCIOf(f *testing.F) {
 	f.Add("/sys/devices/platform/a/pci0000:00/0000:05:00.3/net/x/ctlr_1/host3/fc_host/host3")
 	f.Fuzz(func(t *testing.T, p string) {
 		platform, pci := pciOf(p)
-		if pci != "" && !pciRE.MatchString(pci) {
+		if pci != "" && !pciRE().MatchString(pci) {
 			t.Fatalf("pciOf(%q) = %q", p, pci)
 		}
 		if pci == "" && platform != "" {

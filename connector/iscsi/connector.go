@@ -107,7 +107,7 @@ func (c *Connector) parse(ci connector.ConnectionInfo) (*Info, error) {
 	return info, nil
 }
 
-var lockSafeRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,180}$`)
+var lockSafeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:-]{1,180}$`) })
 
 // lockTargets serialises brick processes working on the same targets: the
 // decision to log out (no LUN left) must not race with another process
@@ -117,7 +117,7 @@ func (c *Connector) lockTargets(ctx context.Context, iqns []string) (func(), err
 	names := make([]string, 0, len(iqns))
 	for _, iqn := range iqns {
 		name := "iscsi-" + iqn
-		if !lockSafeRE.MatchString(iqn) {
+		if !lockSafeRE().MatchString(iqn) {
 			sum := sha256.Sum256([]byte(iqn))
 			name = "iscsi-" + hex.EncodeToString(sum[:16])
 		}

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/scsi"
@@ -43,7 +44,7 @@ func (p Portal) String() string {
 func (p Portal) recordName() string { return p.Host + "," + strconv.Itoa(p.Port) }
 
 var (
-	zoneRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,15}$`)
+	zoneRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,15}$`) })
 )
 
 // ParsePortal parses "host", "host:port", "[v6]:port", "[v6]" or a bare
@@ -89,7 +90,7 @@ func ParsePortal(s string) (Portal, error) {
 		port = n
 	}
 	if addr, err := netip.ParseAddr(host); err == nil {
-		if z := addr.Zone(); z != "" && !zoneRE.MatchString(z) {
+		if z := addr.Zone(); z != "" && !zoneRE().MatchString(z) {
 			return Portal{}, fmt.Errorf("portal %s: bad IPv6 zone", connector.Quote(s))
 		}
 		if addr.Is4In6() {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/scsi"
@@ -31,7 +32,7 @@ type Session struct {
 	State string
 }
 
-var sessionRE = regexp.MustCompile(`^session([0-9]{1,9})$`)
+var sessionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^session([0-9]{1,9})$`) })
 
 // ListSessions returns the host's iSCSI sessions. None is not an error.
 func ListSessions(fsys host.FS) ([]Session, error) {
@@ -44,7 +45,7 @@ func ListSessions(fsys host.FS) ([]Session, error) {
 	}
 	var out []Session
 	for _, e := range entries {
-		m := sessionRE.FindStringSubmatch(e.Name())
+		m := sessionRE().FindStringSubmatch(e.Name())
 		if m == nil {
 			continue
 		}

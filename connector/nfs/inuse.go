@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Finding who uses a volume file or a share.
@@ -105,7 +106,7 @@ func holds(c *Connector, pid string, match func(string) bool) bool {
 	return false
 }
 
-var loopDevRE = regexp.MustCompile(`^/dev/loop[0-9]{1,6}$`)
+var loopDevRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/dev/loop[0-9]{1,6}$`) })
 
 // loopBacking returns the file behind a loop device, "" when the device is
 // not set up (or does not exist).

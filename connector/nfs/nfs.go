@@ -464,7 +464,7 @@ func (c *Connector) attachLoop(ctx context.Context, s share) (string, error) {
 		return "", fmt.Errorf("nfs loop device over %s: %w", s.file, err)
 	}
 	dev := strings.TrimSpace(string(res.Stdout))
-	if !loopDevRE.MatchString(dev) {
+	if !loopDevRE().MatchString(dev) {
 		return "", fmt.Errorf("nfs loop device over %s: losetup printed %s, not a loop device", s.file, connector.Quote(dev))
 	}
 	if b := c.loopBacking(dev); !c.isBacking(b, s.file) {
@@ -566,7 +566,7 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 		return err
 	}
 	loop := st.Users[s.vol.Name].Loop
-	if loop == "" && dev != nil && loopDevRE.MatchString(dev.Extra[ExtraLoop]) {
+	if loop == "" && dev != nil && loopDevRE().MatchString(dev.Extra[ExtraLoop]) {
 		loop = dev.Extra[ExtraLoop]
 	}
 	if loop != "" && !c.isBacking(c.loopBacking(loop), s.file) {

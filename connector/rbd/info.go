@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/brick-storage/brick/connector"
 )
@@ -74,10 +75,12 @@ const (
 // "volumes"/"volume-<uuid>"; a strict charset keeps option and path
 // injection out (no "/", "@", whitespace, leading "-" or ".").
 var (
-	nameRE    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
-	clusterRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	nameRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`) })
+	clusterRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`) })
 	// A hostname: RFC 1123 labels.
-	hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
+	hostnameRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
+	})
 )
 
 // ParseVolume validates an RBD connection info. Errors name the key and
@@ -104,7 +107,7 @@ func ParseVolume(info connector.ConnectionInfo) (Volume, error) {
 	if cluster == "" {
 		cluster = defaultCluster
 	}
-	if len(cluster) > maxClusterLen || !clusterRE.MatchString(cluster) {
+	if len(cluster) > maxClusterLen || !clusterRE().MatchString(cluster) {
 		return v, connector.Invalid("cluster_name", "must be letters, digits, '-' and '_' (at most %d), got %s", maxClusterLen, connector.Quote(cluster))
 	}
 	v.Cluster = cluster
@@ -200,7 +203,7 @@ func checkName(s string) error {
 		return fmt.Errorf("empty")
 	case len(s) > maxNameLen:
 		return fmt.Errorf("longer than %d bytes", maxNameLen)
-	case !nameRE.MatchString(s):
+	case !nameRE().MatchString(s):
 		return fmt.Errorf("may hold only letters, digits, '.', '_' and '-' and must start with a letter, digit or '_'")
 	}
 	return nil
@@ -265,7 +268,7 @@ func normalizeHost(h string) (string, error) {
 	if bare != h {
 		return "", fmt.Errorf("not an IPv6 address inside brackets")
 	}
-	if len(h) > 253 || !hostnameRE.MatchString(h) {
+	if len(h) > 253 || !hostnameRE().MatchString(h) {
 		return "", fmt.Errorf("not an IP address or host name")
 	}
 	return h, nil
@@ -281,7 +284,7 @@ func parseUser(info connector.ConnectionInfo) (string, error) {
 	if user == "" {
 		return "", nil
 	}
-	if len(user) > maxUserLen || !nameRE.MatchString(user) {
+	if len(user) > maxUserLen || !nameRE().MatchString(user) {
 		return "", connector.Invalid("auth_username", "must be letters, digits, '.', '_' and '-' (at most %d), got %s", maxUserLen, connector.Quote(user))
 	}
 	return user, nil
@@ -351,7 +354,7 @@ func keyFromKeyring(keyring, user string) (entity, key string, err error) {
 	}
 	if len(order) == 1 {
 		id, ok := strings.CutPrefix(order[0], "client.")
-		if !ok || len(id) > maxUserLen || !nameRE.MatchString(id) {
+		if !ok || len(id) > maxUserLen || !nameRE().MatchString(id) {
 			return "", "", connector.Invalid("keyring", "section %s is not a valid [client.NAME]", connector.Quote(order[0]))
 		}
 		return id, keys[order[0]], nil

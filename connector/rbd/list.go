@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"sync"
 )
 
 // Mapping is one mapped image as `rbd device list --format json` reports it.
@@ -32,7 +33,7 @@ func (m Mapping) Matches(v Volume) bool {
 // of mappings stays far below it.
 const maxListOutput = 4 << 20
 
-var devicePathRE = regexp.MustCompile(`^/dev/(rbd|nbd)[0-9]{1,6}$`)
+var devicePathRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/dev/(rbd|nbd)[0-9]{1,6}$`) })
 
 // ParseDeviceList parses `rbd device list --format json` for krbd (image
 // under "name") and nbd (rbd-nbd list-mapped, image under "image"), in the
@@ -83,7 +84,7 @@ func ParseDeviceList(out []byte) ([]Mapping, error) {
 		if image == "" {
 			image = e.Image
 		}
-		if !devicePathRE.MatchString(e.Device) {
+		if !devicePathRE().MatchString(e.Device) {
 			return nil, fmt.Errorf("rbd device list: entry %d: unexpected device %q", i, truncate(e.Device, 64))
 		}
 		mappings = append(mappings, Mapping{
