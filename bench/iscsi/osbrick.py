@@ -1,10 +1,19 @@
 #!/usr/bin/python3
-"""Time os-brick's ISCSIConnector.connect_volume + disconnect_volume once.
+"""Drive os-brick's ISCSIConnector for bench.sh.
 
-Usage: osbrick.py CONNECTION_INFO.json single|mp LOCK_PATH
-Prints one JSON line: {"connect": s, "disconnect": s, "path": ...}.
-The times cover the two calls only (not Python's start-up or imports).
-Runs as root with privsep in-process, as python-brick-cinderclient-ext does.
+Usage: osbrick.py ACTION CONNECTION_INFO.json single|mp LOCK_PATH [DEVICE.json]
+
+ACTION is one of:
+  timed       connect_volume + disconnect_volume in this one process; prints
+              one JSON line {"connect": s, "disconnect": s, "path": ...}
+              timing the two calls only (not Python's start-up or imports).
+  connect     connect_volume only; prints the device info as one JSON line
+              (the caller saves it to DEVICE.json), like `cinder local-attach`.
+  disconnect  disconnect_volume with the device info read from DEVICE.json,
+              like `cinder local-detach`.
+The connect and disconnect actions are meant to be timed from outside, as
+whole processes. Runs as root with privsep in-process, as
+python-brick-cinderclient-ext does.
 """
 import json
 import sys
@@ -14,7 +23,7 @@ from oslo_concurrency import lockutils
 from os_brick import privileged
 from os_brick.initiator import connector
 
-info_file, mode, lock_path = sys.argv[1:4]
+action, info_file, mode, lock_path = sys.argv[1:5]
 lockutils.set_defaults(lock_path)
 privileged.default.set_client_mode(False)
 with open(info_file) as f:
@@ -22,9 +31,20 @@ with open(info_file) as f:
 props = info.get("data", info)
 conn = connector.InitiatorConnector.factory(
     "ISCSI", None, use_multipath=(mode == "mp"), device_scan_attempts=3)
-t0 = time.monotonic()
-dev = conn.connect_volume(props)
-t1 = time.monotonic()
-conn.disconnect_volume(props, dev)
-t2 = time.monotonic()
-print(json.dumps({"connect": t1 - t0, "disconnect": t2 - t1, "path": dev.get("path")}))
+
+if action == "timed":
+    t0 = time.monotonic()
+    dev = conn.connect_volume(props)
+    t1 = time.monotonic()
+    conn.disconnect_volume(props, dev)
+    t2 = time.monotonic()
+    print(json.dumps({"connect": t1 - t0, "disconnect": t2 - t1,
+                      "path": dev.get("path")}))
+elif action == "connect":
+    print(json.dumps(conn.connect_volume(props)))
+elif action == "disconnect":
+    with open(sys.argv[5]) as f:
+        dev = json.load(f)
+    conn.disconnect_volume(props, dev)
+else:
+    sys.exit("unknown action " + action)

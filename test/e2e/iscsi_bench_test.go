@@ -2,8 +2,9 @@
 
 package e2e
 
-// The iSCSI benchmark of bench/iscsi: brick against os-brick in one guest
-// boot, on one target, interleaved. Opt-in (it adds a few minutes):
+// The iSCSI benchmark of bench/iscsi: brick against os-brick (in-process and
+// as whole processes) in one guest boot, on one target, interleaved, plus
+// the number of commands each starts. Opt-in (it adds a few minutes):
 //
 //	BRICK_BENCH=1 go test -tags e2e -run TestISCSIBenchmark -v -timeout 45m ./test/e2e/
 
@@ -40,7 +41,7 @@ func TestISCSIBenchmark(t *testing.T) {
 	})
 	requireSuccess(t, res, err)
 	for _, line := range strings.Split(string(res.Output), "\n") {
-		if strings.HasPrefix(line, "RUN ") || strings.HasPrefix(line, "MEDIAN ") || strings.HasPrefix(line, "LEFTOVER ") {
+		if strings.HasPrefix(line, "RUN ") || strings.HasPrefix(line, "MEDIAN ") || strings.HasPrefix(line, "LEFTOVER ") || strings.HasPrefix(line, "EXECVE ") {
 			t.Log(line)
 		}
 	}
