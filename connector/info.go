@@ -396,3 +396,32 @@ func validTypeName(s string) bool {
 	}
 	return true
 }
+
+// ReadOnly reads access_mode, which every protocol honours: "rw", empty or
+// absent is read-write, "ro" read-only, anything else invalid.
+func (c ConnectionInfo) ReadOnly() (bool, error) {
+	mode, _, err := c.String("access_mode")
+	if err != nil {
+		return false, err
+	}
+	switch mode {
+	case "", "rw":
+		return false, nil
+	case "ro":
+		return true, nil
+	}
+	return false, Invalid("access_mode", "must be rw or ro, got %s", Quote(mode))
+}
+
+// VolumeID reads volume_id: "" when absent or empty, else a lowercase UUID.
+func (c ConnectionInfo) VolumeID() (string, error) {
+	id, _, err := c.String("volume_id")
+	if err != nil || id == "" {
+		return "", err
+	}
+	u, ok := ParseUUID(id)
+	if !ok {
+		return "", Invalid("volume_id", "must be a UUID, got %s", Quote(id))
+	}
+	return u, nil
+}

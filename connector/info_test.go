@@ -178,3 +178,39 @@ func BenchmarkParseConnectionInfo(b *testing.B) {
 		}
 	}
 }
+
+func TestReadOnlyAndVolumeID(t *testing.T) {
+	tests := []struct {
+		data     string
+		ro       bool
+		id       string
+		wantErr  string
+		errOnVID bool
+	}{
+		{data: `{}`},
+		{data: `{"access_mode":"rw","volume_id":""}`},
+		{data: `{"access_mode":"ro","volume_id":"8D5F0E5C-1111-2222-3333-444455556666"}`, ro: true, id: "8d5f0e5c-1111-2222-3333-444455556666"},
+		{data: `{"access_mode":"RW"}`, wantErr: `key "access_mode": must be rw or ro`},
+		{data: `{"access_mode":1}`, wantErr: `key "access_mode": must be a string`},
+		{data: `{"volume_id":"vol-1"}`, wantErr: `key "volume_id": must be a UUID`, errOnVID: true},
+	}
+	for _, tt := range tests {
+		ci, err := ParseConnectionInfo([]byte(`{"driver_volume_type":"iscsi","data":` + tt.data + `}`))
+		require.NoError(t, err)
+		ro, rerr := ci.ReadOnly()
+		id, verr := ci.VolumeID()
+		if tt.wantErr != "" {
+			got := rerr
+			if tt.errOnVID {
+				got = verr
+			}
+			require.ErrorContains(t, got, tt.wantErr, tt.data)
+			require.ErrorIs(t, got, ErrInvalid)
+			continue
+		}
+		require.NoError(t, rerr, tt.data)
+		require.NoError(t, verr, tt.data)
+		require.Equal(t, tt.ro, ro, tt.data)
+		require.Equal(t, tt.id, id, tt.data)
+	}
+}

@@ -205,16 +205,8 @@ func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
 		return nil, err
 	}
 
-	if m, ok, err := ci.String("access_mode"); err != nil {
+	if info.ReadOnly, err = ci.ReadOnly(); err != nil {
 		return nil, err
-	} else if ok {
-		switch m {
-		case "rw":
-		case "ro":
-			info.ReadOnly = true
-		default:
-			return nil, connector.Invalid("access_mode", "must be rw or ro, got %s", connector.Quote(m))
-		}
 	}
 	if info.WildcardScan, _, err = ci.Bool("enable_wildcard_scan"); err != nil {
 		return nil, err
@@ -222,14 +214,8 @@ func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
 	if info.Encrypted, _, err = ci.Bool("encrypted"); err != nil {
 		return nil, err
 	}
-	if id, ok, err := ci.String("volume_id"); err != nil {
+	if info.VolumeID, err = ci.VolumeID(); err != nil {
 		return nil, err
-	} else if ok && id != "" {
-		u, valid := connector.ParseUUID(id)
-		if !valid {
-			return nil, connector.Invalid("volume_id", "must be a UUID, got %s", connector.Quote(id))
-		}
-		info.VolumeID = u
 	}
 	return info, nil
 }

@@ -203,18 +203,8 @@ func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
 	if info.DiscoveryAuth, err = chap(ci, "discovery_auth_method", "discovery_auth_username", "discovery_auth_password"); err != nil {
 		return nil, err
 	}
-	mode, ok, err := ci.String("access_mode")
-	if err != nil {
+	if info.ReadOnly, err = ci.ReadOnly(); err != nil {
 		return nil, err
-	}
-	if ok {
-		switch mode {
-		case "rw":
-		case "ro":
-			info.ReadOnly = true
-		default:
-			return nil, connector.Invalid("access_mode", "must be rw or ro, got %s", connector.Quote(mode))
-		}
 	}
 	if info.TargetDiscovered, _, err = ci.Bool("target_discovered"); err != nil {
 		return nil, err
@@ -222,14 +212,8 @@ func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
 	if info.Encrypted, _, err = ci.Bool("encrypted"); err != nil {
 		return nil, err
 	}
-	if id, ok, err := ci.String("volume_id"); err != nil {
+	if info.VolumeID, err = ci.VolumeID(); err != nil {
 		return nil, err
-	} else if ok && id != "" {
-		u, valid := connector.ParseUUID(id)
-		if !valid {
-			return nil, connector.Invalid("volume_id", "must be a UUID, got %s", connector.Quote(id))
-		}
-		info.VolumeID = u
 	}
 	return info, nil
 }

@@ -145,16 +145,8 @@ func ParseVolume(info connector.ConnectionInfo) (Volume, error) {
 		}
 		v.Format = s
 	}
-	if s, ok, err := info.String("access_mode"); err != nil {
+	if v.ReadOnly, err = info.ReadOnly(); err != nil {
 		return v, err
-	} else if ok {
-		switch s {
-		case "rw", "":
-		case "ro":
-			v.ReadOnly = true
-		default:
-			return v, connector.Invalid("access_mode", "want rw or ro, got %s", connector.Quote(s))
-		}
 	}
 	return v, nil
 }

@@ -123,16 +123,9 @@ func ParseVolume(info connector.ConnectionInfo) (Volume, error) {
 		}
 	}
 
-	mode, _, err := info.String("access_mode")
+	v.ReadOnly, err = info.ReadOnly()
 	if err != nil {
 		return v, err
-	}
-	switch mode {
-	case "", "rw":
-	case "ro":
-		v.ReadOnly = true
-	default:
-		return v, connector.Invalid("access_mode", "must be \"rw\" or \"ro\", got %s", connector.Quote(mode))
 	}
 
 	if b, ok, err := info.Bool("discard"); err != nil {
@@ -160,14 +153,8 @@ func ParseVolume(info connector.ConnectionInfo) (Volume, error) {
 		}
 		v.SecretUUID = u
 	}
-	if s, _, err := info.String("volume_id"); err != nil {
+	if v.VolumeID, err = info.VolumeID(); err != nil {
 		return v, err
-	} else if s != "" {
-		u, ok := connector.ParseUUID(s)
-		if !ok {
-			return v, connector.Invalid("volume_id", "must be a UUID, got %s", connector.Quote(s))
-		}
-		v.VolumeID = u
 	}
 	if v.QoS, _, err = info.Object("qos_specs"); err != nil {
 		return v, err
