@@ -9,9 +9,7 @@ import (
 	"sync"
 
 	"github.com/brick-storage/brick/connector"
-	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/multipath"
-	"github.com/brick-storage/brick/scsi"
 )
 
 // attached is what is on the host for a volume.
@@ -198,52 +196,7 @@ func (c *Connector) checkNotInUse(a *attached) error {
 	} else {
 		devs = a.disks
 	}
-	mounts, err := c.h.FS.Mounts()
-	if err != nil {
-		return err
-	}
-	for _, d := range devs {
-		for _, name := range append([]string{d}, c.partitions(d)...) {
-			majmin, err := c.h.FS.ReadString("/sys/block/" + d + "/" + partSuffix(d, name) + "dev")
-			if err != nil {
-				continue
-			}
-			for _, m := range mounts {
-				if m.MajorMinor == majmin {
-					return fmt.Errorf("%s is mounted on %s: %w", scsi.DevPath(name), m.MountPoint, host.ErrDeviceBusy)
-				}
-			}
-			if holders, _ := c.scsi.Holders(name); len(holders) > 0 {
-				return fmt.Errorf("%s is held by %s: %w", scsi.DevPath(name), strings.Join(holders, ", "), host.ErrDeviceBusy)
-			}
-		}
-		if err := c.h.FS.CheckNotInUse(scsi.DevPath(d)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// partitions lists a disk's partitions (sdb1, dm-3 has none brick makes).
-func (c *Connector) partitions(disk string) []string {
-	entries, err := c.h.FS.ReadDir("/sys/block/" + disk)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), disk) && c.h.FS.Exists("/sys/block/"+disk+"/"+e.Name()+"/partition") {
-			out = append(out, e.Name())
-		}
-	}
-	return out
-}
-
-func partSuffix(disk, name string) string {
-	if name == disk {
-		return ""
-	}
-	return name + "/"
+	return c.scsi.CheckNotInUse(devs...)
 }
 
 // flushMap writes the map's buffers out and removes it; a failure stops
