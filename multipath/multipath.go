@@ -390,3 +390,19 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
+
+// WaitForPaths waits, within MapTimeout, until the map holds at least n
+// paths: multipathd often creates a map with its first path and adds the
+// others a moment later. It returns the map as last seen and whether it
+// reached n; a path that never joins is for the caller to judge.
+func (m *Multipath) WaitForPaths(ctx context.Context, mp *Map, n int) (*Map, bool) {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.MapTimeout)
+	defer cancel()
+	_ = m.fs.WaitFor(ctx, []string{"/dev"}, m.opts.Backoff, func() (bool, error) {
+		if cur, err := m.Map(mp.Device); err == nil && cur.WWID == mp.WWID {
+			mp = cur
+		}
+		return len(mp.Paths) >= n, nil
+	})
+	return mp, len(mp.Paths) >= n
+}

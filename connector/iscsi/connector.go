@@ -488,18 +488,11 @@ func (c *Connector) buildMap(ctx context.Context, wwid string, disks []string) (
 		return nil, err
 	}
 	// The map can appear with its first path before multipathd adds the
-	// rest; give it a moment to hold every path that came up (N of M), but
-	// a late path is no reason to fail: multipathd adds it when it is ready.
+	// rest: wait for every path that came up (N of M), within the map
+	// timeout; a late path is no reason to fail, multipathd adds it later.
 	if len(mp.Paths) < len(disks) {
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		_ = c.h.FS.WaitFor(wctx, []string{"/dev"}, host.Backoff{}, func() (bool, error) {
-			if cur, err := c.mp.Map(mp.Device); err == nil && cur.WWID == wwid {
-				mp = cur
-			}
-			return len(mp.Paths) >= len(disks), nil
-		})
-		if len(mp.Paths) < len(disks) {
+		var all bool
+		if mp, all = c.mp.WaitForPaths(ctx, mp, len(disks)); !all {
 			c.log.Warn("iscsi: multipath map does not hold every path yet", "map", mp.Name, "paths", len(mp.Paths), "want", len(disks))
 		}
 	}
