@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2"
 
 	"github.com/spf13/cobra"
 
@@ -15,20 +18,37 @@ func (a *app) ironicConnectorCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(a.connectorCreateCommand(), a.connectorListCommand(), a.connectorShowCommand(),
-		a.connectorSetCommand(), a.connectorUnsetCommand(), a.connectorDeleteCommand())
+	r := connectorResource()
+	cmd.AddCommand(a.connectorCreateCommand(r), r.listCommand(a), r.showCommand(a),
+		a.connectorSetCommand(r), a.connectorUnsetCommand(r), r.deleteCommand(a))
 	return cmd
 }
 
-func (a *app) printConnector(cmd *cobra.Command, c *ironicapi.Connector, fields []string) error {
-	r, err := showRecord(connectorColumns, fields, func(f string) any { return connectorValue(*c, f) })
-	if err != nil {
-		return err
+func connectorResource() volumeResource[ironicapi.Connector] {
+	return volumeResource[ironicapi.Connector]{
+		name:        "connector",
+		columns:     connectorColumns,
+		listColumns: 4,
+		fields:      ironicapi.ConnectorFields,
+		listExample: `  brick ironic connector list --node node-1
+  brick ironic connector list --long -f json
+  brick ironic connector list --fields uuid,connector_id --sort connector_id:desc`,
+		value: connectorValue,
+		list: func(ctx context.Context, sc *gophercloud.ServiceClient, q listQuery) ([]ironicapi.Connector, error) {
+			opts := ironicapi.ConnectorListOpts{Node: q.node, Limit: q.limit, Marker: q.marker,
+				SortKey: q.sortKey, SortDir: q.sortDir, Fields: q.fields, Detail: q.detail}
+			return ironicapi.AllConnectors(ctx, ironicapi.ListConnectors(sc, opts), q.limit)
+		},
+		get: func(ctx context.Context, sc *gophercloud.ServiceClient, id string, opts *ironicapi.GetOpts) (*ironicapi.Connector, error) {
+			return ironicapi.GetConnector(ctx, sc, id, opts).Extract()
+		},
+		deleteByUUID: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
+			return ironicapi.DeleteConnector(ctx, sc, id).ExtractErr()
+		},
 	}
-	return a.out.printRecord(cmd.OutOrStdout(), r)
 }
 
-func (a *app) connectorCreateCommand() *cobra.Command {
+func (a *app) connectorCreateCommand(r volumeResource[ironicapi.Connector]) *cobra.Command {
 	var node, typ, id, uuid string
 	var extra []string
 	cmd := &cobra.Command{
@@ -61,7 +81,7 @@ type and ID can belong to one node only.`,
 			if err != nil {
 				return err
 			}
-			return a.printConnector(cmd, c, nil)
+			return r.print(a, cmd, c, nil)
 		},
 	}
 	f := cmd.Flags()
@@ -76,94 +96,7 @@ type and ID can belong to one node only.`,
 	return cmd
 }
 
-func (a *app) connectorListCommand() *cobra.Command {
-	var l listFlags
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List volume connectors",
-		Long: `List volume connectors, following every page: unlike ironicclient, each page
-keeps the --node filter (Ironic's next-page link drops it).`,
-		Example: `  brick ironic connector list --node node-1
-  brick ironic connector list --long -f json
-  brick ironic connector list --fields uuid,connector_id --sort connector_id:desc`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cols, err := pickColumns(connectorColumns, 4, l.long, l.fields)
-			if err != nil {
-				return err
-			}
-			key, dir, err := sortOpts(l.sort)
-			if err != nil {
-				return err
-			}
-			if l.limit < 0 {
-				return usageError{fmt.Errorf("--limit %d: must be 0 or more", l.limit)}
-			}
-			ctx := cmd.Context()
-			sc, err := a.ironicClient(ctx)
-			if err != nil {
-				return err
-			}
-			nodeUUID, err := resolveNode(ctx, sc, l.node)
-			if err != nil {
-				return err
-			}
-			opts := ironicapi.ConnectorListOpts{Node: nodeUUID, Limit: l.limit, Marker: l.marker, SortKey: key, SortDir: dir}
-			if len(l.fields) > 0 {
-				opts.Fields = fieldNames(cols)
-			} else if l.long {
-				opts.Detail = true
-			}
-			list, err := ironicapi.AllConnectors(ctx, ironicapi.ListConnectors(sc, opts), l.limit)
-			if err != nil {
-				return err
-			}
-			t := table{Columns: make([]string, len(cols))}
-			for i, c := range cols {
-				t.Columns[i] = c.label
-			}
-			for _, c := range list {
-				row := make([]any, len(cols))
-				for i, col := range cols {
-					row[i] = connectorValue(c, col.field)
-				}
-				t.Rows = append(t.Rows, row)
-			}
-			return a.out.printTable(cmd.OutOrStdout(), t)
-		},
-	}
-	l.add(cmd, "connectors", ironicapi.ConnectorFields)
-	return cmd
-}
-
-func (a *app) connectorShowCommand() *cobra.Command {
-	var fields []string
-	cmd := &cobra.Command{
-		Use:   "show UUID",
-		Short: "Show a volume connector",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			sc, err := a.ironicClient(ctx)
-			if err != nil {
-				return err
-			}
-			var opts *ironicapi.GetOpts
-			if len(fields) > 0 {
-				opts = &ironicapi.GetOpts{Fields: fields}
-			}
-			c, err := ironicapi.GetConnector(ctx, sc, args[0], opts).Extract()
-			if err != nil {
-				return err
-			}
-			return a.printConnector(cmd, c, fields)
-		},
-	}
-	cmd.Flags().StringSliceVar(&fields, "fields", nil, "show only these fields; repeatable or comma-separated")
-	return cmd
-}
-
-func (a *app) connectorSetCommand() *cobra.Command {
+func (a *app) connectorSetCommand(r volumeResource[ironicapi.Connector]) *cobra.Command {
 	var node, typ, id string
 	var extra []string
 	cmd := &cobra.Command{
@@ -221,7 +154,7 @@ func (a *app) connectorSetCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.printConnector(cmd, c, nil)
+			return r.print(a, cmd, c, nil)
 		},
 	}
 	f := cmd.Flags()
@@ -232,7 +165,7 @@ func (a *app) connectorSetCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) connectorUnsetCommand() *cobra.Command {
+func (a *app) connectorUnsetCommand(r volumeResource[ironicapi.Connector]) *cobra.Command {
 	var extra []string
 	cmd := &cobra.Command{
 		Use:   "unset UUID --extra KEY",
@@ -252,28 +185,10 @@ func (a *app) connectorUnsetCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.printConnector(cmd, c, nil)
+			return r.print(a, cmd, c, nil)
 		},
 	}
 	cmd.Flags().StringArrayVar(&extra, "extra", nil, "extra KEY to remove (repeatable)")
 	_ = cmd.MarkFlagRequired("extra")
 	return cmd
-}
-
-func (a *app) connectorDeleteCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete UUID...",
-		Short: "Delete volume connectors (their nodes must be powered off)",
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			sc, err := a.ironicClient(ctx)
-			if err != nil {
-				return err
-			}
-			return a.deleteAll(cmd, "volume connector", args, func(id string) error {
-				return ironicapi.DeleteConnector(ctx, sc, id).ExtractErr()
-			})
-		},
-	}
 }

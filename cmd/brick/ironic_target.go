@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2"
 
 	"github.com/spf13/cobra"
 
@@ -15,20 +18,37 @@ func (a *app) ironicTargetCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(a.targetCreateCommand(), a.targetListCommand(), a.targetShowCommand(),
-		a.targetSetCommand(), a.targetUnsetCommand(), a.targetDeleteCommand())
+	r := targetResource()
+	cmd.AddCommand(a.targetCreateCommand(r), r.listCommand(a), r.showCommand(a),
+		a.targetSetCommand(r), a.targetUnsetCommand(r), r.deleteCommand(a))
 	return cmd
 }
 
-func (a *app) printTarget(cmd *cobra.Command, t *ironicapi.Target, fields []string) error {
-	r, err := showRecord(targetColumns, fields, func(f string) any { return targetValue(*t, f) })
-	if err != nil {
-		return err
+func targetResource() volumeResource[ironicapi.Target] {
+	return volumeResource[ironicapi.Target]{
+		name:        "target",
+		columns:     targetColumns,
+		listColumns: 5,
+		fields:      ironicapi.TargetFields,
+		listExample: `  brick ironic target list --node node-1
+  brick ironic target list --long -f json`,
+		showSecrets: true,
+		value:       targetValue,
+		list: func(ctx context.Context, sc *gophercloud.ServiceClient, q listQuery) ([]ironicapi.Target, error) {
+			opts := ironicapi.TargetListOpts{Node: q.node, Limit: q.limit, Marker: q.marker,
+				SortKey: q.sortKey, SortDir: q.sortDir, Fields: q.fields, Detail: q.detail}
+			return ironicapi.AllTargets(ctx, ironicapi.ListTargets(sc, opts), q.limit)
+		},
+		get: func(ctx context.Context, sc *gophercloud.ServiceClient, id string, opts *ironicapi.GetOpts) (*ironicapi.Target, error) {
+			return ironicapi.GetTarget(ctx, sc, id, opts).Extract()
+		},
+		deleteByUUID: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
+			return ironicapi.DeleteTarget(ctx, sc, id).ExtractErr()
+		},
 	}
-	return a.out.printRecord(cmd.OutOrStdout(), r)
 }
 
-func (a *app) targetCreateCommand() *cobra.Command {
+func (a *app) targetCreateCommand(r volumeResource[ironicapi.Target]) *cobra.Command {
 	var node, typ, volumeID, uuid string
 	var bootIndex int
 	var props, extra []string
@@ -73,7 +93,7 @@ orders the node's volumes (0 boots first; one target per index),
 			if err != nil {
 				return err
 			}
-			return a.printTarget(cmd, t, nil)
+			return r.print(a, cmd, t, nil)
 		},
 	}
 	f := cmd.Flags()
@@ -90,93 +110,7 @@ orders the node's volumes (0 boots first; one target per index),
 	return cmd
 }
 
-func (a *app) targetListCommand() *cobra.Command {
-	var l listFlags
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List volume targets",
-		Long: `List volume targets, following every page: unlike ironicclient, each page
-keeps the --node filter (Ironic's next-page link drops it).`,
-		Example: `  brick ironic target list --node node-1
-  brick ironic target list --long -f json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cols, err := pickColumns(targetColumns, 5, l.long, l.fields)
-			if err != nil {
-				return err
-			}
-			key, dir, err := sortOpts(l.sort)
-			if err != nil {
-				return err
-			}
-			if l.limit < 0 {
-				return usageError{fmt.Errorf("--limit %d: must be 0 or more", l.limit)}
-			}
-			ctx := cmd.Context()
-			sc, err := a.ironicClient(ctx)
-			if err != nil {
-				return err
-			}
-			nodeUUID, err := resolveNode(ctx, sc, l.node)
-			if err != nil {
-				return err
-			}
-			opts := ironicapi.TargetListOpts{Node: nodeUUID, Limit: l.limit, Marker: l.marker, SortKey: key, SortDir: dir}
-			if len(l.fields) > 0 {
-				opts.Fields = fieldNames(cols)
-			} else if l.long {
-				opts.Detail = true
-			}
-			list, err := ironicapi.AllTargets(ctx, ironicapi.ListTargets(sc, opts), l.limit)
-			if err != nil {
-				return err
-			}
-			t := table{Columns: make([]string, len(cols))}
-			for i, c := range cols {
-				t.Columns[i] = c.label
-			}
-			for _, tg := range list {
-				row := make([]any, len(cols))
-				for i, col := range cols {
-					row[i] = targetValue(tg, col.field)
-				}
-				t.Rows = append(t.Rows, row)
-			}
-			return a.out.printTable(cmd.OutOrStdout(), t)
-		},
-	}
-	l.add(cmd, "targets", ironicapi.TargetFields)
-	return cmd
-}
-
-func (a *app) targetShowCommand() *cobra.Command {
-	var fields []string
-	cmd := &cobra.Command{
-		Use:   "show UUID",
-		Short: "Show a volume target (credentials masked)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			sc, err := a.ironicClient(ctx)
-			if err != nil {
-				return err
-			}
-			var opts *ironicapi.GetOpts
-			if len(fields) > 0 {
-				opts = &ironicapi.GetOpts{Fields: fields}
-			}
-			t, err := ironicapi.GetTarget(ctx, sc, args[0], opts).Extract()
-			if err != nil {
-				return err
-			}
-			return a.printTarget(cmd, t, fields)
-		},
-	}
-	cmd.Flags().StringSliceVar(&fields, "fields", nil, "show only these fields; repeatable or comma-separated")
-	return cmd
-}
-
-func (a *app) targetSetCommand() *cobra.Command {
+func (a *app) targetSetCommand(r volumeResource[ironicapi.Target]) *cobra.Command {
 	var node, typ, volumeID string
 	var bootIndex int
 	var props, extra []string
@@ -229,7 +163,7 @@ func (a *app) targetSetCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.printTarget(cmd, t, nil)
+			return r.print(a, cmd, t, nil)
 		},
 	}
 	f := cmd.Flags()
@@ -242,7 +176,7 @@ func (a *app) targetSetCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) targetUnsetCommand() *cobra.Command {
+func (a *app) targetUnsetCommand(r volumeResource[ironicapi.Target]) *cobra.Command {
 	var props, extra []string
 	cmd := &cobra.Command{
 		Use:   "unset UUID (--property KEY | --extra KEY)...",
@@ -268,28 +202,10 @@ func (a *app) targetUnsetCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.printTarget(cmd, t, nil)
+			return r.print(a, cmd, t, nil)
 		},
 	}
 	cmd.Flags().StringArrayVar(&props, "property", nil, "property KEY to remove (repeatable)")
 	cmd.Flags().StringArrayVar(&extra, "extra", nil, "extra KEY to remove (repeatable)")
 	return cmd
-}
-
-func (a *app) targetDeleteCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete UUID...",
-		Short: "Delete volume targets (their nodes must be powered off)",
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			sc, err := a.ironicClient(ctx)
-			if err != nil {
-				return err
-			}
-			return a.deleteAll(cmd, "volume target", args, func(id string) error {
-				return ironicapi.DeleteTarget(ctx, sc, id).ExtractErr()
-			})
-		},
-	}
 }
