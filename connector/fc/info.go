@@ -167,6 +167,12 @@ func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An unknown mode is the mode's fault, not the LUN's: name that key.
+	switch mode {
+	case "", AddressingSAM, AddressingTransparent, AddressingSAM2, AddressingSAM3Flat:
+	default:
+		return nil, connector.Invalid("addressing_mode", "want %s, %s, %s or %s, got %s", AddressingSAM, AddressingTransparent, AddressingSAM2, AddressingSAM3Flat, connector.Quote(mode))
+	}
 	kernelLUNs := make([]int, len(luns))
 	for i, l := range luns {
 		key := lunKey

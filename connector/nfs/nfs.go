@@ -136,6 +136,15 @@ func ParseVolume(info connector.ConnectionInfo) (Volume, error) {
 		if v.Options, err = ParseMountOptions("options", s); err != nil {
 			return v, err
 		}
+		// Cinder is not trusted to lift brick's hardening: a share mounted
+		// suid, dev or exec would let the storage side plant set-uid
+		// programs or device nodes on a root-run host. Only the host's own
+		// --nfs-mount-options may relax it.
+		for _, o := range v.Options {
+			if relaxesHardening(o) {
+				return v, connector.Invalid("options", "mount option %s is not accepted from connection info (set it in brick's --nfs-mount-options if this host needs it)", connector.Quote(o))
+			}
+		}
 	}
 	if s, ok, err := info.String("format"); err != nil {
 		return v, err

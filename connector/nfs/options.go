@@ -174,10 +174,13 @@ func versionOf(superOptions string) string {
 	return ""
 }
 
-// hardeningOptions come first, so the connection or brick's config can
-// override them: volume files need no set-uid programs, device nodes or
+// hardeningOptions come first, so brick's config can override them (the
+// connection may not, see ParseVolume): volume files need no set-uid programs, device nodes or
 // executables from a server brick does not control.
 func hardeningOptions() []string { return []string{"nosuid", "nodev", "noexec"} }
+
+// relaxesHardening reports whether opt undoes one of hardeningOptions.
+func relaxesHardening(opt string) bool { return opt == "suid" || opt == "dev" || opt == "exec" }
 
 // mountOptions merges brick's defaults, the connection's options and
 // brick's config, in that order: the NFS client and mount(8) let a later
