@@ -100,7 +100,10 @@ func Ops(c connector.Connector) []Op {
 		{"disconnect-force", func(ctx context.Context, ci connector.ConnectionInfo) error {
 			return c.Disconnect(ctx, ci, nil, connector.DisconnectOptions{Force: true})
 		}},
-		{"device-paths", func(ctx context.Context, ci connector.ConnectionInfo) error { _, err := c.DevicePaths(ctx, ci); return err }},
+		{"device-paths", func(ctx context.Context, ci connector.ConnectionInfo) error {
+			_, err := c.DevicePaths(ctx, ci)
+			return err
+		}},
 	}
 }
 
