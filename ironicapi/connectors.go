@@ -62,29 +62,21 @@ func (o ConnectorListOpts) ToVolumeConnectorListQuery() (string, error) {
 
 // ListConnectors lists volume connectors. Every page keeps every filter.
 func ListConnectors(client *gophercloud.ServiceClient, opts ConnectorListOptsBuilder) pagination.Pager {
-	return listConnectors(client, connectorsURL(client), opts)
+	return connectorKind().list(client, connectorKind().collectionURL(client), connectorQuery(opts))
 }
 
 // ListNodeConnectors lists the connectors of one node through
 // /v1/nodes/<uuid>/volume/connectors (which accepts a UUID only).
 func ListNodeConnectors(client *gophercloud.ServiceClient, nodeUUID string, opts ConnectorListOptsBuilder) pagination.Pager {
-	if !IsUUID(nodeUUID) {
-		return pagination.Pager{Err: invalid("list volume connectors", "node", "%s is not a UUID (resolve names with ResolveNode)", quote(nodeUUID))}
-	}
-	return listConnectors(client, nodeConnectorsURL(client, nodeUUID), opts)
+	return connectorKind().listNode(client, nodeUUID, connectorQuery(opts))
 }
 
-func listConnectors(client *gophercloud.ServiceClient, u string, opts ConnectorListOptsBuilder) pagination.Pager {
-	if opts != nil {
-		q, err := opts.ToVolumeConnectorListQuery()
-		if err != nil {
-			return pagination.Pager{Err: &Error{Op: "list volume connectors", Message: err.Error(), Kind: ErrInvalid}}
-		}
-		u += q
+// connectorQuery is nil when there are no options.
+func connectorQuery(opts ConnectorListOptsBuilder) func() (string, error) {
+	if opts == nil {
+		return nil
 	}
-	return pagination.NewPager(volumeClient(client), u, func(r pagination.PageResult) pagination.Page {
-		return ConnectorPage{volumePage{LinkedPageBase: pagination.LinkedPageBase{PageResult: r}, key: "connectors"}}
-	})
+	return opts.ToVolumeConnectorListQuery
 }
 
 // AllConnectors collects up to max connectors (0: all) from pager, with
@@ -111,25 +103,8 @@ type GetOpts struct {
 }
 
 // GetConnector fetches one connector by UUID; opts may be nil.
-func GetConnector(ctx context.Context, client *gophercloud.ServiceClient, id string, opts *GetOpts) (r ConnectorResult) {
-	c := call{op: "get", resource: "volume connector", ident: id}
-	if !IsUUID(id) {
-		r.Err = invalid(c.String(), "uuid", "%s is not a UUID", quote(id))
-		return r
-	}
-	u := connectorURL(client, id)
-	if opts != nil && len(opts.Fields) > 0 {
-		if err := checkFields(opts.Fields, ConnectorFields); err != nil {
-			r.Err = &Error{Op: c.String(), Message: err.Error(), Kind: ErrInvalid}
-			return r
-		}
-		q, _ := gophercloud.BuildQueryString(opts)
-		u += q.String()
-	}
-	resp, err := volumeClient(client).Get(ctx, u, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{200}})
-	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
-	r.Err = convert(c, r.Err)
-	return r
+func GetConnector(ctx context.Context, client *gophercloud.ServiceClient, id string, opts *GetOpts) ConnectorResult {
+	return ConnectorResult{connectorKind().get(ctx, client, id, opts)}
 }
 
 // ConnectorCreateOptsBuilder builds a connector create body.
@@ -172,17 +147,8 @@ func (o ConnectorCreateOpts) ToVolumeConnectorCreateMap() (map[string]any, error
 
 // CreateConnector creates a connector. Ironic accepts this in any power
 // state; a type+ID registered anywhere already gives ErrConflict.
-func CreateConnector(ctx context.Context, client *gophercloud.ServiceClient, opts ConnectorCreateOptsBuilder) (r ConnectorResult) {
-	c := call{op: "create", resource: "volume connector"}
-	body, err := opts.ToVolumeConnectorCreateMap()
-	if err != nil {
-		r.Err = &Error{Op: c.String(), Message: err.Error(), Kind: ErrInvalid}
-		return r
-	}
-	resp, err := volumeClient(client).Post(ctx, connectorsURL(client), body, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{201}})
-	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
-	r.Err = convert(c, r.Err)
-	return r
+func CreateConnector(ctx context.Context, client *gophercloud.ServiceClient, opts ConnectorCreateOptsBuilder) ConnectorResult {
+	return ConnectorResult{connectorKind().create(ctx, client, opts.ToVolumeConnectorCreateMap)}
 }
 
 // ConnectorUpdateOptsBuilder builds a JSON-patch body for a connector.
@@ -251,21 +217,8 @@ func (o ConnectorUpdateOpts) ToVolumeConnectorUpdateMap() ([]map[string]any, err
 
 // UpdateConnector applies a JSON patch to a connector. Ironic refuses it
 // (ErrNotPoweredOff) unless the node is powered off.
-func UpdateConnector(ctx context.Context, client *gophercloud.ServiceClient, id string, opts ConnectorUpdateOptsBuilder) (r ConnectorResult) {
-	c := call{op: "update", resource: "volume connector", ident: id}
-	if !IsUUID(id) {
-		r.Err = invalid(c.String(), "uuid", "%s is not a UUID", quote(id))
-		return r
-	}
-	body, err := opts.ToVolumeConnectorUpdateMap()
-	if err != nil {
-		r.Err = &Error{Op: c.String(), Message: err.Error(), Kind: ErrInvalid}
-		return r
-	}
-	resp, err := volumeClient(client).Patch(ctx, connectorURL(client, id), body, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{200}})
-	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
-	r.Err = convert(c, r.Err)
-	return r
+func UpdateConnector(ctx context.Context, client *gophercloud.ServiceClient, id string, opts ConnectorUpdateOptsBuilder) ConnectorResult {
+	return ConnectorResult{connectorKind().update(ctx, client, id, opts.ToVolumeConnectorUpdateMap)}
 }
 
 // DeleteResult is the answer to a delete; see ExtractErr.
@@ -273,14 +226,6 @@ type DeleteResult struct{ gophercloud.ErrResult }
 
 // DeleteConnector deletes a connector. Ironic refuses it
 // (ErrNotPoweredOff) unless the node is powered off.
-func DeleteConnector(ctx context.Context, client *gophercloud.ServiceClient, id string) (r DeleteResult) {
-	c := call{op: "delete", resource: "volume connector", ident: id}
-	if !IsUUID(id) {
-		r.Err = invalid(c.String(), "uuid", "%s is not a UUID", quote(id))
-		return r
-	}
-	resp, err := volumeClient(client).Delete(ctx, connectorURL(client, id), &gophercloud.RequestOpts{OkCodes: []int{204}})
-	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
-	r.Err = convert(c, r.Err)
-	return r
+func DeleteConnector(ctx context.Context, client *gophercloud.ServiceClient, id string) DeleteResult {
+	return connectorKind().delete(ctx, client, id)
 }

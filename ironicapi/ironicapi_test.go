@@ -45,7 +45,7 @@ func TestMicroversionAlwaysAtLeast132(t *testing.T) {
 func TestV1URL(t *testing.T) {
 	for _, ep := range []string{"http://h:6385/", "http://h:6385/v1/", "http://h:6385"} {
 		sc := &gophercloud.ServiceClient{Endpoint: ep}
-		require.Equal(t, "http://h:6385/v1/volume/connectors", connectorsURL(sc), ep)
+		require.Equal(t, "http://h:6385/v1/volume/connectors", connectorKind().collectionURL(sc), ep)
 	}
 	sc := &gophercloud.ServiceClient{Endpoint: "http://h/", ResourceBase: "http://h/baremetal/v1/"}
 	require.Equal(t, "http://h/baremetal/v1/nodes/n%2F1", nodeURL(sc, "n/1"))

@@ -58,29 +58,21 @@ func (o TargetListOpts) ToVolumeTargetListQuery() (string, error) {
 
 // ListTargets lists volume targets. Every page keeps every filter.
 func ListTargets(client *gophercloud.ServiceClient, opts TargetListOptsBuilder) pagination.Pager {
-	return listTargets(client, targetsURL(client), opts)
+	return targetKind().list(client, targetKind().collectionURL(client), targetQuery(opts))
 }
 
 // ListNodeTargets lists one node's targets through
 // /v1/nodes/<uuid>/volume/targets (which accepts a UUID only).
 func ListNodeTargets(client *gophercloud.ServiceClient, nodeUUID string, opts TargetListOptsBuilder) pagination.Pager {
-	if !IsUUID(nodeUUID) {
-		return pagination.Pager{Err: invalid("list volume targets", "node", "%s is not a UUID (resolve names with ResolveNode)", quote(nodeUUID))}
-	}
-	return listTargets(client, nodeTargetsURL(client, nodeUUID), opts)
+	return targetKind().listNode(client, nodeUUID, targetQuery(opts))
 }
 
-func listTargets(client *gophercloud.ServiceClient, u string, opts TargetListOptsBuilder) pagination.Pager {
-	if opts != nil {
-		q, err := opts.ToVolumeTargetListQuery()
-		if err != nil {
-			return pagination.Pager{Err: &Error{Op: "list volume targets", Message: err.Error(), Kind: ErrInvalid}}
-		}
-		u += q
+// targetQuery is nil when there are no options.
+func targetQuery(opts TargetListOptsBuilder) func() (string, error) {
+	if opts == nil {
+		return nil
 	}
-	return pagination.NewPager(volumeClient(client), u, func(r pagination.PageResult) pagination.Page {
-		return TargetPage{volumePage{LinkedPageBase: pagination.LinkedPageBase{PageResult: r}, key: "targets"}}
-	})
+	return opts.ToVolumeTargetListQuery
 }
 
 // AllTargets collects up to max targets (0: all) from pager, with errors
@@ -102,25 +94,8 @@ func (r TargetResult) Extract() (*Target, error) {
 }
 
 // GetTarget fetches one target by UUID; opts may be nil.
-func GetTarget(ctx context.Context, client *gophercloud.ServiceClient, id string, opts *GetOpts) (r TargetResult) {
-	c := call{op: "get", resource: "volume target", ident: id}
-	if !IsUUID(id) {
-		r.Err = invalid(c.String(), "uuid", "%s is not a UUID", quote(id))
-		return r
-	}
-	u := targetURL(client, id)
-	if opts != nil && len(opts.Fields) > 0 {
-		if err := checkFields(opts.Fields, TargetFields); err != nil {
-			r.Err = &Error{Op: c.String(), Message: err.Error(), Kind: ErrInvalid}
-			return r
-		}
-		q, _ := gophercloud.BuildQueryString(opts)
-		u += q.String()
-	}
-	resp, err := volumeClient(client).Get(ctx, u, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{200}})
-	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
-	r.Err = convert(c, r.Err)
-	return r
+func GetTarget(ctx context.Context, client *gophercloud.ServiceClient, id string, opts *GetOpts) TargetResult {
+	return TargetResult{targetKind().get(ctx, client, id, opts)}
 }
 
 // TargetCreateOptsBuilder builds a target create body.
@@ -175,17 +150,8 @@ func (o TargetCreateOpts) ToVolumeTargetCreateMap() (map[string]any, error) {
 
 // CreateTarget creates a target. Ironic accepts this in any power state;
 // a boot index the node uses already gives ErrConflict.
-func CreateTarget(ctx context.Context, client *gophercloud.ServiceClient, opts TargetCreateOptsBuilder) (r TargetResult) {
-	c := call{op: "create", resource: "volume target"}
-	body, err := opts.ToVolumeTargetCreateMap()
-	if err != nil {
-		r.Err = &Error{Op: c.String(), Message: err.Error(), Kind: ErrInvalid}
-		return r
-	}
-	resp, err := volumeClient(client).Post(ctx, targetsURL(client), body, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{201}})
-	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
-	r.Err = convert(c, r.Err)
-	return r
+func CreateTarget(ctx context.Context, client *gophercloud.ServiceClient, opts TargetCreateOptsBuilder) TargetResult {
+	return TargetResult{targetKind().create(ctx, client, opts.ToVolumeTargetCreateMap)}
 }
 
 // TargetUpdateOptsBuilder builds a JSON-patch body for a target.
@@ -232,33 +198,12 @@ func (o TargetUpdateOpts) ToVolumeTargetUpdateMap() ([]map[string]any, error) {
 
 // UpdateTarget applies a JSON patch to a target. Ironic refuses it
 // (ErrNotPoweredOff) unless the node is powered off.
-func UpdateTarget(ctx context.Context, client *gophercloud.ServiceClient, id string, opts TargetUpdateOptsBuilder) (r TargetResult) {
-	c := call{op: "update", resource: "volume target", ident: id}
-	if !IsUUID(id) {
-		r.Err = invalid(c.String(), "uuid", "%s is not a UUID", quote(id))
-		return r
-	}
-	body, err := opts.ToVolumeTargetUpdateMap()
-	if err != nil {
-		r.Err = &Error{Op: c.String(), Message: err.Error(), Kind: ErrInvalid}
-		return r
-	}
-	resp, err := volumeClient(client).Patch(ctx, targetURL(client, id), body, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{200}})
-	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
-	r.Err = convert(c, r.Err)
-	return r
+func UpdateTarget(ctx context.Context, client *gophercloud.ServiceClient, id string, opts TargetUpdateOptsBuilder) TargetResult {
+	return TargetResult{targetKind().update(ctx, client, id, opts.ToVolumeTargetUpdateMap)}
 }
 
 // DeleteTarget deletes a target. Ironic refuses it (ErrNotPoweredOff)
 // unless the node is powered off.
-func DeleteTarget(ctx context.Context, client *gophercloud.ServiceClient, id string) (r DeleteResult) {
-	c := call{op: "delete", resource: "volume target", ident: id}
-	if !IsUUID(id) {
-		r.Err = invalid(c.String(), "uuid", "%s is not a UUID", quote(id))
-		return r
-	}
-	resp, err := volumeClient(client).Delete(ctx, targetURL(client, id), &gophercloud.RequestOpts{OkCodes: []int{204}})
-	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
-	r.Err = convert(c, r.Err)
-	return r
+func DeleteTarget(ctx context.Context, client *gophercloud.ServiceClient, id string) DeleteResult {
+	return targetKind().delete(ctx, client, id)
 }

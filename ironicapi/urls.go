@@ -24,30 +24,6 @@ func v1URL(client *gophercloud.ServiceClient, parts ...string) string {
 	return base + strings.Join(esc, "/")
 }
 
-func connectorsURL(c *gophercloud.ServiceClient) string {
-	return v1URL(c, "volume", "connectors")
-}
-
-func connectorURL(c *gophercloud.ServiceClient, id string) string {
-	return v1URL(c, "volume", "connectors", id)
-}
-
-func nodeConnectorsURL(c *gophercloud.ServiceClient, nodeUUID string) string {
-	return v1URL(c, "nodes", nodeUUID, "volume", "connectors")
-}
-
-func targetsURL(c *gophercloud.ServiceClient) string {
-	return v1URL(c, "volume", "targets")
-}
-
-func targetURL(c *gophercloud.ServiceClient, id string) string {
-	return v1URL(c, "volume", "targets", id)
-}
-
-func nodeTargetsURL(c *gophercloud.ServiceClient, nodeUUID string) string {
-	return v1URL(c, "nodes", nodeUUID, "volume", "targets")
-}
-
 func nodeURL(c *gophercloud.ServiceClient, ident string) string {
 	return v1URL(c, "nodes", ident)
 }

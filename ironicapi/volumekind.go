@@ -1,0 +1,126 @@
+package ironicapi
+
+import (
+	"context"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/pagination"
+)
+
+// volumeKind is what the requests on volume connectors and on volume
+// targets share, so each request is written once and the two public APIs
+// differ only in their types and validation.
+type volumeKind struct {
+	resource   string   // "volume connector", for messages
+	collection string   // "connectors", the path element and the JSON list key
+	fields     []string // the fields ?fields= accepts
+	page       func(volumePage) pagination.Page
+}
+
+func connectorKind() volumeKind {
+	return volumeKind{resource: "volume connector", collection: "connectors", fields: ConnectorFields,
+		page: func(p volumePage) pagination.Page { return ConnectorPage{p} }}
+}
+
+func targetKind() volumeKind {
+	return volumeKind{resource: "volume target", collection: "targets", fields: TargetFields,
+		page: func(p volumePage) pagination.Page { return TargetPage{p} }}
+}
+
+func (k volumeKind) collectionURL(c *gophercloud.ServiceClient) string {
+	return v1URL(c, "volume", k.collection)
+}
+
+func (k volumeKind) itemURL(c *gophercloud.ServiceClient, id string) string {
+	return v1URL(c, "volume", k.collection, id)
+}
+
+func (k volumeKind) nodeURL(c *gophercloud.ServiceClient, nodeUUID string) string {
+	return v1URL(c, "nodes", nodeUUID, "volume", k.collection)
+}
+
+// list pages through u; query (may be nil) validates and builds the filters.
+func (k volumeKind) list(client *gophercloud.ServiceClient, u string, query func() (string, error)) pagination.Pager {
+	if query != nil {
+		q, err := query()
+		if err != nil {
+			return pagination.Pager{Err: &Error{Op: "list " + k.resource + "s", Message: err.Error(), Kind: ErrInvalid}}
+		}
+		u += q
+	}
+	return pagination.NewPager(volumeClient(client), u, func(r pagination.PageResult) pagination.Page {
+		return k.page(volumePage{LinkedPageBase: pagination.LinkedPageBase{PageResult: r}, key: k.collection})
+	})
+}
+
+// listNode is list on /v1/nodes/<uuid>/volume/<collection>, which takes a
+// UUID only.
+func (k volumeKind) listNode(client *gophercloud.ServiceClient, nodeUUID string, query func() (string, error)) pagination.Pager {
+	if !IsUUID(nodeUUID) {
+		return pagination.Pager{Err: invalid("list "+k.resource+"s", "node", "%s is not a UUID (resolve names with ResolveNode)", quote(nodeUUID))}
+	}
+	return k.list(client, k.nodeURL(client, nodeUUID), query)
+}
+
+func (k volumeKind) create(ctx context.Context, client *gophercloud.ServiceClient, body func() (map[string]any, error)) (r gophercloud.Result) {
+	c := call{op: "create", resource: k.resource}
+	b, err := body()
+	if err != nil {
+		r.Err = &Error{Op: c.String(), Message: err.Error(), Kind: ErrInvalid}
+		return r
+	}
+	resp, err := volumeClient(client).Post(ctx, k.collectionURL(client), b, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{201}})
+	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
+	r.Err = convert(c, r.Err)
+	return r
+}
+
+func (k volumeKind) get(ctx context.Context, client *gophercloud.ServiceClient, id string, opts *GetOpts) (r gophercloud.Result) {
+	c := call{op: "get", resource: k.resource, ident: id}
+	if !IsUUID(id) {
+		r.Err = invalid(c.String(), "uuid", "%s is not a UUID", quote(id))
+		return r
+	}
+	u := k.itemURL(client, id)
+	if opts != nil && len(opts.Fields) > 0 {
+		if err := checkFields(opts.Fields, k.fields); err != nil {
+			r.Err = &Error{Op: c.String(), Message: err.Error(), Kind: ErrInvalid}
+			return r
+		}
+		q, _ := gophercloud.BuildQueryString(opts)
+		u += q.String()
+	}
+	resp, err := volumeClient(client).Get(ctx, u, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{200}})
+	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
+	r.Err = convert(c, r.Err)
+	return r
+}
+
+func (k volumeKind) update(ctx context.Context, client *gophercloud.ServiceClient, id string, body func() ([]map[string]any, error)) (r gophercloud.Result) {
+	c := call{op: "update", resource: k.resource, ident: id}
+	if !IsUUID(id) {
+		r.Err = invalid(c.String(), "uuid", "%s is not a UUID", quote(id))
+		return r
+	}
+	b, err := body()
+	if err != nil {
+		r.Err = &Error{Op: c.String(), Message: err.Error(), Kind: ErrInvalid}
+		return r
+	}
+	resp, err := volumeClient(client).Patch(ctx, k.itemURL(client, id), b, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{200}})
+	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
+	r.Err = convert(c, r.Err)
+	return r
+}
+
+func (k volumeKind) delete(ctx context.Context, client *gophercloud.ServiceClient, id string) (r DeleteResult) {
+	c := call{op: "delete", resource: k.resource, ident: id}
+	if !IsUUID(id) {
+		r.Err = invalid(c.String(), "uuid", "%s is not a UUID", quote(id))
+		return r
+	}
+	resp, err := volumeClient(client).Delete(ctx, k.itemURL(client, id), &gophercloud.RequestOpts{OkCodes: []int{204}})
+	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
+	r.Err = convert(c, r.Err)
+	return r
+}
