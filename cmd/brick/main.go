@@ -33,14 +33,17 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := newApp(stdout, stderr)
+	return runApp(ctx, newApp(stdout, stderr), args)
+}
+
+func runApp(ctx context.Context, a *app, args []string) int {
 	root := a.rootCommand()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "brick: %s\n", a.redactor.Redact(err.Error()))
+	fmt.Fprintf(a.stderr, "brick: %s\n", a.redactor.Redact(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) || !a.ready {
 		return exitUsage

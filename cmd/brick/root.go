@@ -37,6 +37,9 @@ type app struct {
 	auth       authFlags
 
 	host *host.Host
+	// runner, when set, runs commands instead of the real runner: tests
+	// drive whole commands against a fixture tree with a scripted one.
+	runner host.Runner
 	// ready is set once flags and config are applied: an error before that
 	// (unknown command, wrong arguments) is a usage error.
 	ready bool
@@ -145,6 +148,9 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 		a.logger = a.newLogger(slog.LevelDebug)
 	}
 	a.host = host.New(a.hostRoot, a.logger, a.redactor)
+	if a.runner != nil {
+		a.host.Runner = a.runner
+	}
 	a.ready = true
 	return nil
 }
