@@ -22,6 +22,7 @@ type goFile struct {
 	pkg  string // directory relative to the root
 	test bool
 	ast  *ast.File
+	fset *token.FileSet
 }
 
 // parseTree parses every .go file of the repository (not testdata).
@@ -59,7 +60,7 @@ func parseTree(t *testing.T) []goFile {
 			f = full
 		}
 		rel, _ := filepath.Rel(root, p)
-		files = append(files, goFile{path: rel, pkg: filepath.Dir(rel), test: strings.HasSuffix(p, "_test.go"), ast: f})
+		files = append(files, goFile{path: rel, pkg: filepath.Dir(rel), test: strings.HasSuffix(p, "_test.go"), ast: f, fset: fset})
 		return nil
 	})
 	if err != nil {
@@ -81,57 +82,6 @@ func imports(f *ast.File) []string {
 // commands (qemu, benchmarks) themselves.
 func toolPackage(pkg string) bool {
 	return strings.HasPrefix(pkg, "bench") || strings.HasPrefix(pkg, "internal/testbed") || strings.HasPrefix(pkg, "test")
-}
-
-// TestNoShell fails if any Go file runs a shell with -c: brick runs every
-// command as an argv list, so no user data is ever parsed by a shell.
-func TestNoShell(t *testing.T) {
-	shells := map[string]bool{"sh": true, "bash": true, "/bin/sh": true, "/bin/bash": true, "/usr/bin/bash": true, "dash": true, "zsh": true}
-	for _, f := range parseTree(t) {
-		ast.Inspect(f.ast, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			// Any call or literal list whose string arguments are a shell followed by -c.
-			var lits []string
-			for _, a := range call.Args {
-				if bl, ok := a.(*ast.BasicLit); ok && bl.Kind == token.STRING {
-					s, _ := strconv.Unquote(bl.Value)
-					lits = append(lits, s)
-				} else {
-					lits = append(lits, "")
-				}
-			}
-			checkShell(t, f.path, lits, shells)
-			return true
-		})
-		ast.Inspect(f.ast, func(n ast.Node) bool {
-			cl, ok := n.(*ast.CompositeLit)
-			if !ok {
-				return true
-			}
-			var lits []string
-			for _, e := range cl.Elts {
-				if bl, ok := e.(*ast.BasicLit); ok && bl.Kind == token.STRING {
-					s, _ := strconv.Unquote(bl.Value)
-					lits = append(lits, s)
-				} else {
-					lits = append(lits, "")
-				}
-			}
-			checkShell(t, f.path, lits, shells)
-			return true
-		})
-	}
-}
-
-func checkShell(t *testing.T, path string, lits []string, shells map[string]bool) {
-	for i := 0; i+1 < len(lits); i++ {
-		if shells[lits[i]] && strings.HasPrefix(lits[i+1], "-") && strings.Contains(lits[i+1], "c") {
-			t.Errorf("%s: runs a shell (%q %q): run the program as an argv list instead", path, lits[i], lits[i+1])
-		}
-	}
 }
 
 // TestExecOnlyInHost keeps os/exec (and syscall.Exec/ForkExec) inside the
