@@ -105,6 +105,13 @@ func (s store) save(r *Record) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create state dir %s: %w", s.dir, err)
 	}
+	// A crash mid-save leaves a temp file; the per-volume lock the caller
+	// holds means any existing one is such a leftover.
+	if stale, err := filepath.Glob(filepath.Join(dir, "."+r.VolumeID+".*.tmp")); err == nil {
+		for _, f := range stale {
+			_ = os.Remove(f)
+		}
+	}
 	tmp, err := os.CreateTemp(dir, "."+r.VolumeID+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("write state record %s: %w", s.path(r.VolumeID), err)
@@ -169,29 +176,35 @@ const maxRecordSize = 1 << 20
 
 func parseRecord(p string, data []byte) (*Record, error) {
 	if len(data) > maxRecordSize {
-		return nil, fmt.Errorf("%w %s: larger than %d bytes", ErrCorruptRecord, p, maxRecordSize)
+		return nil, corrupt(p, "larger than %d bytes", maxRecordSize)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var r Record
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("%w %s: %v (move it away and run brick cleanup for the volume)", ErrCorruptRecord, p, err)
+		return nil, corrupt(p, "%v", err)
 	}
 	switch {
 	case r.Version != recordVersion:
-		return nil, fmt.Errorf("%w %s: schema version %d, this brick reads %d", ErrCorruptRecord, p, r.Version, recordVersion)
+		return nil, corrupt(p, "schema version %d, this brick reads %d", r.Version, recordVersion)
 	case r.Phase != PhaseAttaching && r.Phase != PhaseAttached && r.Phase != PhaseDetaching:
-		return nil, fmt.Errorf("%w %s: unknown phase %s", ErrCorruptRecord, p, connector.Quote(r.Phase))
+		return nil, corrupt(p, "unknown phase %s", connector.Quote(r.Phase))
 	case r.Flow != cinderapi.FlowV3 && r.Flow != cinderapi.FlowLegacy:
-		return nil, fmt.Errorf("%w %s: unknown flow %s", ErrCorruptRecord, p, connector.Quote(r.Flow))
+		return nil, corrupt(p, "unknown flow %s", connector.Quote(r.Flow))
 	}
 	if _, err := validVolumeID(r.VolumeID); err != nil {
-		return nil, fmt.Errorf("%w %s: %v", ErrCorruptRecord, p, err)
+		return nil, corrupt(p, "%v", err)
 	}
 	if want := strings.TrimSuffix(filepath.Base(p), ".json"); want != r.VolumeID {
-		return nil, fmt.Errorf("%w %s: holds volume %s", ErrCorruptRecord, p, r.VolumeID)
+		return nil, corrupt(p, "holds volume %s", r.VolumeID)
 	}
 	return &r, nil
+}
+
+// corrupt builds the error for an unreadable record: it names the file and
+// says how to recover (without a record, cleanup asks Cinder instead).
+func corrupt(p, format string, args ...any) error {
+	return fmt.Errorf("%w %s: %s (move the file away, then run 'brick cleanup' for the volume)", ErrCorruptRecord, p, fmt.Sprintf(format, args...))
 }
 
 // remove deletes the record; a missing one is fine.
@@ -223,7 +236,12 @@ func (s store) list() ([]*Record, []error) {
 		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
 			continue
 		}
-		r, err := s.load(strings.TrimSuffix(name, ".json"))
+		id := strings.TrimSuffix(name, ".json")
+		if _, err := validVolumeID(id); err != nil {
+			errs = append(errs, corrupt(filepath.Join(s.dir, name), "not named <volume UUID>.json"))
+			continue
+		}
+		r, err := s.load(id)
 		if err != nil {
 			errs = append(errs, err)
 			continue
