@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -46,7 +48,7 @@ func (c *Connector) find(info *Info, dev *connector.Device) (*attached, error) {
 		if !wantIQN[s.Target] {
 			continue
 		}
-		disks, err := sessionDisks(c.h.FS, s)
+		disks, err := sessionDisks(c.h.FS, s, slices.Sorted(maps.Keys(luns[s.Target]))...)
 		if err != nil {
 			return nil, err
 		}
