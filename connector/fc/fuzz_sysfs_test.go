@@ -1,0 +1,45 @@
+package fc
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/brick-storage/brick/host"
+)
+
+// FuzzListHBAs feeds arbitrary fc_host attributes and device links to the
+// HBA reader: no panic, and an HBA it returns has valid WWNs.
+func FuzzListHBAs(f *testing.F) {
+	f.Add("Online\n", "0x10000090fa1b2c3d\n", "0x20000090fa1b2c3d\n", "../../devices/pci0000:00/0000:00:03.0/0000:05:00.3/host2/fc_host/host2")
+	f.Add("", "0x", "zz", "/")
+	f.Add("Linkdown", "10:00:00:90:fa:1b:2c:3d", "0x1", "../../../../x/net/eth0/ctlr_0/host2/fc_host/host2")
+	root := f.TempDir()
+	fsys := host.NewFS(root)
+	f.Fuzz(func(t *testing.T, state, port, node, link string) {
+		_ = os.RemoveAll(filepath.Join(root, "sys"))
+		dir := filepath.Join(root, "sys/devices/x/host2/fc_host/host2")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, v := range map[string]string{"port_state": state, "port_name": port, "node_name": node} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(v), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cls := filepath.Join(root, "sys/class/fc_host")
+		if err := os.MkdirAll(cls, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.Symlink(link, filepath.Join(cls, "host2"))
+		hbas, _, err := ListHBAs(fsys)
+		if err != nil {
+			return
+		}
+		for _, h := range hbas {
+			if _, err := ParseWWN(h.PortName); err != nil {
+				t.Fatalf("port name %q: %v", h.PortName, err)
+			}
+		}
+	})
+}

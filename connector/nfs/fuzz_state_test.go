@@ -1,0 +1,28 @@
+package nfs
+
+import (
+	"testing"
+
+	"github.com/brick-storage/brick/host/hosttest"
+)
+
+// FuzzReadState feeds arbitrary share state files (brick's own, but on
+// disk and so possibly damaged) to the reader: no panic, and a state read
+// always has a user map.
+func FuzzReadState(f *testing.F) {
+	f.Add([]byte(`{"users":{"volume-1":{"file":"volume-1","loop":"/dev/loop0"}},"version":"4.2"}`))
+	f.Add([]byte(`{"users":null}`))
+	f.Add([]byte(`{"users":{"x":7}}`))
+	h, root := hosttest.New(f, nil)
+	c := New(h, Options{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		hosttest.WriteFile(t, root, c.statePath("share1"), string(data))
+		st, err := c.readState("share1")
+		if err == nil && st.Users == nil {
+			t.Fatal("nil users")
+		}
+		if err == nil {
+			_ = st.userNames()
+		}
+	})
+}
