@@ -269,6 +269,9 @@ func httpClient(o Options) (*http.Client, error) {
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
 	if o.Insecure {
 		tlsConf.InsecureSkipVerify = true // asked for with --insecure
+		if o.Log != nil {
+			o.Log.Warn("TLS certificate verification is off (--insecure / OS_INSECURE / verify: false): anyone on the path can read the token and the CHAP passwords Cinder returns")
+		}
 	}
 	if o.CACert != "" {
 		pem, err := os.ReadFile(o.CACert)
