@@ -2,6 +2,7 @@ package cinderapi
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,6 +192,11 @@ func shortNetErr(err error) string {
 	s := err.Error()
 	if i := strings.LastIndex(s, ": "); i >= 0 && i+2 < len(s) {
 		s = s[i+2:]
+	}
+	var unknownCA x509.UnknownAuthorityError
+	if errors.As(err, &unknownCA) {
+		// The usual cause is a private CA: say how to trust it.
+		s += " (give the CA bundle with --os-cacert, or verify: false in clouds.yaml / --insecure to skip the check)"
 	}
 	return oneLine(s)
 }
