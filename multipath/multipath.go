@@ -412,3 +412,33 @@ func (m *Multipath) WaitForPaths(ctx context.Context, mp *Map, n int) (*Map, boo
 	})
 	return mp, len(mp.Paths) >= n
 }
+
+// WaitUdevDone waits, within MapTimeout (or ctx), until udev has finished
+// its rules for the disk (its database entry /run/udev/data/b<maj>:<min>
+// exists). multipathd takes a path's WWID from that entry: a "multipathd add
+// path" sent before it exists fails, and multipathd only retries the path
+// on its own after its retrigger delay (about 25 s was seen under TCG).
+// Without a running udevd (no /run/udev/control) there is nothing to wait for.
+func (m *Multipath) WaitUdevDone(ctx context.Context, disk string) error {
+	disk = strings.TrimPrefix(disk, "/dev/")
+	if !diskRE().MatchString(disk) {
+		return fmt.Errorf("wait for udev on %q: not a disk name", disk)
+	}
+	if !m.fs.Exists("/run/udev/control") {
+		return nil
+	}
+	devNum, err := m.fs.ReadString("/sys/block/" + disk + "/dev")
+	if err != nil {
+		return fmt.Errorf("wait for udev on %s: %w", disk, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.opts.MapTimeout)
+	defer cancel()
+	entry := "/run/udev/data/b" + devNum
+	err = m.fs.WaitFor(ctx, []string{"/run/udev/data"}, m.opts.Backoff, func() (bool, error) {
+		return m.fs.Exists(entry), nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for udev to process %s (%s): %w", disk, entry, err)
+	}
+	return nil
+}

@@ -188,3 +188,28 @@ func TestDaemonRunning(t *testing.T) {
 	hosttest.WriteFile(t, root, "/proc/77/comm", "multipathd\n")
 	require.True(t, m.DaemonRunning())
 }
+
+func TestWaitUdevDone(t *testing.T) {
+	h, root := hosttest.New(t, hosttest.NewRunner(nil))
+	hosttest.WriteFile(t, root, "/sys/block/sdb/dev", "8:16\n")
+	m := multipath.New(h, multipath.Options{MapTimeout: 200 * time.Millisecond})
+	ctx := context.Background()
+
+	// No udevd: nothing to wait for.
+	require.NoError(t, m.WaitUdevDone(ctx, "sdb"))
+
+	hosttest.WriteFile(t, root, "/run/udev/control", "")
+	hosttest.Mkdir(t, root, "/run/udev/data")
+	err := m.WaitUdevDone(ctx, "/dev/sdb")
+	require.ErrorIs(t, err, host.ErrWaitTimeout)
+	require.ErrorContains(t, err, "b8:16")
+
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		hosttest.WriteFile(t, root, "/run/udev/data/b8:16", "E:ID_SERIAL="+wwid+"\n")
+	}()
+	m = multipath.New(h, multipath.Options{MapTimeout: 5 * time.Second})
+	require.NoError(t, m.WaitUdevDone(ctx, "sdb"))
+
+	require.Error(t, m.WaitUdevDone(ctx, "../etc"))
+}

@@ -467,15 +467,21 @@ func (c *Connector) buildMap(ctx context.Context, wwid string, disks []string) (
 		}
 	}
 	// Each multipathd call costs about a second on a busy host; the paths
-	// are independent, so hand them over at once.
+	// are independent, so hand them over at once. multipathd reads a
+	// path's WWID from udev's database, so each path waits for udev first;
+	// often multipathd has then built the map from udev's event alone (the
+	// WWID was known by then) and no command is needed.
 	var wg sync.WaitGroup
 	for _, d := range disks {
-		if holders, _ := c.scsi.Holders(d); len(holders) > 0 {
-			continue
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if err := c.mp.WaitUdevDone(ctx, d); err != nil {
+				c.log.Debug("multipath: udev has not processed the path", "disk", d, "err", err.Error())
+			}
+			if holders, _ := c.scsi.Holders(d); len(holders) > 0 {
+				return
+			}
 			// "fail" here usually means multipathd knew the path already.
 			if err := c.mp.AddPath(ctx, d); err != nil {
 				c.log.Debug("multipathd add path", "disk", d, "err", err.Error())
