@@ -330,12 +330,21 @@ func (m *Manager) Attach(ctx context.Context, opts AttachOptions) (*Record, erro
 		return fail(err)
 	}
 	var dev *connector.Device
+	var connectErr error
 	undo = append(undo, undoStep{"disconnect", func(ctx context.Context) error {
+		// Connectors validate the whole connection info before touching
+		// the host, so info they refused left nothing to undo here; a
+		// disconnect would only refuse it again and keep the record (and
+		// every later cleanup) failing.
+		if errors.Is(connectErr, connector.ErrInvalid) {
+			return nil
+		}
 		// The device never reached the user: force past a udev probe
 		// holding it open.
 		return c.Disconnect(ctx, info, dev, connector.DisconnectOptions{Force: true})
 	}})
 	dev, err = c.Connect(ctx, info)
+	connectErr = err
 	if err != nil {
 		return fail(err)
 	}
