@@ -35,6 +35,17 @@ type Options struct {
 	// LockTimeout bounds the wait for another brick process working on the
 	// same target. Default 5 min.
 	LockTimeout time.Duration
+	// PortalCheck is asked, before each login, whether the portal accepts
+	// TCP connections, retried until LoginTimeout ends. iscsid retries a
+	// refused connection only every 3 s and gives up at the first retry
+	// after the login timeout (6 s for 5 s), so a dead portal cost up to
+	// 3 s more than its timeout; the check makes it cost the timeout. nil:
+	// host.ProbeTCP when brick sees the host's own root (and so shares
+	// iscsid's network), none otherwise (a container with the host's
+	// root at another path may have a network of its own).
+	PortalCheck func(ctx context.Context, addr string) error
+	// NoPortalCheck turns the check off.
+	NoPortalCheck bool
 	// SCSI and MultipathOptions tune device and map handling.
 	SCSI             scsi.Options
 	MultipathOptions multipath.Options
@@ -72,6 +83,12 @@ type Connector struct {
 // New returns an iSCSI connector working on h.
 func New(h *host.Host, opts Options) *Connector {
 	opts = opts.withDefaults()
+	switch {
+	case opts.NoPortalCheck:
+		opts.PortalCheck = nil
+	case opts.PortalCheck == nil && h.FS.Root() == "/":
+		opts.PortalCheck = host.ProbeTCP
+	}
 	log := h.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -191,6 +208,7 @@ func iqnsOf(targets []Target) []string {
 
 // pathResult is one path brought up by attachPath.
 type pathResult struct {
+	index   int // in the connection info's list of targets
 	target  Target
 	session Session
 	disk    string
@@ -215,6 +233,9 @@ func (c *Connector) attachPath(ctx context.Context, info *Info, t Target) (res *
 	}
 	sess, ok := findSession(sessions, t.IQN, t.Portal)
 	if !ok {
+		if err := c.checkPortal(ctx, t); err != nil {
+			return res, err
+		}
 		if err := c.prepareRecord(ctx, info, t, res); err != nil {
 			return res, err
 		}
@@ -255,6 +276,28 @@ func (c *Connector) attachPath(ctx context.Context, info *Info, t Target) (res *
 		return res, fmt.Errorf("iscsi %s: verify device %s: %w", t, disk, err)
 	}
 	return res, nil
+}
+
+// checkPortal waits, within the login timeout, until the portal accepts a
+// TCP connection (see Options.PortalCheck).
+func (c *Connector) checkPortal(ctx context.Context, t Target) error {
+	if c.opts.PortalCheck == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.LoginTimeout)
+	defer cancel()
+	var last error
+	err := c.h.FS.WaitFor(ctx, nil, host.Backoff{Min: 250 * time.Millisecond, Max: time.Second}, func() (bool, error) {
+		last = c.opts.PortalCheck(ctx, t.Portal.String())
+		return last == nil, nil
+	})
+	if err == nil {
+		return nil
+	}
+	if last != nil {
+		err = last
+	}
+	return fmt.Errorf("iscsi login %s: portal accepted no connection within the login timeout (%s): %w", t, c.opts.LoginTimeout, err)
 }
 
 // prepareRecord makes sure the node record exists and carries brick's
@@ -363,53 +406,76 @@ func (c *Connector) setReadOnly(ctx context.Context, disk string) error {
 }
 
 // connectMultipath brings every path up in parallel, each bounded by its
-// own login timeout, then makes multipathd build the map over the paths
-// that came up (N of M).
+// own login timeout, and makes multipathd build the map over the paths that
+// came up (N of M). The map is started as soon as one path is up, while
+// slower paths still log in (a dead portal takes the whole login timeout):
+// they join the map when they come.
 func (c *Connector) connectMultipath(ctx context.Context, info *Info, targets []Target) (*connector.Device, error) {
 	results := make([]*pathResult, len(targets))
 	errs := make([]error, len(targets))
-	var wg sync.WaitGroup
+	finished := make(chan int, len(targets))
 	for i, t := range targets {
-		wg.Add(1)
 		go func() {
-			defer wg.Done()
 			results[i], errs[i] = c.attachPath(ctx, info, t)
+			finished <- i
 		}()
 	}
-	wg.Wait()
-
-	var up []*pathResult
-	for i, r := range results {
-		if r != nil {
-			up = append(up, r)
-			continue
-		}
-		c.log.Warn("iscsi: path did not come up", "target", targets[i].String(), "err", errs[i].Error())
-	}
-	if len(up) == 0 {
-		return nil, fmt.Errorf("iscsi connect: no path came up: %w", errors.Join(errs...))
-	}
-	// Every path must show the same LUN; one that does not is not ours.
-	wwid := up[0].wwid
+	pending := len(targets)
+	// Every path must show the same LUN as the first one up; one that
+	// does not is not ours.
 	var paths []*pathResult
-	for _, r := range up {
+	wwid := ""
+	take := func(i int) {
+		pending--
+		r := results[i]
+		if r != nil {
+			r.index = i
+		}
+		if r == nil {
+			c.log.Warn("iscsi: path did not come up", "target", targets[i].String(), "err", errs[i].Error())
+			return
+		}
+		if wwid == "" {
+			wwid = r.wwid
+		}
 		if r.wwid != wwid {
 			c.log.Warn("iscsi: path shows a different LUN; leaving it out", "target", r.target.String(), "wwid", r.wwid, "want", wwid)
 			c.undoPath(context.WithoutCancel(ctx), r)
-			continue
+			return
 		}
 		paths = append(paths, r)
 	}
+	for pending > 0 && len(paths) == 0 {
+		take(<-finished)
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("iscsi connect: no path came up: %w", errors.Join(errs...))
+	}
+	for drained := false; !drained && pending > 0; {
+		select {
+		case i := <-finished:
+			take(i)
+		default:
+			drained = true
+		}
+	}
+	early := len(paths)
+	mp, err := c.buildMap(ctx, wwid, disksOf(paths))
+	for pending > 0 {
+		take(<-finished)
+	}
+	if err == nil && len(paths) > early {
+		mp = c.joinMap(ctx, mp, disksOf(paths[early:]), len(paths))
+	}
+	// Report the paths in the order of the connection info (the singular
+	// target first), not in the order they came up.
+	sort.SliceStable(paths, func(a, b int) bool { return paths[a].index < paths[b].index })
+	disks := disksOf(paths)
 	undoAll := func() {
 		for _, r := range paths {
 			c.undoPath(context.WithoutCancel(ctx), r)
 		}
 	}
-	disks := make([]string, len(paths))
-	for i, r := range paths {
-		disks[i] = r.disk
-	}
-	mp, err := c.buildMap(ctx, wwid, disks)
 	if err != nil {
 		if c.opts.EnforceMultipath {
 			undoAll()
@@ -442,6 +508,51 @@ func (c *Connector) connectMultipath(ctx context.Context, info *Info, targets []
 	}, nil
 }
 
+func disksOf(paths []*pathResult) []string {
+	out := make([]string, len(paths))
+	for i, r := range paths {
+		out[i] = r.disk
+	}
+	return out
+}
+
+// joinMap hands paths that came up after the map was built to multipathd
+// and waits, within the map timeout, until the map holds want paths. A
+// path that does not join in time is no reason to fail.
+func (c *Connector) joinMap(ctx context.Context, mp *multipath.Map, late []string, want int) *multipath.Map {
+	var wg sync.WaitGroup
+	for _, d := range late {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.addPath(ctx, d)
+		}()
+	}
+	wg.Wait()
+	cur, all := c.mp.WaitForPaths(ctx, mp, want)
+	if !all {
+		c.log.Warn("iscsi: multipath map does not hold every path yet", "map", cur.Name, "paths", len(cur.Paths), "want", want)
+	}
+	return cur
+}
+
+// addPath hands a path to multipathd unless a map holds it already.
+// multipathd reads a path's WWID from udev's database, so it waits for udev
+// first; often multipathd has then built the map from udev's event alone
+// (the WWID was known by then) and no command is needed.
+func (c *Connector) addPath(ctx context.Context, d string) {
+	if err := c.mp.WaitUdevDone(ctx, d); err != nil {
+		c.log.Debug("multipath: udev has not processed the path", "disk", d, "err", err.Error())
+	}
+	if holders, _ := c.scsi.Holders(d); len(holders) > 0 {
+		return
+	}
+	// "fail" here usually means multipathd knew the path already.
+	if err := c.mp.AddPath(ctx, d); err != nil {
+		c.log.Debug("multipathd add path", "disk", d, "err", err.Error())
+	}
+}
+
 func devPaths(disks []string) []string {
 	out := make([]string, len(disks))
 	for i, d := range disks {
@@ -467,25 +578,13 @@ func (c *Connector) buildMap(ctx context.Context, wwid string, disks []string) (
 		}
 	}
 	// Each multipathd call costs about a second on a busy host; the paths
-	// are independent, so hand them over at once. multipathd reads a
-	// path's WWID from udev's database, so each path waits for udev first;
-	// often multipathd has then built the map from udev's event alone (the
-	// WWID was known by then) and no command is needed.
+	// are independent, so hand them over at once.
 	var wg sync.WaitGroup
 	for _, d := range disks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := c.mp.WaitUdevDone(ctx, d); err != nil {
-				c.log.Debug("multipath: udev has not processed the path", "disk", d, "err", err.Error())
-			}
-			if holders, _ := c.scsi.Holders(d); len(holders) > 0 {
-				return
-			}
-			// "fail" here usually means multipathd knew the path already.
-			if err := c.mp.AddPath(ctx, d); err != nil {
-				c.log.Debug("multipathd add path", "disk", d, "err", err.Error())
-			}
+			c.addPath(ctx, d)
 		}()
 	}
 	wg.Wait()

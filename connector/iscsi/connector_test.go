@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -431,4 +432,45 @@ func TestConnectRejectsBadInfoBeforeRunningAnything(t *testing.T) {
 	require.ErrorIs(t, err, connector.ErrInvalid)
 	require.Empty(t, r.Calls())
 	require.Equal(t, host.Mask, h.Redactor.Redact(secret), "secrets are registered even when the info is rejected")
+}
+
+func TestConnectDeadPortalCostsTheLoginTimeout(t *testing.T) {
+	fk, r, h := newFakeKernel(t)
+	hosttest.WriteFile(t, fk.root, "/proc/42/comm", "multipathd\n")
+	opts := fastOptions()
+	opts.Multipath = true
+	opts.LoginTimeout = 300 * time.Millisecond
+	var probes atomic.Int32
+	opts.PortalCheck = func(ctx context.Context, addr string) error {
+		if addr == "127.0.0.3:3260" {
+			probes.Add(1)
+			return errors.New("connect: connection refused")
+		}
+		return nil
+	}
+	c := iscsi.New(h, opts)
+	ci := connInfo(t, `{"driver_volume_type":"iscsi","target_portals":["127.0.0.3:3260","127.0.0.1:3260"],"target_iqns":["`+tgtIQN+`","`+tgtIQN+`"],"target_luns":[1,1]}`)
+	fk.luns = map[int]string{1: fk.luns[1]}
+
+	start := time.Now()
+	dev, err := c.Connect(context.Background(), ci)
+	require.NoError(t, err)
+	require.Less(t, time.Since(start), 2*time.Second)
+	require.Equal(t, "/dev/dm-0", dev.Path)
+	require.Len(t, dev.Paths, 1)
+	require.Greater(t, probes.Load(), int32(1), "a refused portal is retried until the login timeout")
+	for _, call := range r.Calls() {
+		require.NotContains(t, call, "127.0.0.3", "nothing runs for a portal that accepts no connection")
+	}
+	sessions, records, _ := fk.state()
+	require.Equal(t, 1, sessions)
+	require.Equal(t, 1, records)
+	require.NoError(t, c.Disconnect(context.Background(), ci, dev, connector.DisconnectOptions{}))
+
+	// Single path: the dead first portal is skipped after the timeout.
+	opts.Multipath = false
+	dev, err = iscsi.New(h, opts).Connect(context.Background(), ci)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:3260", dev.Extra[iscsi.ExtraTargetPortal])
+	require.NoError(t, iscsi.New(h, opts).Disconnect(context.Background(), ci, dev, connector.DisconnectOptions{}))
 }
