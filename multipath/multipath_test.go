@@ -121,7 +121,7 @@ func TestFlushRetriesUntilGone(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.Flush(context.Background(), mp))
 	require.Equal(t, int32(3), flushes.Load())
-	require.Equal(t, "udevadm settle --timeout=10", r.Calls()[0])
+	require.Equal(t, "multipath -f mpatha", r.Calls()[0], "udev's queue is read from /run/udev, not by running udevadm")
 	// Gone: success without running multipath again.
 	require.NoError(t, m.Flush(context.Background(), mp))
 	require.Equal(t, int32(3), flushes.Load())
@@ -212,4 +212,23 @@ func TestWaitUdevDone(t *testing.T) {
 	require.NoError(t, m.WaitUdevDone(ctx, "sdb"))
 
 	require.Error(t, m.WaitUdevDone(ctx, "../etc"))
+}
+
+func TestSettleWaitsForTheUdevQueue(t *testing.T) {
+	h, root := hosttest.New(t, hosttest.NewRunner(nil))
+	ctx := context.Background()
+	m := multipath.New(h, multipath.Options{SettleTimeout: 200 * time.Millisecond})
+	require.NoError(t, m.Settle(ctx), "no udevd: nothing to wait for")
+
+	hosttest.WriteFile(t, root, "/run/udev/control", "")
+	require.NoError(t, m.Settle(ctx), "empty queue")
+	hosttest.WriteFile(t, root, "/run/udev/queue", "")
+	require.ErrorIs(t, m.Settle(ctx), host.ErrWaitTimeout)
+
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		_ = os.Remove(filepath.Join(root, "/run/udev/queue"))
+	}()
+	m = multipath.New(h, multipath.Options{SettleTimeout: 5 * time.Second})
+	require.NoError(t, m.Settle(ctx))
 }
