@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -43,10 +44,31 @@ func runApp(ctx context.Context, a *app, args []string) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(a.stderr, "brick: %s\n", a.redactor.Redact(err.Error()))
+	fmt.Fprintf(a.stderr, "brick: %s\n", oneLine(a.redactor.Redact(err.Error())))
 	var ue usageError
 	if errors.As(err, &ue) || !a.ready {
 		return exitUsage
 	}
 	return exitError
+}
+
+// oneLine keeps an error to one line whatever it quotes: joined errors are
+// separated by "; ", and control characters that came in with a volume
+// name or a server's message are escaped, so they cannot forge log lines
+// or drive the terminal.
+func oneLine(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			b.WriteString("; ")
+		case r == '\t':
+			b.WriteByte(' ')
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
