@@ -284,8 +284,10 @@ func (s *SCSI) Holders(name string) ([]string, error) {
 	return out, nil
 }
 
-// Flush writes the disk's dirty buffers out (blockdev --flushbufs). A disk
-// that is already gone has nothing to flush.
+// Flush writes the disk's dirty buffers out (the BLKFLSBUF ioctl, what
+// blockdev --flushbufs does, without a process), bounded by
+// Options.CommandTimeout (or ctx). A disk that is already gone has nothing
+// to flush.
 func (s *SCSI) Flush(ctx context.Context, name string) error {
 	if !ValidDiskName(name) && !validDMName(name) {
 		return fmt.Errorf("flush %q: not a disk name", name)
@@ -293,9 +295,22 @@ func (s *SCSI) Flush(ctx context.Context, name string) error {
 	if !s.fs.Exists(DevPath(name)) {
 		return nil
 	}
-	_, err := s.runner.Run(ctx, host.Command{Name: "blockdev", Args: []string{"--flushbufs", DevPath(name)}, Timeout: s.opts.CommandTimeout})
+	ctx, cancel := context.WithTimeout(ctx, s.opts.CommandTimeout)
+	defer cancel()
+	start := time.Now()
+	// The ioctl cannot be interrupted; on timeout it is left to finish
+	// (or fail, once a forced detach makes the map fail its I/O).
+	done := make(chan error, 1)
+	go func() { done <- s.fs.FlushBuffers(DevPath(name)) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("timed out after %s: %w", time.Since(start).Round(time.Millisecond), ctx.Err())
+	}
+	s.log.Debug("scsi flush", "device", DevPath(name), "took", time.Since(start).Round(time.Millisecond))
 	if err != nil {
-		if !s.Exists(name) {
+		if errors.Is(err, fs.ErrNotExist) || !s.Exists(name) && !s.fs.Exists(DevPath(name)) {
 			return nil
 		}
 		return fmt.Errorf("flush %s: %w", DevPath(name), err)
