@@ -33,7 +33,8 @@ func TestAssemble(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "dm-0", mp.Device)
 	// sdc joined the map with sdb, so it is not handed over again.
-	require.Equal(t, []string{"multipath -a " + wwid, "multipathd add path /dev/sdb"}, runner.Calls())
+	require.Equal(t, []string{"multipathd add path /dev/sdb"}, runner.Calls())
+	require.True(t, m.WWIDKnown(wwid), "the WWID went into the wwids file")
 
 	// Known WWID and a complete map: nothing runs.
 	hosttest.WriteFile(t, root, "/etc/multipath/wwids", "# comment\n/"+wwid+"/\n")

@@ -213,25 +213,52 @@ func (m *Multipath) run(ctx context.Context, name string, args ...string) (host.
 	return m.runner.Run(ctx, host.Command{Name: name, Args: args, Timeout: m.opts.CommandTimeout})
 }
 
-// AddWWID records the WWID in multipath's wwids file (multipath -a), so
-// multipathd builds a map for it even with find_multipaths strict or on,
-// where a single path of an unknown WWID is left alone.
+// WWIDsFile is multipath-tools' list of WWIDs it may build maps for (its
+// default wwids_file).
+const WWIDsFile = "/etc/multipath/wwids"
+
+const wwidsHeader = "# Multipath wwids, Version : 1.0\n# Maintained by multipath and multipathd; brick adds and forgets the WWIDs of the volumes it attaches.\n#\n# Valid WWIDs:\n"
+
+// AddWWID records the WWID in multipath's wwids file, so multipathd builds
+// a map for it even with find_multipaths strict or on, where a single path
+// of an unknown WWID is left alone. brick appends the line itself, under
+// the fcntl lock multipath-tools takes on that file ("multipath -a" costs
+// a process start, about a second on a busy host); if that fails it runs
+// "multipath -a".
 func (m *Multipath) AddWWID(ctx context.Context, wwid string) error {
 	if !ValidWWID(wwid) {
 		return fmt.Errorf("multipath add wwid %q: invalid WWID", wwid)
 	}
+	lctx, cancel := context.WithTimeout(ctx, m.opts.CommandTimeout)
+	_, err := m.fs.AppendLineLocked(lctx, WWIDsFile, "/"+wwid+"/", wwidsHeader)
+	cancel()
+	if err == nil {
+		m.log.Debug("multipath: wwid added", "file", WWIDsFile, "wwid", wwid)
+		return nil
+	}
+	m.log.Debug("multipath: cannot write the wwids file; running multipath -a", "err", err.Error())
 	if _, err := m.run(ctx, "multipath", "-a", wwid); err != nil {
 		return fmt.Errorf("multipath add wwid %s: %w", wwid, err)
 	}
 	return nil
 }
 
-// RemoveWWID forgets the WWID again (multipath -w), so a later unrelated
-// LUN reusing it is not grabbed. An unknown WWID is success.
+// RemoveWWID forgets the WWID again, so a later unrelated LUN reusing it
+// is not grabbed: its line in the wwids file becomes a comment, as
+// "multipath -w" does it, under the same lock (that command is the
+// fallback). An unknown WWID is success.
 func (m *Multipath) RemoveWWID(ctx context.Context, wwid string) error {
 	if !ValidWWID(wwid) {
 		return fmt.Errorf("multipath remove wwid %q: invalid WWID", wwid)
 	}
+	lctx, cancel := context.WithTimeout(ctx, m.opts.CommandTimeout)
+	_, err := m.fs.CommentOutLineLocked(lctx, WWIDsFile, "/"+wwid+"/")
+	cancel()
+	if err == nil {
+		m.log.Debug("multipath: wwid forgotten", "file", WWIDsFile, "wwid", wwid)
+		return nil
+	}
+	m.log.Debug("multipath: cannot write the wwids file; running multipath -w", "err", err.Error())
 	if _, err := m.run(ctx, "multipath", "-w", wwid); err != nil {
 		return fmt.Errorf("multipath remove wwid %s: %w", wwid, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -151,24 +152,47 @@ func TestWWIDCommands(t *testing.T) {
 		}
 		return host.Result{}, nil
 	})
-	h, _ := hosttest.New(t, r)
+	h, root := hosttest.New(t, r)
 	m := multipath.New(h, multipath.Options{})
 	ctx := context.Background()
+	wwids := filepath.Join(root, multipath.WWIDsFile)
 	require.NoError(t, m.AddWWID(ctx, wwid))
+	require.True(t, m.WWIDKnown(wwid))
+	require.NoError(t, m.AddWWID(ctx, wwid), "twice is once")
+	data, err := os.ReadFile(wwids)
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(string(data), "/"+wwid+"/\n"))
+	require.True(t, strings.HasPrefix(string(data), "# Multipath wwids"), "a new file gets multipath's header")
 	require.NoError(t, m.AddPath(ctx, "/dev/sdb"))
 	require.NoError(t, m.DelPath(ctx, "sdb"))
 	require.NoError(t, m.RemoveWWID(ctx, wwid))
+	require.False(t, m.WWIDKnown(wwid))
+	data, err = os.ReadFile(wwids)
+	require.NoError(t, err)
+	require.Contains(t, string(data), "#"+wwid+"/\n", "forgotten as multipath -w does: the line becomes a comment")
+	require.NoError(t, m.RemoveWWID(ctx, "36000000000000000000000000000dead"), "unknown is success")
 	require.Equal(t, []string{
-		"multipath -a " + wwid,
 		"multipathd add path /dev/sdb",
 		"multipathd del path sdb",
-		"multipath -w " + wwid,
-	}, r.Calls())
+	}, r.Calls(), "the wwids file is written directly, not by running multipath")
 	for _, bad := range []string{"", "-w", "a b", "../x", "36\x00"} {
 		require.Error(t, m.AddWWID(ctx, bad), bad)
 		require.Error(t, m.RemoveWWID(ctx, bad), bad)
 	}
 	require.Error(t, m.AddPath(ctx, "-sdb"))
+}
+
+func TestWWIDFallsBackToCommand(t *testing.T) {
+	r := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
+		return host.Result{}, nil
+	})
+	h, root := hosttest.New(t, r)
+	// /etc/multipath is a file: the wwids file cannot be written.
+	hosttest.WriteFile(t, root, "/etc/multipath", "")
+	m := multipath.New(h, multipath.Options{})
+	require.NoError(t, m.AddWWID(context.Background(), wwid))
+	require.NoError(t, m.RemoveWWID(context.Background(), wwid))
+	require.Equal(t, []string{"multipath -a " + wwid, "multipath -w " + wwid}, r.Calls())
 }
 
 func TestAddPathFailReportedOnStdout(t *testing.T) {

@@ -479,7 +479,9 @@ func TestConnectMultipathTwoHBAs(t *testing.T) {
 	require.Equal(t, "/dev/dm-0", dev.Path)
 	require.Equal(t, mr.wwid, dev.MultipathID)
 	require.Len(t, dev.Paths, 2)
-	require.Contains(t, runner.Calls(), "multipath -a "+mr.wwid)
+	wwids, err := os.ReadFile(filepath.Join(mr.root, "/etc/multipath/wwids"))
+	require.NoError(t, err)
+	require.Contains(t, string(wwids), "/"+mr.wwid+"/\n", "the WWID went into the wwids file (written directly, not by multipath -a)")
 
 	// Disconnect: flush the map, remove it, delete both paths, forget the WWID.
 	hosttest.WriteFile(t, mr.root, "/etc/multipath/wwids", "/"+mr.wwid+"/\n")
@@ -488,7 +490,9 @@ func TestConnectMultipathTwoHBAs(t *testing.T) {
 	calls := strings.Join(runner.Calls(), "\n")
 	require.NotContains(t, calls, "blockdev", "the flush is scsi.Flush's BLKFLSBUF ioctl, no command")
 	require.Contains(t, calls, "multipath -f "+mr.wwid)
-	require.Contains(t, calls, "multipath -w "+mr.wwid)
+	wwids, err = os.ReadFile(filepath.Join(mr.root, "/etc/multipath/wwids"))
+	require.NoError(t, err)
+	require.Equal(t, "#"+mr.wwid+"/\n", string(wwids), "the WWID is forgotten (commented out as multipath -w does)")
 	require.NoFileExists(t, filepath.Join(mr.root, "/dev/dm-0"))
 }
 

@@ -390,7 +390,9 @@ func TestConnectMultipathNofM(t *testing.T) {
 	require.Equal(t, fk.luns[1], dev.MultipathID)
 	require.Len(t, dev.Paths, 2)
 	require.Equal(t, "/dev/disk/by-id/dm-uuid-mpath-"+fk.luns[1], dev.Extra[iscsi.ExtraMultipathDev])
-	require.Contains(t, r.Calls(), "multipath -a "+fk.luns[1])
+	wwids, err := os.ReadFile(fk.path("/etc/multipath/wwids"))
+	require.NoError(t, err)
+	require.Contains(t, string(wwids), "/"+fk.luns[1]+"/\n", "the WWID is in the wwids file")
 	sessions, records, _ := fk.state()
 	require.Equal(t, 2, sessions)
 	require.Equal(t, 2, records, "the dead portal's record is removed")
@@ -406,7 +408,9 @@ func TestConnectMultipathNofM(t *testing.T) {
 	require.Empty(t, disks)
 	require.NoFileExists(t, fk.path("/dev/dm-0"))
 	require.Contains(t, r.Calls(), "multipath -f "+fk.luns[1])
-	require.Contains(t, r.Calls(), "multipath -w "+fk.luns[1])
+	wwids, err = os.ReadFile(fk.path("/etc/multipath/wwids"))
+	require.NoError(t, err)
+	require.NotContains(t, string(wwids), "\n/"+fk.luns[1]+"/\n", "the WWID is forgotten")
 }
 
 func TestMultipathWithoutDaemon(t *testing.T) {
