@@ -38,7 +38,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func runApp(ctx context.Context, a *app, args []string) int {
-	root := a.rootCommand()
+	root := a.rootCommand(args)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

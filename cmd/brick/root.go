@@ -51,7 +51,11 @@ func newApp(stdout, stderr io.Writer) *app {
 	return a
 }
 
-func (a *app) rootCommand() *cobra.Command {
+// rootCommand builds the command tree for args. A run of get-connector or
+// version (named first) gets a tree without the other commands: building
+// them took a fifth of get-connector's own work, and neither command's help
+// or errors mention its siblings.
+func (a *app) rootCommand(args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "brick",
 		Short: "Attach OpenStack Cinder volumes to this host, without Nova",
@@ -84,8 +88,10 @@ users type them.`,
 	_ = root.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
 
 	root.AddCommand(a.versionCommand(), a.getConnectorCommand())
-	for _, c := range a.extraCommands() {
-		root.AddCommand(c)
+	if !lightCommand(args) {
+		for _, c := range a.extraCommands() {
+			root.AddCommand(c)
+		}
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	// Accept --enforce_multipath for --enforce-multipath everywhere.
@@ -93,6 +99,11 @@ users type them.`,
 		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
 	})
 	return root
+}
+
+// lightCommand reports whether args run get-connector or version.
+func lightCommand(args []string) bool {
+	return len(args) > 0 && (args[0] == "get-connector" || args[0] == "version")
 }
 
 // setup applies config-file and environment values to flags the user did
