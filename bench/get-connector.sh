@@ -9,7 +9,8 @@ runs=${1:-30}
 bash test/install.sh >/dev/null
 out=bench/results
 mkdir -p "$out"
-go build -trimpath -ldflags "-s -w" -o "$out/brick" ./cmd/brick
+# Built as the Makefile builds it (static, stripped).
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/brick" ./cmd/brick
 go build -o "$out/compare" ./bench/compare
 
 # os-brick is given the ip (as Nova passes CONF.my_ip); brick finds its own.
