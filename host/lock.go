@@ -23,6 +23,18 @@ var lockNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // here. The lock dies with the process, so a kill -9 never leaves it held.
 // Names may hold letters, digits and . _ : - (an IQN or a volume ID fits).
 func (f FS) Lock(ctx context.Context, name string) (unlock func(), err error) {
+	return f.lock(ctx, name, unix.LOCK_EX)
+}
+
+// LockShared takes a shared flock on the same file as Lock: any number of
+// shared holders at once, none while someone holds it exclusively. It lets
+// many brick processes use a resource that only some operations (deleting
+// iSCSI node records) must have to themselves.
+func (f FS) LockShared(ctx context.Context, name string) (unlock func(), err error) {
+	return f.lock(ctx, name, unix.LOCK_SH)
+}
+
+func (f FS) lock(ctx context.Context, name string, how int) (unlock func(), err error) {
 	if !lockNameRE().MatchString(name) {
 		return nil, fmt.Errorf("lock %q: invalid lock name", name)
 	}
@@ -36,7 +48,7 @@ func (f FS) Lock(ctx context.Context, name string) (unlock func(), err error) {
 	}
 	fd := int(file.Fd())
 	err = f.WaitFor(ctx, nil, Backoff{Min: 2 * time.Millisecond, Max: 100 * time.Millisecond}, func() (bool, error) {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		err := unix.Flock(fd, how|unix.LOCK_NB)
 		if err == nil {
 			return true, nil
 		}

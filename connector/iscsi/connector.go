@@ -97,7 +97,7 @@ func New(h *host.Host, opts Options) *Connector {
 		h: h, log: log, opts: opts,
 		scsi: scsi.New(h, opts.SCSI),
 		mp:   multipath.New(h, opts.MultipathOptions),
-		adm:  iscsiadm{runner: h.Runner, commandTimeout: opts.CommandTimeout, loginTimeout: opts.LoginTimeout},
+		adm:  iscsiadm{runner: h.Runner, fs: h.FS, commandTimeout: opts.CommandTimeout, loginTimeout: opts.LoginTimeout},
 	}
 }
 

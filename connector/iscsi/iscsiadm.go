@@ -24,11 +24,28 @@ const (
 // ever an argument.
 type iscsiadm struct {
 	runner         host.Runner
+	fs             host.FS
 	commandTimeout time.Duration
 	loginTimeout   time.Duration
 }
 
+// nodeDBLock guards open-iscsi's node database between brick processes.
+// Every node-mode iscsiadm (new, login, logout, delete) walks all of
+// /etc/iscsi/nodes, and fails with "iface iter could not stat ..." (exit
+// 6) when another iscsiadm deletes a record under it: seen with 8 parallel
+// local-detaches. Deleting takes the lock exclusively, the rest share it.
+const nodeDBLock = "iscsi-nodedb"
+
 func (a iscsiadm) run(ctx context.Context, timeout time.Duration, ok []int, args ...string) (host.Result, error) {
+	lock := a.fs.LockShared
+	if len(args) >= 2 && args[len(args)-2] == "-o" && args[len(args)-1] == "delete" {
+		lock = a.fs.Lock
+	}
+	unlock, err := lock(ctx, nodeDBLock)
+	if err != nil {
+		return host.Result{}, fmt.Errorf("iscsiadm %s: %w", strings.Join(args, " "), err)
+	}
+	defer unlock()
 	return a.runner.Run(ctx, host.Command{Name: "iscsiadm", Args: args, Timeout: timeout, OKExitCodes: ok})
 }
 
