@@ -349,7 +349,7 @@ func (c *Connector) undoPath(ctx context.Context, res *pathResult) {
 		}
 	}
 	if res.createdRecord {
-		if err := c.adm.deleteNode(ctx, res.target.IQN, res.target.Portal); err != nil {
+		if err := c.deleteRecord(ctx, res.target.IQN, res.target.Portal); err != nil {
 			c.log.Warn("iscsi: undo node record", "target", res.target.String(), "err", err.Error())
 		}
 	}

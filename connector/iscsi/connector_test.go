@@ -317,6 +317,11 @@ func TestConnectDisconnectSinglePathCHAP(t *testing.T) {
 	require.Zero(t, sessions)
 	require.Zero(t, records)
 	require.Empty(t, disks)
+	require.NoDirExists(t, fk.path("/etc/iscsi/nodes/"+tgtIQN), "the emptied target directory goes too")
+	for _, call := range r.Calls() {
+		require.NotContains(t, call, "-o delete", "brick removes the record it wrote itself")
+		require.NotContains(t, call, "blockdev", "the flush is an ioctl")
+	}
 
 	// Already gone is success, and runs no command.
 	n := len(r.Calls())

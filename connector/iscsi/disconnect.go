@@ -258,7 +258,7 @@ func (c *Connector) logoutUnused(ctx context.Context, info *Info, a *attached) e
 			mu.Lock()
 			loggedOut[Target{Portal: s.Portal, IQN: s.Target}] = true
 			mu.Unlock()
-			if err := c.adm.deleteNode(ctx, s.Target, s.Portal); err != nil {
+			if err := c.deleteRecord(ctx, s.Target, s.Portal); err != nil {
 				fail(err)
 			}
 		}()
@@ -273,7 +273,7 @@ func (c *Connector) logoutUnused(ctx context.Context, info *Info, a *attached) e
 		if _, live := findSession(sessions, key.IQN, key.Portal); live {
 			continue
 		}
-		if err := c.adm.deleteNode(ctx, key.IQN, key.Portal); err != nil {
+		if err := c.deleteRecord(ctx, key.IQN, key.Portal); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -281,4 +281,15 @@ func (c *Connector) logoutUnused(ctx context.Context, info *Info, a *attached) e
 		return fmt.Errorf("iscsi disconnect: %w", err)
 	}
 	return nil
+}
+
+// deleteRecord removes the node record of iqn at p: brick removes the file
+// itself (see removeRecord) and runs "iscsiadm -o delete" only when that
+// fails. None is fine.
+func (c *Connector) deleteRecord(ctx context.Context, iqn string, p Portal) error {
+	if removeRecord(c.h.FS, iqn, p) {
+		c.log.Debug("iscsi: node record removed", "target", iqn, "portal", p.String())
+		return nil
+	}
+	return c.adm.deleteNode(ctx, iqn, p)
 }

@@ -72,6 +72,31 @@ func recordFiles(fsys host.FS, iqn string, p Portal) ([]string, error) {
 	return out, nil
 }
 
+// removeRecord deletes the node record of iqn at p for the default
+// interface, as "iscsiadm -o delete" does: the record file, its portal
+// directory and its target directory once empty. brick wrote the record,
+// so it can take it back without a process. false: something could not
+// be removed (the caller falls back to iscsiadm).
+func removeRecord(fsys host.FS, iqn string, p Portal) bool {
+	files, err := recordFiles(fsys, iqn, p)
+	if err != nil {
+		return false
+	}
+	for _, f := range files {
+		if fsys.Remove(f) != nil {
+			return false
+		}
+		if path.Base(f) == "default" {
+			// <addr>,<port>,<tpgt>/default: the directory goes when empty.
+			_ = fsys.Remove(path.Dir(f))
+		}
+	}
+	for _, db := range nodeDBs() {
+		_ = fsys.Remove(db + "/" + iqn) // only when empty
+	}
+	return true
+}
+
 // recordValue is one "key = value" setting.
 type recordValue struct{ key, value string }
 
