@@ -287,7 +287,15 @@ func (c *Connector) logoutUnused(ctx context.Context, info *Info, a *attached) e
 // itself (see removeRecord) and runs "iscsiadm -o delete" only when that
 // fails. None is fine.
 func (c *Connector) deleteRecord(ctx context.Context, iqn string, p Portal) error {
-	if removeRecord(c.h.FS, iqn, p) {
+	// Exclusive, like iscsiadm -o delete (see nodeDBLock); released before
+	// the fallback, which takes it again.
+	unlock, err := c.h.FS.Lock(ctx, nodeDBLock)
+	if err != nil {
+		return fmt.Errorf("iscsi delete node record %s@%s: %w", iqn, p, err)
+	}
+	removed := removeRecord(c.h.FS, iqn, p)
+	unlock()
+	if removed {
 		c.log.Debug("iscsi: node record removed", "target", iqn, "portal", p.String())
 		return nil
 	}
