@@ -43,10 +43,11 @@ func (a HCTL) String() string {
 }
 
 var hctlRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^([0-9]{1,9}):([0-9]{1,9}):([0-9]{1,9}):([0-9]{1,12})$`)
+	return regexp.MustCompile(`^(0|[1-9][0-9]{0,8}):(0|[1-9][0-9]{0,8}):(0|[1-9][0-9]{0,8}):(0|[1-9][0-9]{0,11})$`)
 })
 
-// ParseHCTL parses "H:C:T:L".
+// ParseHCTL parses "H:C:T:L" in the kernel's form: no leading zeros, so
+// the parsed address names the same sysfs entry as the string did.
 func ParseHCTL(s string) (HCTL, error) {
 	m := hctlRE().FindStringSubmatch(s)
 	if m == nil {
