@@ -18,4 +18,5 @@ osbrick=(/usr/bin/python3 -c 'import json
 from os_brick.initiator import connector
 print(json.dumps(connector.get_connector_properties("", "127.0.0.1", False, False)))')
 
-"$out/compare" -header -label get-connector -runs "$runs" -- "$out/brick" get-connector -f json :: "${osbrick[@]}"
+# os-brick's privsep-helper outlives it by 3-4 s: wait for it, untimed.
+"$out/compare" -header -label get-connector -runs "$runs" -wait-gone 'privsep_context os_brick' -- "$out/brick" get-connector -f json :: "${osbrick[@]}"

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,7 +28,11 @@ func main() {
 	runs := flag.Int("runs", 20, "runs of each command")
 	warmup := flag.Int("warmup", 2, "untimed runs of each command first (page cache, pyc files)")
 	header := flag.Bool("header", false, "print the table header first")
+	samples := flag.String("samples", "", "also append every timed run to this file: label, tool, seconds, peak RSS KiB (bench/run.sh reads it)")
+	names := flag.String("names", "brick,os-brick", "the two tools' names in the samples file")
+	waitGone := flag.String("wait-gone", "", "after each run, wait (untimed, up to 30 s) until no process whose command line contains this string is left: os-brick leaves its privsep-helper daemon running for 3-4 s after it exits, which would otherwise be timed as part of the next run")
 	flag.Parse()
+	leftovers := newWaiter(*waitGone)
 	a, b, ok := splitArgs(flag.Args())
 	if !ok {
 		fmt.Fprintln(os.Stderr, "usage: compare [flags] -- brick-command... :: other-command...")
@@ -39,6 +44,7 @@ func main() {
 				fmt.Fprintf(os.Stderr, "compare: warm-up %s: %v\n", argv[0], err)
 				os.Exit(1)
 			}
+			leftovers.wait()
 		}
 	}
 	var sa, sb []sample
@@ -49,11 +55,18 @@ func main() {
 				fmt.Fprintf(os.Stderr, "compare: %s: %v\n", argv[0], err)
 				os.Exit(1)
 			}
+			leftovers.wait()
 			if j == 0 {
 				sa = append(sa, s)
 			} else {
 				sb = append(sb, s)
 			}
+		}
+	}
+	if *samples != "" {
+		if err := writeSamples(*samples, *label, strings.SplitN(*names+",", ",", 3)[:2], sa, sb); err != nil {
+			fmt.Fprintf(os.Stderr, "compare: %v\n", err)
+			os.Exit(1)
 		}
 	}
 	if *header {
@@ -62,6 +75,70 @@ func main() {
 	ma, mb := median(sa), median(sb)
 	fmt.Printf("%-28s %12s %12s %9.1fx %5d %22s %22s %7dMB %7dMB\n", *label, ms(ma), ms(mb), float64(mb)/float64(ma), *runs,
 		ms(minWall(sa))+"/"+ms(maxWall(sa)), ms(minWall(sb))+"/"+ms(maxWall(sb)), maxRSS(sa)/1024, maxRSS(sb)/1024)
+}
+
+// waiter waits for processes a run left behind: those whose command line
+// contains pattern, except the ones already running when compare started
+// (a long-lived service's own daemon).
+type waiter struct {
+	pattern string
+	before  map[string]bool
+}
+
+func newWaiter(pattern string) *waiter {
+	w := &waiter{pattern: pattern, before: map[string]bool{}}
+	if pattern != "" {
+		for _, pid := range w.matching() {
+			w.before[pid] = true
+		}
+	}
+	return w
+}
+
+// wait polls /proc until no new matching process is left, for at most 30 s.
+func (w *waiter) wait() {
+	if w.pattern == "" {
+		return
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		left := false
+		for _, pid := range w.matching() {
+			left = left || !w.before[pid]
+		}
+		if !left {
+			return
+		}
+	}
+	fmt.Fprintf(os.Stderr, "compare: a process matching %q still runs after 30 s\n", w.pattern)
+}
+
+func (w *waiter) matching() []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	self := strconv.Itoa(os.Getpid())
+	for _, d := range dirs {
+		if d.Name()[0] < '0' || d.Name()[0] > '9' || d.Name() == self {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err == nil && strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), w.pattern) {
+			out = append(out, d.Name())
+		}
+	}
+	return out
+}
+
+func writeSamples(file, label string, names []string, sa, sb []sample) error {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	for i, set := range [][]sample{sa, sb} {
+		for _, x := range set {
+			fmt.Fprintf(f, "%s %s %.6f %d\n", label, names[i], x.wall.Seconds(), x.maxRSS)
+		}
+	}
+	return f.Close()
 }
 
 func splitArgs(args []string) (a, b []string, ok bool) {
