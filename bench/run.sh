@@ -105,14 +105,17 @@ fi
 {
 	echo "brick vs os-brick ($(head -1 "$out/env.txt"); $(sed -n 2p "$out/env.txt"))"
 	echo
-	sort -k1,1 -k2,2 -k3,3g "$samples" | awk '
+	# First pass: the operations in the order they ran; second: the runs
+	# sorted by time within each operation and tool.
+	awk '{ print $1 }' "$samples" | awk '!seen[$1]++' >"$out/operations.txt"
+	sort -k1,1 -k2,2 -k3,3g "$samples" | awk -v order="$out/operations.txt" '
 	function t(s) { return s == "" ? "-" : (s < 1 ? sprintf("%.1f ms", s * 1000) : sprintf("%.2f s", s)) }
 	function med(k,   n) { n = cnt[k]; return n == 0 ? "" : (n % 2 ? v[k, (n + 1) / 2] : (v[k, n / 2] + v[k, n / 2 + 1]) / 2) }
+	BEGIN { while ((getline op < order) > 0) ops[++nops] = op }
 	{ k = $1 SUBSEP $2; v[k, ++cnt[k]] = $3; if ($4 != "-" && $4 > rss[k]) rss[k] = $4
-	  if (!($1 in seen)) { seen[$1] = 1; ops[++nops] = $1 }
 	  if ($2 != "brick" && !(($1, $2) in other)) { other[$1, $2] = 1; others[$1] = others[$1] " " $2 } }
 	END {
-		printf "%-34s %10s %12s %9s %9s %9s %21s %21s %12s\n", "operation", "brick med", "other med", "brick/oth", "speed-up", "runs", "brick min/max", "other min/max", "peak RSS MB"
+		printf "%-34s %10s %12s %9s %9s %9s %21s %21s %12s\n", "operation", "brick med", "os-brick med", "brick/osb", "speed-up", "runs", "brick min/max", "os-brick min/max", "peak RSS MB"
 		for (i = 1; i <= nops; i++) {
 			op = ops[i]; b = op SUBSEP "brick"; bm = med(b)
 			n = split(others[op], list, " ")
