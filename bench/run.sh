@@ -140,7 +140,7 @@ fi
 		echo "Go benchmarks (go test -bench . -benchmem):"
 		awk '/^pkg:/ { pkg = $2; sub(/.*brick-storage\/brick\//, "", pkg) }
 			/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name)
-				printf "  %-12s %-44s %14s ns/op %10s B/op %8s allocs/op\n", pkg, name, $3, $5, $7 }' "$out/go-bench.txt"
+				printf "  %-16s %-40s %14s ns/op %10s B/op %8s allocs/op\n", pkg, name, $3, $5, $7 }' "$out/go-bench.txt"
 	fi
 	echo
 	echo "end $(date -u +%FT%TZ) load $(loadavg)"
