@@ -1,0 +1,59 @@
+package iscsi
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/host/hosttest"
+)
+
+// TestNodeDBLock: "iscsiadm -o delete" runs with the node database lock
+// held exclusively (another process could not even share it), every other
+// node-mode iscsiadm with it shared (others may share it, nobody may take
+// it exclusively). 8 parallel local-detaches failed without it.
+func TestNodeDBLock(t *testing.T) {
+	p, err := ParsePortal("10.0.2.2:3260")
+	require.NoError(t, err)
+	const iqn = "iqn.2010-10.org.openstack:volume-1"
+	var h *host.Host
+	probe := func(ctx context.Context) (shared, exclusive bool) {
+		short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+		defer cancel()
+		if u, err := h.FS.LockShared(short, nodeDBLock); err == nil {
+			shared = true
+			u()
+		}
+		short2, cancel2 := context.WithTimeout(ctx, 30*time.Millisecond)
+		defer cancel2()
+		if u, err := h.FS.Lock(short2, nodeDBLock); err == nil {
+			exclusive = true
+			u()
+		}
+		return shared, exclusive
+	}
+	type seen struct{ shared, exclusive bool }
+	got := map[string]seen{}
+	r := hosttest.NewRunner(func(ctx context.Context, cmd host.Command) (host.Result, error) {
+		s, x := probe(ctx)
+		got[cmd.Args[len(cmd.Args)-1]] = seen{s, x}
+		return host.Result{}, nil
+	})
+	h, _ = hosttest.New(t, r)
+	adm := iscsiadm{runner: r, fs: h.FS, commandTimeout: time.Second, loginTimeout: time.Second}
+	ctx := context.Background()
+	require.NoError(t, adm.newNode(ctx, iqn, p))
+	_, err = adm.login(ctx, iqn, p)
+	require.NoError(t, err)
+	require.NoError(t, adm.logout(ctx, iqn, p))
+	require.NoError(t, adm.deleteNode(ctx, iqn, p))
+	require.Equal(t, map[string]seen{
+		"new":      {shared: true},
+		"--login":  {shared: true},
+		"--logout": {shared: true},
+		"delete":   {},
+	}, got)
+}
