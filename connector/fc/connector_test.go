@@ -323,11 +323,21 @@ func TestConnectRemotePortLUN300ByPath(t *testing.T) {
 	f.mapLUN(tgtB, 300, wwidVol)
 	link := fc.ByPathName("", "0000:05:00.2", tgtB, 300)
 	require.Equal(t, "pci-0000:05:00.2-fc-0x"+tgtB+"-lun-0x012c000000000000", link)
-	// udev makes the link as soon as the disk appears.
+	// udev makes the link as soon as the disk appears. The goroutine ends
+	// before the fixture tree is removed, or it could write into it while
+	// t.TempDir's RemoveAll runs.
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(stop); <-stopped })
 	go func() {
+		defer close(stopped)
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
-		for range tick.C {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
 			f.mu.Lock()
 			var disk string
 			for d, a := range f.disks {
@@ -379,7 +389,9 @@ func TestConnectFindsByPathLink(t *testing.T) {
 func TestConnectWildcardOnlyWhenAllowed(t *testing.T) {
 	h, f := realHost(t, nil)
 	const unknownTgt = "50060160902031ff"
-	c := fc.New(h, fc.Options{SCSI: scsi.Options{DeviceTimeout: 150 * time.Millisecond}})
+	// Long enough that a loaded machine still gets to scan before the
+	// deadline (150 ms was not, once).
+	c := fc.New(h, fc.Options{SCSI: scsi.Options{DeviceTimeout: time.Second}})
 	_, err := c.Connect(context.Background(), ci(t, `"target_wwn":"`+unknownTgt+`","target_lun":0`))
 	require.ErrorIs(t, err, fc.ErrNoDevice)
 	require.ErrorIs(t, err, host.ErrWaitTimeout)
