@@ -112,14 +112,14 @@ func (o outputOptions) printRecord(w io.Writer, r record) error {
 		return writeYAML(w, sel.node())
 	case formatValue:
 		for _, f := range sel {
-			if _, err := fmt.Fprintln(w, text(f.Value)); err != nil {
+			if _, err := fmt.Fprintln(w, cell(f.Value)); err != nil {
 				return err
 			}
 		}
 		return nil
 	case formatShell:
 		for _, f := range sel {
-			if _, err := fmt.Fprintf(w, "%s=%s\n", shellName(f.Name), strconv.Quote(text(f.Value))); err != nil {
+			if _, err := fmt.Fprintf(w, "%s=%s\n", shellName(f.Name), shellQuote(text(f.Value))); err != nil {
 				return err
 			}
 		}
@@ -127,7 +127,7 @@ func (o outputOptions) printRecord(w io.Writer, r record) error {
 	default:
 		rows := make([][]string, len(sel))
 		for i, f := range sel {
-			rows[i] = []string{f.Name, text(f.Value)}
+			rows[i] = []string{f.Name, cell(f.Value)}
 		}
 		return writeTable(w, []string{"Field", "Value"}, rows)
 	}
@@ -156,7 +156,7 @@ func (o outputOptions) printTable(w io.Writer, t table) error {
 		for _, row := range t.Rows {
 			vals := make([]string, len(idx))
 			for k, j := range idx {
-				vals[k] = text(row[j])
+				vals[k] = cell(row[j])
 			}
 			if _, err := fmt.Fprintln(w, strings.Join(vals, " ")); err != nil {
 				return err
@@ -174,7 +174,7 @@ func (o outputOptions) printTable(w io.Writer, t table) error {
 		for i, row := range t.Rows {
 			rows[i] = make([]string, len(idx))
 			for k, j := range idx {
-				rows[i][k] = text(row[j])
+				rows[i][k] = cell(row[j])
 			}
 		}
 		return writeTable(w, header, rows)
@@ -274,7 +274,44 @@ func writeTable(w io.Writer, header []string, rows [][]string) error {
 // directory, but its start-up cost 4 ms of every brick run.)
 func expandTabs(s string) string { return strings.ReplaceAll(s, "\t", "        ") }
 
-// text renders a value for table, value and shell output.
+// cell renders a value for table and value output. Values come from Cinder
+// and Ironic (volume names, server messages): control characters are
+// escaped so a value cannot move the cursor, recolour the terminal or
+// forge an extra line.
+func cell(v any) string {
+	s := text(v)
+	if strings.IndexFunc(s, isControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !isControl(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
+}
+
+// isControl is true for C0 (but tab), DEL and C1 control characters.
+func isControl(r rune) bool {
+	return r < 0x20 && r != '\t' || r >= 0x7f && r <= 0x9f
+}
+
+// shellQuote single-quotes s for `eval "$(brick ... -f shell)"`: nothing
+// inside single quotes is expanded, so a value holding $(...) or `...`
+// stays text. (openstackclient's double quotes would run it.) A shell
+// cannot hold NUL, so it is dropped.
+func shellQuote(s string) string {
+	s = strings.ReplaceAll(s, "\x00", "")
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// text renders a value as plain text.
 func text(v any) string {
 	switch t := v.(type) {
 	case nil:

@@ -17,7 +17,7 @@ func TestPrintRecord(t *testing.T) {
 		{formatJSON, nil, "{\n  \"ip\": \"10.0.2.15\",\n  \"multipath\": false,\n  \"wwpns\": [\n    \"a\",\n    \"b\"\n  ],\n  \"system uuid\": \"u-1\",\n  \"empty\": []\n}\n"},
 		{formatYAML, []string{"multipath", "ip"}, "multipath: false\nip: 10.0.2.15\n"},
 		{formatValue, []string{"IP", "system_uuid"}, "10.0.2.15\nu-1\n"},
-		{formatShell, []string{"system uuid", "wwpns"}, "system_uuid=\"u-1\"\nwwpns=\"a, b\"\n"},
+		{formatShell, []string{"system uuid", "wwpns"}, "system_uuid='u-1'\nwwpns='a, b'\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {
@@ -51,4 +51,33 @@ func TestPrintTable(t *testing.T) {
 	b.Reset()
 	require.NoError(t, outputOptions{Format: formatJSON}.printTable(&b, table{Columns: []string{"A"}}))
 	require.Equal(t, "[]\n", b.String())
+}
+
+// Values from Cinder or Ironic cannot drive the terminal, forge lines or
+// run code when shell output is eval'ed.
+func TestOutputEscapesHostileValues(t *testing.T) {
+	hostile := "vol\x1b[2J\nbrick: fake line\r\u009b31m\x00$(touch /tmp/pwned)`id`'q'"
+	r := record{{"name", hostile}}
+	tests := []struct {
+		format string
+		want   string
+	}{
+		{formatValue, `vol\x1b[2J\x0abrick: fake line\x0d\u009b31m\x00$(touch /tmp/pwned)` + "`id`'q'\n"},
+		{formatShell, `name='vol` + "\x1b[2J\nbrick: fake line\r\u009b31m" + `$(touch /tmp/pwned)` + "`id`" + `'\''q'\'''` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			var b bytes.Buffer
+			require.NoError(t, outputOptions{Format: tt.format}.printRecord(&b, r))
+			require.Equal(t, tt.want, b.String())
+		})
+	}
+	for _, f := range []string{formatTable, formatValue} {
+		var b bytes.Buffer
+		require.NoError(t, outputOptions{Format: f}.printTable(&b, table{Columns: []string{"Name"}, Rows: [][]any{{hostile}}}))
+		require.NotContains(t, b.String(), "\x1b", f)
+		require.NotContains(t, b.String(), "\r", f)
+		require.NotContains(t, b.String(), "\u009b", f)
+		require.NotContains(t, b.String(), "\nbrick: fake", f)
+	}
 }
