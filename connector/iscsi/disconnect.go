@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/brick-storage/brick/connector"
-	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/multipath"
 )
 
@@ -219,15 +218,6 @@ func (c *Connector) flushMap(ctx context.Context, mp *multipath.Map, force bool)
 	}
 	if err := c.mp.Flush(ctx, mp); err != nil {
 		c.log.Warn("iscsi: map flush failed again; removing its paths anyway (--force)", "err", err.Error())
-		// Still open (a process holds it): without a deferred remove the
-		// empty map outlives the volume; the kernel removes it when the
-		// last opener closes it.
-		if strings.HasPrefix(mp.Name, "-") {
-			return nil
-		}
-		if _, derr := c.h.Runner.Run(ctx, host.Command{Name: "dmsetup", Args: []string{"remove", "--deferred", mp.Name}, Timeout: c.opts.CommandTimeout}); derr != nil {
-			c.log.Warn("iscsi: deferred removal of the map", "map", mp.Name, "err", derr.Error())
-		}
 	}
 	return nil
 }
