@@ -17,7 +17,8 @@
 # Usage: bench.sh BRICK OSBRICK_PY [ROUNDS]
 # Environment: CLI_ROUNDS (default 1), DEAD_ROUNDS (default ROUNDS),
 # DEAD_LOGIN_TIMEOUT (seconds, default 5), SCALE_ROUNDS (default 2, 0 skips),
-# SCALE_LUNS (default 64).
+# SCALE_LUNS (default 64), PARTS (default "single mp dead scale": which parts
+# run; the execve counts come with single and mp).
 #
 # Output lines (the format bench/run.sh parses; keep it stable, see README.md):
 #   LOAD <label> <1-min> <5-min> <15-min>                 guest load average
@@ -37,6 +38,7 @@ shopt -s inherit_errexit # a failing step inside $(timed ...) stops the script
 SRC=$1 PY=$2 ROUNDS=${3:-5}
 CLI_ROUNDS=${CLI_ROUNDS:-1} DEAD_ROUNDS=${DEAD_ROUNDS:-$ROUNDS} DEAD_LOGIN_TIMEOUT=${DEAD_LOGIN_TIMEOUT:-5}
 SCALE_ROUNDS=${SCALE_ROUNDS:-2} SCALE_LUNS=${SCALE_LUNS:-64}
+PARTS=" ${PARTS:-single mp dead scale} "
 # brick runs from the guest's root filesystem, as an installed binary: the
 # share it arrives on is 9p without a page cache, where each start of the
 # 14 MB binary cost 3-12 s (1-2 s from here); os-brick's Python code lives on
@@ -106,6 +108,7 @@ inproc() {
 execs() { echo $(($(grep -c 'execve.*= 0$' "$1") - 1)); }
 
 for mode in single mp; do
+	[[ $PARTS == *" $mode "* ]] || continue
 	flag=""; [[ $mode == mp ]] && flag=--multipath
 	: >"/tmp/brick-$mode"; : >"/tmp/osbrick-$mode"; : >"/tmp/cli-$mode"
 	for ((i = 1; i <= ROUNDS; i++)); do
@@ -146,6 +149,7 @@ for mode in single mp; do
 done
 
 # One dead portal of two: connect must end within the login timeout + 1 s.
+[[ $PARTS == *" dead "* ]] || DEAD_ROUNDS=0
 mode=dead flag=--multipath extra="--iscsi-login-timeout ${DEAD_LOGIN_TIMEOUT}s"
 : >/tmp/brick-dead
 for ((i = 1; i <= DEAD_ROUNDS; i++)); do
@@ -159,13 +163,13 @@ if ((DEAD_ROUNDS > 0)); then
 	echo "MEDIAN dead brick-connect=$md login-timeout=$DEAD_LOGIN_TIMEOUT limit=$limit ok=$(awk -v a="$md" -v b="$limit" 'BEGIN{print (a <= b) ? "yes" : "no"}')"
 fi
 extra=""
-load after-dead
+((DEAD_ROUNDS == 0)) || load after-dead
 
 # Scale: brick single path with SCALE_LUNS LUNs of another target attached
 # (logged in with iscsiadm directly, every LUN scanned) against none,
 # interleaved: none, attach, N, detach, ...
-if ((SCALE_ROUNDS > 0)); then
-	eval "$("$BRICK_FIXTURES/tgt-target.sh" --tid 2 --luns "$SCALE_LUNS" --size 8M | sed 's/^TGT_/SCALE_/')" >/dev/null
+if ((SCALE_ROUNDS > 0)) && [[ $PARTS == *" scale "* ]]; then
+	"$BRICK_FIXTURES/tgt-target.sh" --tid 2 --luns "$SCALE_LUNS" --size 8M >/dev/null
 	SCALE_IQN=iqn.2026-12.org.brick:target2
 	iscsiadm -m node -T "$SCALE_IQN" -p 127.0.0.1:3260 -o new >/dev/null
 	attach_many() {

@@ -12,7 +12,7 @@ package e2e
 // Knobs (environment): BRICK_BENCH_ROUNDS (default 5), BRICK_BENCH_CLI_ROUNDS
 // (whole-process os-brick rounds, default 1, 0 skips), BRICK_BENCH_DEAD_ROUNDS,
 // BRICK_BENCH_SCALE_ROUNDS (default 2, 0 skips), BRICK_BENCH_SCALE_LUNS
-// (default 64). The output format is described in bench/iscsi/README.md.
+// (default 64), BRICK_BENCH_PARTS (default "single mp dead scale"). The output format is described in bench/iscsi/README.md.
 
 import (
 	"context"
@@ -61,6 +61,9 @@ func TestISCSIBenchmark(t *testing.T) {
 		"DEAD_ROUNDS":  strconv.Itoa(benchInt("BRICK_BENCH_DEAD_ROUNDS", rounds)),
 		"SCALE_ROUNDS": strconv.Itoa(benchInt("BRICK_BENCH_SCALE_ROUNDS", 2)),
 		"SCALE_LUNS":   strconv.Itoa(max(1, benchInt("BRICK_BENCH_SCALE_LUNS", 64))),
+	}
+	if parts := os.Getenv("BRICK_BENCH_PARTS"); parts != "" {
+		env["PARTS"] = parts
 	}
 	// Without whole-process os-brick a round takes about a minute; each
 	// whole os-brick process took 30-120 s under TCG, four per round.
