@@ -520,8 +520,20 @@ func disksOf(paths []*pathResult) []string {
 // and waits, within the map timeout, until the map holds want paths. A
 // path that does not join in time is no reason to fail.
 func (c *Connector) joinMap(ctx context.Context, mp *multipath.Map, late []string, want int) *multipath.Map {
+	c.addPaths(ctx, late)
+	cur, all := c.mp.WaitForPaths(ctx, mp, want)
+	if !all {
+		c.log.Warn("iscsi: multipath map does not hold every path yet", "map", cur.Name, "paths", len(cur.Paths), "want", want)
+	}
+	return cur
+}
+
+// addPaths hands each disk to multipathd (addPath). Each multipathd call
+// costs about a second on a busy host; the paths are independent, so they
+// are handed over at once.
+func (c *Connector) addPaths(ctx context.Context, disks []string) {
 	var wg sync.WaitGroup
-	for _, d := range late {
+	for _, d := range disks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -529,11 +541,6 @@ func (c *Connector) joinMap(ctx context.Context, mp *multipath.Map, late []strin
 		}()
 	}
 	wg.Wait()
-	cur, all := c.mp.WaitForPaths(ctx, mp, want)
-	if !all {
-		c.log.Warn("iscsi: multipath map does not hold every path yet", "map", cur.Name, "paths", len(cur.Paths), "want", want)
-	}
-	return cur
 }
 
 // addPath hands a path to multipathd unless a map holds it already.
@@ -577,17 +584,7 @@ func (c *Connector) buildMap(ctx context.Context, wwid string, disks []string) (
 			return nil, err
 		}
 	}
-	// Each multipathd call costs about a second on a busy host; the paths
-	// are independent, so hand them over at once.
-	var wg sync.WaitGroup
-	for _, d := range disks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.addPath(ctx, d)
-		}()
-	}
-	wg.Wait()
+	c.addPaths(ctx, disks)
 	mp, err := c.mp.WaitForMap(ctx, wwid, disks...)
 	if err != nil {
 		return nil, err
