@@ -6,7 +6,9 @@ E2E_TIMEOUT ?= 60m
 
 # A static binary without debug tables starts faster (no dynamic loader,
 # fewer pages to map): get-connector is mostly process start-up.
-BUILDFLAGS ?= -trimpath -ldflags "-s -w"
+# -buildvcs=auto: `brick version` shows the commit even where GOFLAGS
+# turns VCS stamping off (as on the build machines here).
+BUILDFLAGS ?= -trimpath -buildvcs=auto -ldflags "-s -w"
 
 build:
 	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/brick ./cmd/brick
