@@ -1,12 +1,10 @@
 package multipath_test
 
 import (
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/host/hosttest"
 	"github.com/brick-storage/brick/multipath"
 )
@@ -22,7 +20,7 @@ func FuzzMapSysfs(f *testing.F) {
 	root := f.TempDir()
 	// Not hosttest.New(f, ...): its logger writes to f, which a fuzz
 	// function may not use.
-	h := &host.Host{FS: host.NewFS(root), Runner: hosttest.NewRunner(nil), Log: slog.New(slog.DiscardHandler), Redactor: host.NewRedactor()}
+	h := hosttest.NewQuiet(root)
 	m := multipath.New(h, multipath.Options{})
 	f.Fuzz(func(t *testing.T, uuid, name, ro, wwids string) {
 		_ = os.RemoveAll(filepath.Join(root, "sys"))

@@ -2,12 +2,10 @@ package multipath_test
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/host/hosttest"
 	"github.com/brick-storage/brick/multipath"
 )
@@ -39,7 +37,7 @@ func benchFixture(b *testing.B) (*multipath.Multipath, string) {
 		hosttest.WriteFile(b, root, "/dev/"+dm, "")
 		hosttest.Symlink(b, root, "/dev/disk/by-id/dm-uuid-mpath-"+benchWWID(i), "../../"+dm)
 	}
-	h := &host.Host{FS: host.NewFS(root), Runner: hosttest.NewRunner(nil), Log: slog.New(slog.DiscardHandler), Redactor: host.NewRedactor()}
+	h := hosttest.NewQuiet(root)
 	return multipath.New(h, multipath.Options{}), root
 }
 

@@ -2,11 +2,9 @@ package scsi_test
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 
-	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/host/hosttest"
 	"github.com/brick-storage/brick/scsi"
 )
@@ -59,7 +57,7 @@ func benchFixture(b *testing.B) (*scsi.SCSI, string) {
 		}
 	}
 	hosttest.WriteFile(b, root, "/proc/self/mountinfo", mounts.String())
-	h := &host.Host{FS: host.NewFS(root), Runner: hosttest.NewRunner(nil), Log: slog.New(slog.DiscardHandler), Redactor: host.NewRedactor()}
+	h := hosttest.NewQuiet(root)
 	return scsi.New(h, scsi.Options{}), root
 }
 

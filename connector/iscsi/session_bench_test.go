@@ -3,7 +3,6 @@ package iscsi_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -43,7 +42,7 @@ func benchSessions(b *testing.B, iqns []string, luns []int) (*iscsi.Connector, h
 			hosttest.Symlink(b, root, "/sys/block/"+name, ".."+strings.TrimPrefix(dev, "/sys")+"/block/"+name)
 		}
 	}
-	h := &host.Host{FS: host.NewFS(root), Runner: hosttest.NewRunner(nil), Log: slog.New(slog.DiscardHandler), Redactor: host.NewRedactor()}
+	h := hosttest.NewQuiet(root)
 	return iscsi.New(h, iscsi.Options{}), h.FS
 }
 

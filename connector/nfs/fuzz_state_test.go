@@ -1,10 +1,8 @@
 package nfs
 
 import (
-	"log/slog"
 	"testing"
 
-	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/host/hosttest"
 )
 
@@ -18,7 +16,7 @@ func FuzzReadState(f *testing.F) {
 	root := f.TempDir()
 	// Not hosttest.New(f, ...): its logger writes to f, which a fuzz
 	// function may not use.
-	h := &host.Host{FS: host.NewFS(root), Runner: hosttest.NewRunner(nil), Log: slog.New(slog.DiscardHandler), Redactor: host.NewRedactor()}
+	h := hosttest.NewQuiet(root)
 	c := New(h, Options{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		hosttest.WriteFile(t, root, c.statePath("share1"), string(data))

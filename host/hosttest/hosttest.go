@@ -82,6 +82,13 @@ func NewAt(t testing.TB, root string, r host.Runner) *host.Host {
 	return &host.Host{FS: host.NewFS(root), Runner: r, Log: logger, Redactor: red}
 }
 
+// NewQuiet returns a Host rooted at root that logs nothing and runs no
+// command, for fuzz targets (which may not log to their *testing.F) and
+// benchmarks (where per-call logging would be what is measured).
+func NewQuiet(root string) *host.Host {
+	return &host.Host{FS: host.NewFS(root), Runner: NewRunner(nil), Log: slog.New(slog.DiscardHandler), Redactor: host.NewRedactor()}
+}
+
 type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
