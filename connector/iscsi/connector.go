@@ -321,7 +321,7 @@ func (c *Connector) prepareRecord(ctx context.Context, info *Info, t Target, res
 	}
 	secs := int((c.opts.LoginTimeout + time.Second - 1) / time.Second)
 	for _, f := range files {
-		if err := editRecord(c.h.FS, f, nodeSettings(info.Auth, secs)); err != nil {
+		if err := c.adm.editRecordLocked(ctx, f, nodeSettings(info.Auth, secs)); err != nil {
 			return fmt.Errorf("iscsi %s: %w", t, err)
 		}
 	}
@@ -669,7 +669,7 @@ func (c *Connector) runDiscovery(ctx context.Context, p Portal, auth *CHAP) ([]D
 		return nil, fmt.Errorf("iscsi discovery record %s: created, but not found", p)
 	}
 	secs := int((c.opts.LoginTimeout + time.Second - 1) / time.Second)
-	if err := editRecord(c.h.FS, f, discoverySettings(auth, secs)); err != nil {
+	if err := c.adm.editRecordLocked(ctx, f, discoverySettings(auth, secs)); err != nil {
 		return nil, err
 	}
 	return c.adm.discover(ctx, p, true)

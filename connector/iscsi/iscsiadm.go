@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -33,12 +34,14 @@ type iscsiadm struct {
 // Every node-mode iscsiadm (new, login, logout, delete) walks all of
 // /etc/iscsi/nodes, and fails with "iface iter could not stat ..." (exit
 // 6) when another iscsiadm deletes a record under it: seen with 8 parallel
-// local-detaches. Deleting takes the lock exclusively, the rest share it.
+// local-detaches. It is a readers-writer lock: whatever writes records
+// (iscsiadm -o new/delete, brick's own record edits) takes it exclusively,
+// the rest share it.
 const nodeDBLock = "iscsi-nodedb"
 
 func (a iscsiadm) run(ctx context.Context, timeout time.Duration, ok []int, args ...string) (host.Result, error) {
 	lock := a.fs.LockShared
-	if len(args) >= 2 && args[len(args)-2] == "-o" && args[len(args)-1] == "delete" {
+	if writesNodeDB(args) {
 		lock = a.fs.Lock
 	}
 	unlock, err := lock(ctx, nodeDBLock)
@@ -47,6 +50,30 @@ func (a iscsiadm) run(ctx context.Context, timeout time.Duration, ok []int, args
 	}
 	defer unlock()
 	return a.runner.Run(ctx, host.Command{Name: "iscsiadm", Args: args, Timeout: timeout, OKExitCodes: ok})
+}
+
+// writesNodeDB tells whether iscsiadm args create, change or delete a record.
+func writesNodeDB(args []string) bool {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "-o" {
+			switch args[i+1] {
+			case "new", "delete", "update":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// editRecordLocked is editRecord under the node database lock, so no
+// iscsiadm walking the database reads a record half rewritten.
+func (a iscsiadm) editRecordLocked(ctx context.Context, file string, values []recordValue) error {
+	unlock, err := a.fs.Lock(ctx, nodeDBLock)
+	if err != nil {
+		return fmt.Errorf("edit iscsi record %s: %w", path.Base(file), err)
+	}
+	defer unlock()
+	return editRecord(a.fs, file, values)
 }
 
 // newNode creates the node record for iqn at p with iscsid.conf's defaults.

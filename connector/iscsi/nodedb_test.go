@@ -2,6 +2,8 @@ package iscsi
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,10 +13,11 @@ import (
 	"github.com/brick-storage/brick/host/hosttest"
 )
 
-// TestNodeDBLock: "iscsiadm -o delete" runs with the node database lock
-// held exclusively (another process could not even share it), every other
-// node-mode iscsiadm with it shared (others may share it, nobody may take
-// it exclusively). 8 parallel local-detaches failed without it.
+// TestNodeDBLock: iscsiadm -o new / -o delete and brick's record edits run
+// with the node database lock held exclusively (another process could not
+// even share it), login and logout with it shared (others may share it,
+// nobody may take it exclusively). 8 parallel local-detaches failed
+// without it.
 func TestNodeDBLock(t *testing.T) {
 	p, err := ParsePortal("10.0.2.2:3260")
 	require.NoError(t, err)
@@ -51,9 +54,24 @@ func TestNodeDBLock(t *testing.T) {
 	require.NoError(t, adm.logout(ctx, iqn, p))
 	require.NoError(t, adm.deleteNode(ctx, iqn, p))
 	require.Equal(t, map[string]seen{
-		"new":      {shared: true},
+		"new":      {},
 		"--login":  {shared: true},
 		"--logout": {shared: true},
 		"delete":   {},
 	}, got)
+
+	// A record edit waits for whoever holds the lock, then writes.
+	file := "/etc/iscsi/nodes/" + iqn + "/" + p.String() + ",1/default"
+	require.NoError(t, os.MkdirAll(filepath.Dir(h.FS.Path(file)), 0o700))
+	require.NoError(t, os.WriteFile(h.FS.Path(file), []byte("node.name = "+iqn+"\n"), 0o600))
+	unlock, err := h.FS.Lock(ctx, nodeDBLock)
+	require.NoError(t, err)
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	require.Error(t, adm.editRecordLocked(short, file, nodeSettings(nil, 5)), "an edit waits for a holder of the lock")
+	unlock()
+	require.NoError(t, adm.editRecordLocked(ctx, file, nodeSettings(nil, 5)))
+	data, err := h.FS.ReadFile(file)
+	require.NoError(t, err)
+	require.Contains(t, string(data), "node.session.initial_login_retry_max = 1")
 }
