@@ -376,13 +376,15 @@ func TestCrashThenCleanup(t *testing.T) {
 				f := newFixture(t, mv)
 				m := f.manager()
 				m.AtStep = crashAt(step)
+				var attachErr error
 				func() {
 					defer func() {
 						r := recover()
 						_, ok := r.(crash)
-						require.True(t, ok, "crashed at %s: %v", step, r)
+						// The error says why, should the attach end before the step.
+						require.True(t, ok, "crashed at %s: %v (attach error: %v)", step, r, attachErr)
 					}()
-					_, _ = m.Attach(context.Background(), AttachOptions{Volume: volID, Mountpoint: "/mnt/d", Mkfs: "ext4"})
+					_, attachErr = m.Attach(context.Background(), AttachOptions{Volume: volID, Mountpoint: "/mnt/d", Mkfs: "ext4"})
 				}()
 				// A crash after "done" was recorded is an attached volume.
 				m2 := f.manager()
