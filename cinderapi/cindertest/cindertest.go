@@ -86,7 +86,11 @@ func (s *Server) Endpoint() string { return s.URL + "/v3" }
 
 // ServiceClient returns a gophercloud client for the fake's project.
 func (s *Server) ServiceClient() *gophercloud.ServiceClient {
-	pc := &gophercloud.ProviderClient{HTTPClient: http.Client{Timeout: 10 * time.Second}}
+	// Its own transport: every httptest.Server.Close closes the idle
+	// connections of http.DefaultTransport, which fails requests in flight
+	// ("CloseIdleConnections called") of tests running in parallel.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	pc := &gophercloud.ProviderClient{HTTPClient: http.Client{Timeout: 10 * time.Second, Transport: tr}}
 	pc.SetToken("brick:" + Project)
 	return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: s.URL + "/v3/" + Project + "/", Type: "block-storage"}
 }
