@@ -81,7 +81,7 @@ par() {
 	for i in "${idx[@]}"; do
 		(
 			s=$(now)
-			$B "$op" "${vols[i]}" "${COMMON[@]}" "${flags[@]}" -f json >/brick/$label-$i.out 2>/brick/$label-$i.err
+			$B "$op" "${vols[i]}" "${COMMON[@]}" "${flags[@]}" --debug -f json >/brick/$label-$i.out 2>/brick/$label-$i.err
 			echo $? >/tmp/rc-$label-$i
 			took $label-$i "$s" >/tmp/t-$label-$i
 		) &
@@ -93,7 +93,21 @@ par() {
 	for i in "${idx[@]}"; do
 		echo "RC $label-$i $(cat /tmp/rc-$label-$i)"
 		cat /tmp/t-$label-$i
-		sed "s/^/ERR $label-$i /" /brick/$label-$i.err | head -3
+		grep -v '^time=.* level=DEBUG ' /brick/$label-$i.err | sed "s/^/ERR $label-$i /" | head -3
+	done
+	dupsessions "$label"
+}
+
+# dupsessions LABEL: two sessions to one target through one portal are a
+# leak; name them and show what the brick runs of LABEL did with the target.
+dupsessions() {
+	local iqn
+	for iqn in $(iscsiadm -m session 2>/dev/null | awk '{print $4}' | sort | uniq -d); do
+		iscsiadm -m session 2>/dev/null | awk -v t="$iqn" '$4 == t {print $3}' | sort | uniq -d | grep -q . || continue
+		echo "DUPSESSION $1 $iqn"
+		iscsiadm -m session 2>/dev/null | grep -F "$iqn" | sed "s/^/DUPSESSION $1 /"
+		ls -R /etc/iscsi/nodes/"$iqn" 2>&1 | sed "s/^/DUPSESSION $1 nodes /"
+		grep -F "$iqn" /brick/"$1"-*.err | grep -E 'msg=run|iscsi' | sed "s/^/DUPSESSION $1 /" | head -30
 	done
 }
 
@@ -237,6 +251,15 @@ func TestConcurrency(t *testing.T) {
 	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
 
 	rcs("att1", all...)
+	// A duplicate session is what a racy login leaves; name it before the
+	// counts below say only that there is one too many.
+	var dups []string
+	for _, l := range strings.Split(g.out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "DUPSESSION ") {
+			dups = append(dups, strings.TrimSpace(l))
+		}
+	}
+	require.Empty(t, dups, "two sessions to one target through one portal")
 	require.Equal(t, []string{"8", "8", "0", "8"}, host("attached"), "8 sessions, 8 disks, no map, 8 records")
 	status("attached", "in-use", all...)
 	for _, i := range all {
