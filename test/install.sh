@@ -11,7 +11,7 @@ packages=(
   # the qemu guest with Debian's kernel
   qemu-system-x86 linux-image-amd64 busybox-static kmod cpio
   # what runs inside the guest
-  open-iscsi multipath-tools sg3-utils udev e2fsprogs util-linux iproute2 procps
+  open-iscsi multipath-tools dmsetup sg3-utils udev e2fsprogs util-linux iproute2 procps
   nfs-kernel-server nfs-common rpcbind
   ceph-common ceph-mon ceph-osd rbd-nbd
   # side-by-side comparison and measurement

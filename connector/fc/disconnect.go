@@ -148,8 +148,9 @@ func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo,
 		}
 		c.log.Warn("fc: device in use; detaching anyway (--force)", "err", err.Error())
 	}
+	heldMap := false
 	if a.mp != nil {
-		if err := c.flushMap(ctx, a.mp, opts.Force); err != nil {
+		if heldMap, err = c.mp.Remove(ctx, a.mp, opts.Force, c.scsi.Flush); err != nil {
 			return fmt.Errorf("fc disconnect: %w", err)
 		}
 	} else {
@@ -171,6 +172,9 @@ func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo,
 	if err := c.scsi.WaitGone(ctx, a.disks...); err != nil {
 		errs = append(errs, err)
 	}
+	if heldMap {
+		c.mp.RemoveWhenClosed(ctx, a.mp)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("fc disconnect: %w", err)
 	}
@@ -185,27 +189,6 @@ func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo,
 		if err := c.mp.RemoveWWID(ctx, wwid); err != nil {
 			c.log.Warn("fc: could not forget the multipath WWID", "err", err.Error())
 		}
-	}
-	return nil
-}
-
-// flushMap writes the map's buffers out and removes it; a failure stops
-// the disconnect unless force, which first makes the map fail queued I/O
-// so the flush cannot hang on dead paths.
-func (c *Connector) flushMap(ctx context.Context, mp *multipath.Map, force bool) error {
-	if err := c.scsi.Flush(ctx, mp.Device); err != nil && !force {
-		return err
-	}
-	err := c.mp.Flush(ctx, mp)
-	if err == nil || !force {
-		return err
-	}
-	c.log.Warn("fc: map flush failed; disabling queueing and retrying (--force)", "map", mp.Name, "err", err.Error())
-	if qerr := c.mp.DisableQueueing(ctx, mp); qerr != nil {
-		c.log.Warn("fc: disable queueing", "err", qerr.Error())
-	}
-	if err := c.mp.Flush(ctx, mp); err != nil {
-		c.log.Warn("fc: map flush failed again; removing its paths anyway (--force)", "err", err.Error())
 	}
 	return nil
 }

@@ -140,8 +140,9 @@ func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo,
 		}
 		c.log.Warn("iscsi: device in use; detaching anyway (--force)", "err", err.Error())
 	}
+	heldMap := false
 	if a.mp != nil {
-		if err := c.flushMap(ctx, a.mp, opts.Force); err != nil {
+		if heldMap, err = c.mp.Remove(ctx, a.mp, opts.Force, c.scsi.Flush); err != nil {
 			return fmt.Errorf("iscsi disconnect: %w", err)
 		}
 	} else {
@@ -162,6 +163,9 @@ func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo,
 	}
 	if err := c.scsi.WaitGone(ctx, a.disks...); err != nil {
 		errs = append(errs, err)
+	}
+	if heldMap {
+		c.mp.RemoveWhenClosed(ctx, a.mp)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("iscsi disconnect: %w", err)
@@ -199,27 +203,6 @@ func (c *Connector) checkNotInUse(a *attached) error {
 		devs = a.disks
 	}
 	return c.scsi.CheckNotInUse(devs...)
-}
-
-// flushMap writes the map's buffers out and removes it; a failure stops
-// the disconnect unless force, which first makes the map fail queued I/O
-// so the flush cannot hang on dead paths.
-func (c *Connector) flushMap(ctx context.Context, mp *multipath.Map, force bool) error {
-	if err := c.scsi.Flush(ctx, mp.Device); err != nil && !force {
-		return err
-	}
-	err := c.mp.Flush(ctx, mp)
-	if err == nil || !force {
-		return err
-	}
-	c.log.Warn("iscsi: map flush failed; disabling queueing and retrying (--force)", "map", mp.Name, "err", err.Error())
-	if qerr := c.mp.DisableQueueing(ctx, mp); qerr != nil {
-		c.log.Warn("iscsi: disable queueing", "err", qerr.Error())
-	}
-	if err := c.mp.Flush(ctx, mp); err != nil {
-		c.log.Warn("iscsi: map flush failed again; removing its paths anyway (--force)", "err", err.Error())
-	}
-	return nil
 }
 
 // logoutUnused logs out of each session of the volume that no other LUN
