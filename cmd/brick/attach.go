@@ -193,7 +193,7 @@ the volume back to in-use).`,
 	// python-brick-cinderclient-ext's spelling.
 	f.StringVar(&do.AttachmentID, "attachment-uuid", "", "alias of --attachment-id")
 	_ = f.MarkHidden("attachment-uuid")
-	f.BoolVar(&do.Force, "force", false, "detach even if the device is mounted or open or a flush fails (unwritten data may be lost)")
+	f.BoolVar(&do.Force, "force", false, "detach even if the device is mounted or open or a flush fails (unwritten data may be lost; a multipath map still held open is removed when its holder closes it)")
 	return cmd
 }
 
