@@ -45,8 +45,20 @@ type Connectors interface {
 // finishes with a warning carrying the error's advice instead of failing,
 // since the volume is already detached from this host and from Cinder.
 type TargetRegistry interface {
-	CreateTarget(ctx context.Context, node, volumeID, volumeType string, bootIndex int, properties map[string]any) (string, error)
+	// CreateTarget registers volumeID on node and returns the target's
+	// UUID; tag is kept with the target (Ironic's extra) so that FindTarget
+	// can find it again when brick died before it recorded the UUID.
+	CreateTarget(ctx context.Context, node, volumeID, volumeType string, bootIndex int, properties map[string]any, tag string) (string, error)
+	// FindTarget returns the UUID of node's target for volumeID created
+	// with tag, or "" when there is none.
+	FindTarget(ctx context.Context, node, volumeID, tag string) (string, error)
 	DeleteTarget(ctx context.Context, node, targetUUID string) error
+}
+
+// targetTag names one local-attach of a volume for its Ironic target: the
+// volume and the time its record was created, both in the record.
+func targetTag(rec *Record) string {
+	return rec.VolumeID + "@" + rec.CreatedAt.UTC().Format(time.RFC3339Nano)
 }
 
 // deletionDeferred reports whether err says "not now, later".
@@ -65,7 +77,10 @@ const (
 	StepMkfs     = "mkfs"
 	StepMount    = "mount"
 	StepRegister = "register"
-	StepDone     = "done"
+	// StepRegistered is no step of its own: AtStep sees it between Ironic
+	// creating the target and brick recording its UUID.
+	StepRegistered = "registered"
+	StepDone       = "done"
 
 	StepUnmount      = "unmount"
 	StepBeginDetach  = "begin-detach"
@@ -400,10 +415,12 @@ func (m *Manager) Attach(ctx context.Context, opts AttachOptions) (*Record, erro
 		for k, v := range info.Data {
 			props[k] = v
 		}
-		uuid, err := m.Targets.CreateTarget(ctx, opts.IronicNode, id, info.DriverVolumeType, opts.BootIndex, props)
+		uuid, err := m.Targets.CreateTarget(ctx, opts.IronicNode, id, info.DriverVolumeType, opts.BootIndex, props, targetTag(rec))
 		if err != nil {
 			return fail(err)
 		}
+		// Created but not yet recorded: cleanup finds it by its tag.
+		m.at(StepRegistered)
 		rec.IronicTargetUUID = uuid
 		undo = append(undo, undoStep{"unregister", func(ctx context.Context) error {
 			return m.Targets.DeleteTarget(ctx, opts.IronicNode, uuid)

@@ -162,9 +162,19 @@ func (m *Manager) undoAttach(ctx context.Context, rec *Record) error {
 			return m.unmount(ctx, rec.Mountpoint, true)
 		}})
 	}
-	if rec.IronicTargetUUID != "" && m.Targets != nil {
+	if rec.IronicNode != "" && m.Targets != nil && (rec.IronicTargetUUID != "" || reached >= stepIndex(StepRegister)) {
 		undo = append(undo, undoStep{"unregister", func(ctx context.Context) error {
-			return m.Targets.DeleteTarget(ctx, rec.IronicNode, rec.IronicTargetUUID)
+			uuid := rec.IronicTargetUUID
+			if uuid == "" {
+				// brick died inside the register step: Ironic may have
+				// created the target without brick recording its UUID.
+				found, err := m.Targets.FindTarget(ctx, rec.IronicNode, id, targetTag(rec))
+				if err != nil || found == "" {
+					return err
+				}
+				uuid = found
+			}
+			return m.Targets.DeleteTarget(ctx, rec.IronicNode, uuid)
 		}})
 	}
 	return m.rollback(ctx, undo)

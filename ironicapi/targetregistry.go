@@ -18,18 +18,47 @@ type TargetRegistry struct {
 // CreateTarget creates the target for volumeID on node (name or UUID),
 // with volumeType taken from Cinder's driver_volume_type and properties
 // from its connection info data. It returns the target's UUID.
-func (r TargetRegistry) CreateTarget(ctx context.Context, node, volumeID, volumeType string, bootIndex int, properties map[string]any) (string, error) {
+// tag, when set, goes into the target's extra under TagKey.
+func (r TargetRegistry) CreateTarget(ctx context.Context, node, volumeID, volumeType string, bootIndex int, properties map[string]any, tag string) (string, error) {
 	nodeUUID, err := ResolveNode(ctx, r.Client, node)
 	if err != nil {
 		return "", err
 	}
-	t, err := CreateTarget(ctx, r.Client, TargetCreateOpts{
-		NodeUUID: nodeUUID, VolumeType: volumeType, BootIndex: bootIndex, VolumeID: volumeID, Properties: properties,
-	}).Extract()
+	opts := TargetCreateOpts{NodeUUID: nodeUUID, VolumeType: volumeType, BootIndex: bootIndex, VolumeID: volumeID, Properties: properties}
+	if tag != "" {
+		opts.Extra = map[string]any{TagKey: tag}
+	}
+	t, err := CreateTarget(ctx, r.Client, opts).Extract()
 	if err != nil {
 		return "", err
 	}
 	return t.UUID, nil
+}
+
+// TagKey is the key of a target's extra under which brick keeps the tag
+// of the local-attach that created it.
+const TagKey = "brick_attach"
+
+// FindTarget returns the UUID of node's target for volumeID whose extra
+// carries tag, or "" when there is none (or the node is gone).
+func (r TargetRegistry) FindTarget(ctx context.Context, node, volumeID, tag string) (string, error) {
+	nodeUUID, err := ResolveNode(ctx, r.Client, node)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return "", nil
+		}
+		return "", err
+	}
+	targets, err := AllTargets(ctx, ListNodeTargets(r.Client, nodeUUID, TargetListOpts{Detail: true}), 0)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range targets {
+		if t.VolumeID == volumeID && t.Extra[TagKey] == tag {
+			return t.UUID, nil
+		}
+	}
+	return "", nil
 }
 
 // DeleteTarget deletes the target; one already gone is success. When the

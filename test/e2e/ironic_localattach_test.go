@@ -67,6 +67,26 @@ for uuid in $($B ironic target list --node "$NODE" -f value -c UUID); do
 done
 echo "RC cleanup $?"
 echo "TARGETS after-cleanup $($B ironic target list --node "$NODE" -f value | grep -c . || true)"
+
+# 4. kill -9 between Ironic creating the target and brick recording it,
+# and inside local-detach before the target is deleted: brick cleanup
+# finds and deletes the target (by its tag), logs out, detaches in Cinder.
+for s in registered unregister; do
+	if [[ $s == unregister ]]; then
+		$B local-attach "$VOL" "${COMMON[@]}" --ironic-node "$NODE" --boot-index 1 >/brick/crash-$s-attach.out 2>&1
+		echo "RC crash-$s-attach $?"
+		BRICK_TEST_CRASH_AT=$s $B local-detach "$VOL" "${COMMON[@]}" >/brick/crash-$s.out 2>&1
+	else
+		BRICK_TEST_CRASH_AT=$s $B local-attach "$VOL" "${COMMON[@]}" --ironic-node "$NODE" --boot-index 1 >/brick/crash-$s.out 2>&1
+	fi
+	echo "RC crash-$s $?"
+	echo "TARGETS crashed-$s $($B ironic target list --node "$NODE" -f value | grep -c . || true)"
+	$B cleanup "$VOL" "${COMMON[@]}" >/brick/cleanup-$s.out 2>&1
+	echo "RC cleanup-$s $?"
+	echo "TARGETS cleaned-$s $($B ironic target list --node "$NODE" -f value | grep -c . || true)"
+	echo "SESSIONS cleaned-$s $(iscsiadm -m session 2>/dev/null | grep -c . || true)"
+	echo "RECORDS cleaned-$s $(ls /var/lib/brick/volumes/ 2>/dev/null | grep -c . || true)"
+done
 echo DONE
 `
 
@@ -95,7 +115,8 @@ func TestLocalAttachIronicNode(t *testing.T) {
 	out := string(res.Output)
 	t.Logf("guest: boot %s, script %s, wall %s, exit %d\n%s", res.Boot, res.ScriptTime, res.Duration, res.ExitCode, out)
 	files := map[string]string{}
-	for _, f := range []string{"attach1.json", "attach1.err", "targets1.json", "detach1.out", "attach2.err", "detach2.out", "cleanup.out"} {
+	for _, f := range []string{"attach1.json", "attach1.err", "targets1.json", "detach1.out", "attach2.err", "detach2.out", "cleanup.out",
+		"crash-registered.out", "cleanup-registered.out", "crash-unregister-attach.out", "crash-unregister.out", "cleanup-unregister.out"} {
 		b, _ := os.ReadFile(filepath.Join(share, f))
 		files[f] = string(b)
 		t.Logf("%s:\n%s", f, b)
@@ -135,6 +156,16 @@ func TestLocalAttachIronicNode(t *testing.T) {
 	require.Contains(t, files["detach2.out"], "power", "the message says the node must be powered off")
 	require.Contains(t, files["detach2.out"], "brick ironic target delete", "and how to finish")
 	require.Equal(t, "0", lines["TARGETS after-cleanup"], "the advised command removed it once the node was off")
+
+	for _, s := range []string{"registered", "unregister"} {
+		require.Equal(t, "137", lines["RC crash-"+s], "killed at %s: %s", s, files["crash-"+s+".out"])
+		require.Equal(t, "1", lines["TARGETS crashed-"+s], "the target exists when brick dies at %s", s)
+		require.Equal(t, "0", lines["RC cleanup-"+s], files["cleanup-"+s+".out"])
+		require.Equal(t, "0", lines["TARGETS cleaned-"+s], "cleanup after a kill at %s deleted the target: %s", s, files["cleanup-"+s+".out"])
+		require.Equal(t, "0", lines["SESSIONS cleaned-"+s])
+		require.Equal(t, "0", lines["RECORDS cleaned-"+s])
+	}
+	require.Equal(t, "0", lines["RC crash-unregister-attach"], files["crash-unregister-attach.out"])
 
 	v, err := c.GetVolume(ctx, vol.ID)
 	require.NoError(t, err)
