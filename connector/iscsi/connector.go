@@ -250,6 +250,9 @@ func (c *Connector) attachPath(ctx context.Context, info *Info, t Target) (res *
 		if sess, ok = findSession(sessions, t.IQN, t.Portal); !ok {
 			return res, fmt.Errorf("iscsi login %s: logged in, but no session in /sys/class/iscsi_session", t)
 		}
+		if res.createdSession {
+			c.dropDuplicateSessions(ctx, t, sess, sessions)
+		}
 	}
 	res.session = sess
 	ch, tg := targetAddress(c.h.FS, sess)
@@ -276,6 +279,25 @@ func (c *Connector) attachPath(ctx context.Context, info *Info, t Target) (res *
 		return res, fmt.Errorf("iscsi %s: verify device %s: %w", t, disk, err)
 	}
 	return res, nil
+}
+
+// dropDuplicateSessions logs out of every session to t but keep. It runs
+// after a login of this call to a target that had no session (under the
+// target lock, so no other brick is attaching through it): any second
+// session is a leak. One was seen with 8 parallel attaches under load
+// (open-iscsi can log in twice to one node when logins race), and its
+// second disk for the same LUN outlived the detach of other volumes and
+// would show LVM a duplicate PV.
+func (c *Connector) dropDuplicateSessions(ctx context.Context, t Target, keep Session, sessions []Session) {
+	for _, s := range sessions {
+		if s.Target != t.IQN || s.Portal != t.Portal || s.ID == keep.ID {
+			continue
+		}
+		c.log.Warn("iscsi: a second session to the target appeared with this login; logging it out", "target", t.String(), "session", s.ID, "kept", keep.ID)
+		if err := c.adm.logoutSession(ctx, s.ID); err != nil {
+			c.log.Warn("iscsi: could not log out the duplicate session", "target", t.String(), "session", s.ID, "err", err.Error())
+		}
+	}
 }
 
 // checkPortal waits, within the login timeout, until the portal accepts a

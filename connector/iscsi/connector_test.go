@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,7 @@ type fakeKernel struct {
 	nextDisk byte
 	loginErr map[string]error // portal -> login failure
 	password string           // the CHAP password the target wants ("" for none)
+	dupLogin bool             // a login makes two sessions (a racing open-iscsi)
 	maps     int
 }
 
@@ -78,7 +80,10 @@ func (fk *fakeKernel) run(_ context.Context, cmd host.Command) (host.Result, err
 				portal = cmd.Args[i+1]
 			}
 		}
-		rec := fk.recordFile(iqn, portal)
+		var rec string
+		if portal != "" {
+			rec = fk.recordFile(iqn, portal)
+		}
 		switch {
 		case strings.HasSuffix(args, "-o new"):
 			hosttest.WriteFile(fk.t, fk.root, rec, "# BEGIN RECORD 2.1.8\nnode.name = "+iqn+"\nnode.session.auth.authmethod = None\nnode.session.scan = auto\nnode.conn[0].timeo.login_timeout = 15\n# END RECORD\n")
@@ -98,6 +103,23 @@ func (fk *fakeKernel) run(_ context.Context, cmd host.Command) (host.Result, err
 				return host.Result{}, hosttest.Fail(cmd, 24, "iscsiadm: initiator reported error (24 - iSCSI login failed due to authorization failure)")
 			}
 			fk.addSession(iqn, portal)
+			if fk.dupLogin {
+				first := fk.sessions[portal]
+				fk.addSession(iqn, portal)
+				fk.sessions[portal] = first
+			}
+			return host.Result{}, nil
+		case strings.HasPrefix(args, "-m session -r ") && strings.HasSuffix(args, "--logout"):
+			id, err := strconv.Atoi(cmd.Args[3])
+			require.NoError(fk.t, err)
+			blocks, _ := filepath.Glob(fk.path(fmt.Sprintf("/sys/devices/platform/host%d/session%d/target*/*/block/*", id, id)))
+			for _, b := range blocks {
+				require.NoError(fk.t, os.Remove(fk.path("/dev/"+filepath.Base(b))))
+				require.NoError(fk.t, os.Remove(fk.path("/sys/block/"+filepath.Base(b))))
+			}
+			for _, p := range []string{fmt.Sprintf("/sys/class/iscsi_session/session%d", id), fmt.Sprintf("/sys/class/iscsi_connection/connection%d:0", id), fmt.Sprintf("/sys/devices/platform/host%d", id)} {
+				require.NoError(fk.t, os.RemoveAll(fk.path(p)))
+			}
 			return host.Result{}, nil
 		case strings.HasSuffix(args, "--logout"):
 			id, ok := fk.sessions[portal]
@@ -327,6 +349,31 @@ func TestConnectDisconnectSinglePathCHAP(t *testing.T) {
 	n := len(r.Calls())
 	require.NoError(t, c.Disconnect(ctx, ci, dev, connector.DisconnectOptions{}))
 	require.Len(t, r.Calls(), n)
+}
+
+// A login that leaves two sessions to the target (open-iscsi racing with
+// parallel logins) gets the second one logged out at once: its disk would
+// be a second device for the volume's LUN, outliving the detach.
+func TestConnectDropsDuplicateSession(t *testing.T) {
+	fk, r, h := newFakeKernel(t)
+	fk.dupLogin = true
+	fk.luns = map[int]string{1: fk.luns[1]}
+	c := iscsi.New(h, fastOptions())
+	ctx := context.Background()
+	ci := singleInfo(t, 1, false)
+	dev, err := c.Connect(ctx, ci)
+	require.NoError(t, err)
+	require.Contains(t, r.Calls(), "iscsiadm -m session -r 2 --logout")
+	sessions, records, disks := fk.state()
+	require.Equal(t, 1, sessions)
+	require.Equal(t, 1, records)
+	require.Equal(t, "/dev/sda", dev.Path)
+	require.Equal(t, []string{"sda"}, disks, "the duplicate session's disk went with it")
+
+	require.NoError(t, c.Disconnect(ctx, ci, dev, connector.DisconnectOptions{}))
+	sessions, records, _ = fk.state()
+	require.Zero(t, sessions)
+	require.Zero(t, records)
 }
 
 func TestConnectWrongCHAPLeavesNothing(t *testing.T) {

@@ -105,6 +105,15 @@ func (a iscsiadm) logout(ctx context.Context, iqn string, p Portal) error {
 	return nil
 }
 
+// logoutSession ends one session by its ID; gone already is fine. Logout
+// by target and portal would end every session to them.
+func (a iscsiadm) logoutSession(ctx context.Context, sid int) error {
+	if _, err := a.run(ctx, a.commandTimeout, []int{exitNoObjects}, "-m", "session", "-r", strconv.Itoa(sid), "--logout"); err != nil {
+		return fmt.Errorf("iscsi logout session %d: %w", sid, err)
+	}
+	return nil
+}
+
 // deleteNode removes the node record; none is fine.
 func (a iscsiadm) deleteNode(ctx context.Context, iqn string, p Portal) error {
 	if _, err := a.run(ctx, a.commandTimeout, []int{exitNoObjects}, "-m", "node", "-T", iqn, "-p", p.String(), "-o", "delete"); err != nil {
