@@ -260,6 +260,11 @@ func TestConcurrency(t *testing.T) {
 		}
 	}
 	require.Empty(t, dups, "two sessions to one target through one portal")
+	for _, l := range strings.Split(g.out, "\n") {
+		if strings.Contains(l, "a second session to the target appeared") {
+			t.Logf("duplicate session dropped by brick: %s", strings.TrimSpace(l))
+		}
+	}
 	require.Equal(t, []string{"8", "8", "0", "8"}, host("attached"), "8 sessions, 8 disks, no map, 8 records")
 	status("attached", "in-use", all...)
 	for _, i := range all {
