@@ -33,5 +33,9 @@ test:
 bench:
 	bash bench/run.sh
 
+# Every fuzz target for FUZZTIME (default 10s) each.
+fuzz:
+	bash test/fuzz.sh
+
 clean:
 	rm -rf bin bench/results test-e2e.log
