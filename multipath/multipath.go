@@ -37,6 +37,9 @@ type Options struct {
 	SettleTimeout time.Duration
 	// Backoff paces polls and flush retries.
 	Backoff host.Backoff
+	// Daemon carries multipathd commands. Default: multipathd's socket
+	// (on the real root only), falling back to the multipathd command.
+	Daemon Daemon
 }
 
 func (o Options) withDefaults() Options {
@@ -72,7 +75,11 @@ func New(h *host.Host, opts Options) *Multipath {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Multipath{fs: h.FS, runner: h.Runner, log: log, opts: opts.withDefaults()}
+	opts = opts.withDefaults()
+	if opts.Daemon == nil {
+		opts.Daemon = socketDaemon{fs: h.FS, timeout: opts.CommandTimeout}
+	}
+	return &Multipath{fs: h.FS, runner: h.Runner, log: log, opts: opts}
 }
 
 // ErrNoDaemon means multipathd is not running.
@@ -273,12 +280,12 @@ func (m *Multipath) AddPath(ctx context.Context, disk string) error {
 	if !diskRE().MatchString(disk) {
 		return fmt.Errorf("multipathd add path %q: not a disk name", disk)
 	}
-	res, err := m.run(ctx, "multipathd", "add", "path", "/dev/"+disk)
+	out, err := m.daemon(ctx, "add", "path", "/dev/"+disk)
 	if err != nil {
 		return fmt.Errorf("multipathd add path %s: %w", disk, err)
 	}
 	// multipathd reports failures on stdout with exit code 0 in some versions.
-	if out := strings.TrimSpace(string(res.Stdout)); out != "" && out != "ok" {
+	if out != "" && out != "ok" {
 		return fmt.Errorf("multipathd add path %s: %s", disk, truncate(out, 200))
 	}
 	return nil
@@ -291,7 +298,7 @@ func (m *Multipath) DelPath(ctx context.Context, disk string) error {
 	if !diskRE().MatchString(disk) {
 		return fmt.Errorf("multipathd del path %q: not a disk name", disk)
 	}
-	if _, err := m.run(ctx, "multipathd", "del", "path", disk); err != nil {
+	if _, err := m.daemon(ctx, "del", "path", disk); err != nil {
 		return fmt.Errorf("multipathd del path %s: %w", disk, err)
 	}
 	return nil
@@ -300,7 +307,7 @@ func (m *Multipath) DelPath(ctx context.Context, disk string) error {
 // DisableQueueing makes the map fail I/O instead of queueing it while no
 // path is usable, so a forced flush cannot hang on dead paths.
 func (m *Multipath) DisableQueueing(ctx context.Context, mp *Map) error {
-	if _, err := m.run(ctx, "multipathd", "disablequeueing", "map", mp.Name); err != nil {
+	if _, err := m.daemon(ctx, "disablequeueing", "map", mp.Name); err != nil {
 		return fmt.Errorf("multipathd disablequeueing %s: %w", mp.Name, err)
 	}
 	return nil
@@ -330,6 +337,7 @@ func (m *Multipath) WaitForMap(ctx context.Context, wwid string, disks ...string
 	if err != nil {
 		return nil, fmt.Errorf("wait for multipath map %s over %s: %w", wwid, strings.Join(disks, ", "), err)
 	}
+	m.log.Debug("multipath: map is there", "map", found.Device, "paths", strings.Join(found.Paths, ","))
 	return found, nil
 }
 
@@ -348,6 +356,7 @@ func (m *Multipath) WaitReadWrite(ctx context.Context, mp *Map) error {
 	if err != nil {
 		return fmt.Errorf("wait for %s (%s) to become read-write: %w", mp.Device, mp.Name, err)
 	}
+	m.log.Debug("multipath: map is read-write", "map", mp.Device)
 	mp.ReadOnly = false
 	return nil
 }
@@ -391,7 +400,7 @@ func (m *Multipath) Flush(ctx context.Context, mp *Map) error {
 			return true, nil
 		}
 		attempt++
-		_, err := m.run(ctx, "multipath", "-f", mp.Name)
+		err := m.removeMap(ctx, mp)
 		if err == nil || !m.stillThere(mp) {
 			return true, nil
 		}
@@ -406,6 +415,26 @@ func (m *Multipath) Flush(ctx context.Context, mp *Map) error {
 		return fmt.Errorf("multipath flush %s (%s): %w", mp.Name, mp.Device, err)
 	}
 	return nil
+}
+
+// removeMap removes the map once: multipathd's "del map" over its socket
+// (no process start; multipathd also drops the map and its paths from its
+// own state at once), else "multipath -f". A refused "del map" (map in
+// use, or one multipathd does not know) gets "multipath -f" too, whose
+// error then says why.
+func (m *Multipath) removeMap(ctx context.Context, mp *Map) error {
+	reply, err := m.opts.Daemon.Command(ctx, "del map "+mp.Name)
+	if err == nil && (reply == "ok" || reply == "") {
+		m.log.Debug("multipathd (socket)", "command", "del map "+mp.Name, "reply", reply)
+		return nil
+	}
+	if err == nil {
+		m.log.Debug("multipathd del map refused; running multipath -f", "map", mp.Name, "reply", truncate(reply, 200))
+	} else if !errors.Is(err, ErrNoSocket) {
+		m.log.Debug("multipathd del map failed; running multipath -f", "map", mp.Name, "err", err.Error())
+	}
+	_, err = m.run(ctx, "multipath", "-f", mp.Name)
+	return err
 }
 
 func (m *Multipath) flushBackoff() host.Backoff {
@@ -445,6 +474,7 @@ func (m *Multipath) WaitForPaths(ctx context.Context, mp *Map, n int) (*Map, boo
 		}
 		return len(mp.Paths) >= n, nil
 	})
+	m.log.Debug("multipath: map paths", "map", mp.Device, "paths", strings.Join(mp.Paths, ","), "want", n)
 	return mp, len(mp.Paths) >= n
 }
 
@@ -475,5 +505,6 @@ func (m *Multipath) WaitUdevDone(ctx context.Context, disk string) error {
 	if err != nil {
 		return fmt.Errorf("wait for udev to process %s (%s): %w", disk, entry, err)
 	}
+	m.log.Debug("multipath: udev has processed the path", "disk", disk)
 	return nil
 }

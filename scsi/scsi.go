@@ -200,8 +200,8 @@ func (s *SCSI) HCTLOf(name string) (HCTL, error) {
 	return ParseHCTL(path.Base(target))
 }
 
-// WaitForDevice waits until the device at a has a block device in sysfs and
-// its node in /dev, and returns its disk name. It wakes on inotify events in
+// WaitForDevice waits until the device at a has a block device in sysfs
+// (/sys/block/<name>/device too) and its node in /dev, and returns its disk name. It wakes on inotify events in
 // /dev and polls sysfs with a growing gap in between; Options.DeviceTimeout
 // (or ctx, if shorter) bounds the wait.
 func (s *SCSI) WaitForDevice(ctx context.Context, a HCTL) (string, error) {
@@ -214,7 +214,11 @@ func (s *SCSI) WaitForDevice(ctx context.Context, a HCTL) (string, error) {
 			return false, err
 		}
 		for _, n := range names {
-			if s.fs.Exists(DevPath(n)) {
+			// The kernel makes /dev/sdX (devtmpfs) before the
+			// /sys/block/sdX link: a caller reading sysfs through that
+			// link right after a bare /dev check found it missing
+			// under TCG (and undid a good path).
+			if s.fs.Exists(DevPath(n)) && s.fs.Exists("/sys/block/"+n+"/device") {
 				found = n
 				return true, nil
 			}

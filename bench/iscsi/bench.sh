@@ -79,8 +79,11 @@ leftovers() {
 run() {
 	if [[ -n ${TRACE:-} ]]; then strace -f -qq -e trace=execve -o "$TRACE" "$@"; else "$@"; fi
 }
-brick_connect() { run $B connect $flag ${extra:-} --connection-info "/tmp/$mode.json" -f json >/tmp/dev.json; }
-brick_disconnect() { run $B disconnect $flag --connection-info "/tmp/$mode.json" --device-info /tmp/dev.json; }
+# Multipath rounds keep brick's --debug log (DEBUG lines after each round) so
+# the seconds of a connect can be placed step by step.
+dbg() { [[ $mode == mp && -z ${TRACE:-} ]] && echo "--debug"; }
+brick_connect() { run $B connect $flag ${extra:-} $(dbg) --connection-info "/tmp/$mode.json" -f json >/tmp/dev.json 2>>/tmp/brick-debug.log; }
+brick_disconnect() { run $B disconnect $flag $(dbg) --connection-info "/tmp/$mode.json" --device-info /tmp/dev.json 2>>/tmp/brick-debug.log; }
 cli_connect() {
 	run /usr/bin/python3 "$PY" connect "/tmp/$mode.json" "$mode" /tmp/osbrick-locks >/tmp/osdev.out 2>/tmp/osbrick.err ||
 		{ echo "os-brick-cli connect failed: $(tail -5 /tmp/osbrick.err)" >&2; exit 1; }
@@ -112,8 +115,10 @@ for mode in single mp; do
 	flag=""; [[ $mode == mp ]] && flag=--multipath
 	: >"/tmp/brick-$mode"; : >"/tmp/osbrick-$mode"; : >"/tmp/cli-$mode"
 	for ((i = 1; i <= ROUNDS; i++)); do
+		: >/tmp/brick-debug.log
 		r=$(timed brick)
 		echo "RUN $mode brick $r"
+		if [[ $mode == mp ]]; then sed "s/^/DEBUG $mode $i /" /tmp/brick-debug.log; else cat /tmp/brick-debug.log >&2; fi
 		echo "${r##* }" >>"/tmp/brick-$mode"
 		leftovers "brick $mode $i"
 

@@ -278,6 +278,7 @@ func (c *Connector) attachPath(ctx context.Context, info *Info, t Target) (res *
 	if res.wwid, err = c.scsi.WWID(disk); err != nil {
 		return res, fmt.Errorf("iscsi %s: verify device %s: %w", t, disk, err)
 	}
+	c.log.Debug("iscsi: path up", "target", t.String(), "disk", disk)
 	return res, nil
 }
 

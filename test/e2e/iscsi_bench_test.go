@@ -25,8 +25,9 @@ import (
 	"github.com/brick-storage/brick/internal/testbed/guest"
 )
 
-// benchPrefixes are the machine-readable lines bench.sh prints.
-var benchPrefixes = []string{"RUN ", "MEDIAN ", "EXECVE ", "LEFTOVER ", "LOAD "}
+// benchPrefixes are the machine-readable lines bench.sh prints (DEBUG:
+// brick's --debug log of each multipath round, to place its seconds).
+var benchPrefixes = []string{"RUN ", "MEDIAN ", "EXECVE ", "LEFTOVER ", "LOAD ", "DEBUG "}
 
 func benchInt(name string, def int) int {
 	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n >= 0 {
