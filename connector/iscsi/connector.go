@@ -482,6 +482,39 @@ func (c *Connector) connectMultipath(ctx context.Context, info *Info, targets []
 			drained = true
 		}
 	}
+	// Wait until udev has processed every path that is up, taking in paths
+	// that come up meanwhile and waiting for them too; a path still logging
+	// in (a dead portal takes the whole login timeout) is not waited for.
+	// The WWID is added only after this (buildMap), so multipathd builds the
+	// map over all these paths at once: a path added to a map multipathd
+	// has just created waits until udev has finished with the new map (6 s
+	// under TCG), while the paths' own udev work runs side by side.
+	udevDone := make(chan struct{}, len(targets))
+	waiting := 0
+	awaitUdev := func(r *pathResult) {
+		waiting++
+		go func() {
+			if err := c.mp.WaitUdevDone(ctx, r.disk); err != nil {
+				c.log.Debug("multipath: udev has not processed the path", "disk", r.disk, "err", err.Error())
+			}
+			udevDone <- struct{}{}
+		}()
+	}
+	for _, r := range paths {
+		awaitUdev(r)
+	}
+	for waiting > 0 {
+		select {
+		case <-udevDone:
+			waiting--
+		case i := <-finished:
+			n := len(paths)
+			take(i)
+			if len(paths) > n {
+				awaitUdev(paths[n])
+			}
+		}
+	}
 	early := len(paths)
 	mp, err := c.buildMap(ctx, wwid, disksOf(paths))
 	for pending > 0 {
