@@ -383,12 +383,25 @@ func (m *Multipath) Settle(ctx context.Context) error {
 	return nil
 }
 
-// Flush removes the map (multipath -f), first letting udev settle, and
+// Flush removes the map (multipathd's "del map", else multipath -f),
+// letting udev settle unless the first try over the socket worked, and
 // retries while the map is briefly held, until Options.FlushTimeout (or
 // ctx) ends. A map that is already gone is success. The paths beneath stay.
 func (m *Multipath) Flush(ctx context.Context, mp *Map) error {
 	ctx, cancel := context.WithTimeout(ctx, m.opts.FlushTimeout)
 	defer cancel()
+	// One try over multipathd's socket first, before any wait for udev:
+	// right after a connect udev is often still busy with the map's own
+	// events (1.8 s under TCG) without holding it open. multipathd refuses
+	// a map in use, and then the settle-and-retry below goes on as before.
+	if reply, err := m.opts.Daemon.Command(ctx, "del map "+mp.Name); err == nil && (reply == "ok" || reply == "") {
+		m.log.Debug("multipathd (socket)", "command", "del map "+mp.Name, "reply", reply)
+		if !m.stillThere(mp) {
+			return nil
+		}
+	} else if err == nil {
+		m.log.Debug("multipathd del map refused before udev settled; settling", "map", mp.Name, "reply", truncate(reply, 200))
+	}
 	if err := m.Settle(ctx); err != nil {
 		// A slow udev queue is no reason to keep the map; flush anyway.
 		m.log.Debug("multipath flush: settle failed", "err", err.Error())
