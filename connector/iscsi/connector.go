@@ -216,11 +216,15 @@ type pathResult struct {
 	wwid    string
 	// What this call created, so a failure can take exactly that back.
 	createdRecord, createdSession, scanned bool
+	// recordReady: the node record was made before the logins began.
+	recordReady bool
 }
 
 // attachPath brings up one path: node record, login, targeted scan, device.
-func (c *Connector) attachPath(ctx context.Context, info *Info, t Target) (res *pathResult, err error) {
-	res = &pathResult{target: t}
+// res carries what was done for the path already (at least its target).
+func (c *Connector) attachPath(ctx context.Context, info *Info, path *pathResult) (res *pathResult, err error) {
+	res = path
+	t := res.target
 	defer func() {
 		if err != nil {
 			c.undoPath(context.WithoutCancel(ctx), res)
@@ -236,8 +240,10 @@ func (c *Connector) attachPath(ctx context.Context, info *Info, t Target) (res *
 		if err := c.checkPortal(ctx, t); err != nil {
 			return res, err
 		}
-		if err := c.prepareRecord(ctx, info, t, res); err != nil {
-			return res, err
+		if !res.recordReady {
+			if err := c.prepareRecord(ctx, info, t, res); err != nil {
+				return res, err
+			}
 		}
 		existed, err := c.adm.login(ctx, t.IQN, t.Portal)
 		if err != nil {
@@ -299,6 +305,55 @@ func (c *Connector) dropDuplicateSessions(ctx context.Context, t Target, keep Se
 			c.log.Warn("iscsi: could not log out the duplicate session", "target", t.String(), "session", s.ID, "err", err.Error())
 		}
 	}
+}
+
+// prepareRecords makes the node records of all targets without a session
+// before any login starts. Making a record takes the node-database lock
+// exclusively and a login holds it shared for seconds, so a path whose
+// record came after the first path's login began waited for that login
+// (about 2 s of a multipath connect under TCG), and multipathd then built
+// the map over the first path alone. A record that cannot be made here is
+// tried again, and its error reported, by attachPath. Only portals that
+// answer a first TCP probe get one here: nothing runs for a dead portal.
+func (c *Connector) prepareRecords(ctx context.Context, info *Info, targets []Target) []*pathResult {
+	pre := make([]*pathResult, len(targets))
+	sessions, _ := ListSessions(c.h.FS)
+	answered := make([]bool, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		pre[i] = &pathResult{target: t}
+		if _, live := findSession(sessions, t.IQN, t.Portal); live {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answered[i] = c.probeOnce(ctx, t)
+		}()
+	}
+	wg.Wait()
+	for i, t := range targets {
+		if !answered[i] {
+			continue
+		}
+		if err := c.prepareRecord(ctx, info, t, pre[i]); err != nil {
+			c.log.Debug("iscsi: node record not made before the logins", "target", t.String(), "err", err.Error())
+			continue
+		}
+		pre[i].recordReady = true
+	}
+	return pre
+}
+
+// probeOnce reports whether the portal accepts a TCP connection now, within
+// a second at most; without a PortalCheck every portal counts as answering.
+func (c *Connector) probeOnce(ctx context.Context, t Target) bool {
+	if c.opts.PortalCheck == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(c.opts.LoginTimeout, time.Second))
+	defer cancel()
+	return c.opts.PortalCheck(ctx, t.Portal.String()) == nil
 }
 
 // checkPortal waits, within the login timeout, until the portal accepts a
@@ -382,7 +437,7 @@ func (c *Connector) connectSingle(ctx context.Context, info *Info, targets []Tar
 	var errs []error
 	// os-brick's order: the singular target first, then the others, until one works.
 	for _, t := range targets {
-		res, err := c.attachPath(ctx, info, t)
+		res, err := c.attachPath(ctx, info, &pathResult{target: t})
 		if err != nil {
 			errs = append(errs, err)
 			if ctx.Err() != nil {
@@ -437,9 +492,10 @@ func (c *Connector) connectMultipath(ctx context.Context, info *Info, targets []
 	results := make([]*pathResult, len(targets))
 	errs := make([]error, len(targets))
 	finished := make(chan int, len(targets))
-	for i, t := range targets {
+	pre := c.prepareRecords(ctx, info, targets)
+	for i := range targets {
 		go func() {
-			results[i], errs[i] = c.attachPath(ctx, info, t)
+			results[i], errs[i] = c.attachPath(ctx, info, pre[i])
 			finished <- i
 		}()
 	}
