@@ -38,3 +38,32 @@ func TestFrame(t *testing.T) {
 	_, err = readFrame(&b)
 	require.Error(t, err, "a cut reply is an error")
 }
+
+// FuzzReadFrame: a reply from the socket is bytes from another process;
+// whatever they are, readFrame returns an error or a string no longer than
+// the frame, and never allocates past maxReply.
+func FuzzReadFrame(f *testing.F) {
+	var ok bytes.Buffer
+	_ = writeFrame(&ok, "ok\n")
+	f.Add(ok.Bytes())
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte("short"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := readFrame(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		if len(data) < 8 || len(got) > len(data)-8 {
+			t.Fatalf("reply %q longer than its frame of %d bytes", got, len(data))
+		}
+		// A message written by writeFrame reads back the same.
+		var b bytes.Buffer
+		if err := writeFrame(&b, got); err != nil {
+			t.Fatal(err)
+		}
+		again, err := readFrame(&b)
+		if err != nil || again != got {
+			t.Fatalf("round trip of %q: %q, %v", got, again, err)
+		}
+	})
+}
