@@ -34,7 +34,7 @@ func (m *Multipath) Remove(ctx context.Context, mp *Map, force bool, flushBuffer
 	if err := m.Settle(ctx); err != nil {
 		m.log.Debug("multipath: settle failed", "err", err.Error())
 	}
-	if _, err = m.run(ctx, "multipath", "-f", mp.Name); err == nil || !m.stillThere(mp) {
+	if err = m.removeMap(ctx, mp); err == nil || !m.stillThere(mp) {
 		return false, nil
 	}
 	m.log.Warn("multipath: the map is held open; removing its paths anyway (--force)", "map", mp.Name, "device", mp.DevPath(), "err", err.Error())

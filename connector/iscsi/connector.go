@@ -237,10 +237,12 @@ func (c *Connector) attachPath(ctx context.Context, info *Info, path *pathResult
 	}
 	sess, ok := findSession(sessions, t.IQN, t.Portal)
 	if !ok {
-		if err := c.checkPortal(ctx, t); err != nil {
-			return res, err
-		}
+		// A ready record was made after the portal answered a probe
+		// (prepareRecords): no second probe.
 		if !res.recordReady {
+			if err := c.checkPortal(ctx, t); err != nil {
+				return res, err
+			}
 			if err := c.prepareRecord(ctx, info, t, res); err != nil {
 				return res, err
 			}
