@@ -7,6 +7,7 @@ import (
 
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/ident"
 )
 
 // CleanupResult says what Cleanup did for one volume.
@@ -65,7 +66,7 @@ func (m *Manager) resolveID(ctx context.Context, ref string) (string, error) {
 	if rec, err := m.findRecord(ref); err == nil {
 		return rec.VolumeID, nil
 	}
-	if id, ok := connector.ParseUUID(ref); ok {
+	if id, ok := ident.ParseUUID(ref); ok {
 		return id, nil
 	}
 	vol, err := m.Cinder.FindVolume(ctx, ref)

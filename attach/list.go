@@ -8,6 +8,7 @@ import (
 
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/ident"
 )
 
 // Entry is one local attachment as `brick list` shows it.
@@ -42,7 +43,7 @@ func (m *Manager) List(ctx context.Context) ([]Entry, []error) {
 
 // Record returns the local record of a volume (by ID or name).
 func (m *Manager) Record(ref string) (*Record, error) {
-	if id, ok := connector.ParseUUID(ref); ok {
+	if id, ok := ident.ParseUUID(ref); ok {
 		return m.store().load(id)
 	}
 	return m.findRecord(ref)

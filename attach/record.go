@@ -17,6 +17,7 @@ import (
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 )
 
 // DefaultStateDir holds one record per locally attached volume.
@@ -82,7 +83,7 @@ func (s store) path(volumeID string) string {
 // validVolumeID accepts Cinder's UUIDs only: the ID becomes a file name
 // and a lock name.
 func validVolumeID(id string) (string, error) {
-	u, ok := connector.ParseUUID(id)
+	u, ok := ident.ParseUUID(id)
 	if !ok {
 		return "", fmt.Errorf("volume id %s is not a UUID", connector.Quote(id))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/ident"
 )
 
 // Microversion is a Block Storage API version "3.N".
@@ -156,17 +157,13 @@ func (c *Client) Volume(ctx context.Context, id string) (*Volume, error) {
 	return v, mapError("get", id, err)
 }
 
-var uuidRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
-})
-
 // FindVolume resolves an ID or a unique name. A missing volume is
 // ErrNotFound; a name several volumes share is ErrAmbiguous, listing them.
 func (c *Client) FindVolume(ctx context.Context, nameOrID string) (*Volume, error) {
 	if err := checkRef(nameOrID); err != nil {
 		return nil, &Error{Step: "find", Volume: truncate(nameOrID, 64), Kind: ErrBadRequest, Message: err.Error()}
 	}
-	if uuidRE().MatchString(nameOrID) {
+	if ident.IsUUIDLoose(nameOrID) {
 		v, err := c.Volume(ctx, nameOrID)
 		if err == nil || !isKind(err, ErrNotFound) {
 			return v, err

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/brick-storage/brick/ident"
 )
 
 // ConnectionInfo is Cinder's connection_info, normalised: DriverVolumeType
@@ -419,7 +421,7 @@ func (c ConnectionInfo) VolumeID() (string, error) {
 	if err != nil || id == "" {
 		return "", err
 	}
-	u, ok := ParseUUID(id)
+	u, ok := ident.ParseUUID(id)
 	if !ok {
 		return "", Invalid("volume_id", "must be a UUID, got %s", Quote(id))
 	}

@@ -7,12 +7,11 @@ import (
 	"net/netip"
 	"os"
 	"path"
-	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 )
 
 // Properties is the connector Cinder drivers expect from a host, with the
@@ -124,7 +123,7 @@ func Gather(fsys host.FS, opts GatherOptions) (Properties, []Warning, error) {
 	p.WWPNs, p.WWNNs = gatherFC(fsys, warn)
 
 	if v, err := fsys.ReadString(productUUIDFile); err == nil {
-		if u, ok := ParseUUID(v); ok {
+		if u, ok := ident.ParseUUID(v); ok {
 			p.SystemUUID = u
 		} else {
 			warn(productUUIDFile, errors.New("not a UUID"))
@@ -135,14 +134,14 @@ func Gather(fsys host.FS, opts GatherOptions) (Properties, []Warning, error) {
 	}
 
 	if v, err := fsys.ReadString(hostNQNFile); err == nil {
-		if ValidNQN(v) {
+		if ident.NQN(v) {
 			p.NQN = v
 		} else {
 			warn(hostNQNFile, errors.New("not an NQN"))
 		}
 	}
 	if v, err := fsys.ReadString(hostIDFile); err == nil {
-		if u, ok := ParseUUID(v); ok {
+		if u, ok := ident.ParseUUID(v); ok {
 			p.NVMeHostID = u
 		}
 	}
@@ -181,57 +180,11 @@ func ParseInitiatorName(data []byte) (string, bool) {
 			continue
 		}
 		val = strings.TrimSpace(val)
-		if ValidIQN(val) {
+		if ident.IQN(val) {
 			return val, true
 		}
 	}
 	return "", false
-}
-
-var (
-	iqnRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^iqn\.[0-9]{4}-[0-9]{2}\.[a-z0-9][a-z0-9.-]*(:[\x21-\x7e]+)?$`)
-	})
-	euiRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^eui\.[0-9A-Fa-f]{16}$`) })
-	naaRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^naa\.[0-9A-Fa-f]{16}([0-9A-Fa-f]{16})?$`) })
-	uuidRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	})
-	nqnRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^nqn\.[0-9]{4}-[0-9]{2}\.[\x21-\x7e]+$`) })
-	wwnRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
-)
-
-// ValidIQN reports whether s is an iSCSI name in iqn., eui. or naa. form
-// (RFC 3720 3.2.6) of at most 223 bytes with no shell-special characters.
-func ValidIQN(s string) bool {
-	if len(s) > 223 || strings.ContainsAny(s, " \t'\"`$\\;|&<>(){}*?!") {
-		return false
-	}
-	return iqnRE().MatchString(strings.ToLower(s)) || euiRE().MatchString(s) || naaRE().MatchString(s)
-}
-
-// ParseUUID returns a lowercase UUID, or false.
-func ParseUUID(s string) (string, bool) {
-	s = strings.TrimSpace(s)
-	if !uuidRE().MatchString(s) {
-		return "", false
-	}
-	return strings.ToLower(s), true
-}
-
-// ValidNQN reports whether s looks like an NVMe qualified name.
-func ValidNQN(s string) bool { return len(s) <= 223 && nqnRE().MatchString(s) }
-
-// NormalizeWWN turns "0x21:00:00:24:FF:5A:7B:3C" or "2100..." into the 16
-// lowercase hex digits Cinder and sysfs compare.
-func NormalizeWWN(s string) (string, bool) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	s = strings.TrimPrefix(s, "0x")
-	s = strings.ReplaceAll(s, ":", "")
-	if !wwnRE().MatchString(s) {
-		return "", false
-	}
-	return s, true
 }
 
 // gatherFC lists the WWPNs and WWNNs of FC ports whose state is Online.
@@ -254,7 +207,7 @@ func gatherFC(fsys host.FS, warn func(string, error)) (wwpns, wwnns []string) {
 			continue
 		}
 		if raw, err := fsys.ReadString(dir + "/port_name"); err == nil {
-			if w, ok := NormalizeWWN(raw); ok {
+			if w, ok := ident.NormalizeWWN(raw); ok {
 				wwpns = append(wwpns, w)
 			} else {
 				warn(dir+"/port_name", errors.New("not a WWN"))
@@ -263,7 +216,7 @@ func gatherFC(fsys host.FS, warn func(string, error)) (wwpns, wwnns []string) {
 			warn(dir+"/port_name", err)
 		}
 		if raw, err := fsys.ReadString(dir + "/node_name"); err == nil {
-			if w, ok := NormalizeWWN(raw); ok {
+			if w, ok := ident.NormalizeWWN(raw); ok {
 				wwnns = append(wwnns, w)
 			} else {
 				warn(dir+"/node_name", errors.New("not a WWN"))

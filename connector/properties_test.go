@@ -8,6 +8,7 @@ import (
 
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/host/hosttest"
+	"github.com/brick-storage/brick/ident"
 )
 
 // fcHost writes one /sys/class/fc_host entry.
@@ -188,18 +189,18 @@ func TestGatherIPSelection(t *testing.T) {
 
 func TestValidators(t *testing.T) {
 	for _, s := range []string{"iqn.2010-10.org.openstack:volume-8d5f", "iqn.1993-08.org.debian:01:abc", "eui.02004567A425678D", "naa.52004567BA64678D", "iqn.2001-04.com.example"} {
-		require.True(t, ValidIQN(s), s)
+		require.True(t, ident.IQN(s), s)
 	}
 	for _, s := range []string{"", "iqn", "iqn.2010-10.org.openstack:vol;rm -rf", "-iqn.2010-10.org.x", "iqn.20100-10.org.x", "eui.123", "iqn.2010-10.org.x:a b", "iqn.2010-10.org.x:$(id)"} {
-		require.False(t, ValidIQN(s), s)
+		require.False(t, ident.IQN(s), s)
 	}
 	for in, want := range map[string]string{"0x21000024FF5A7B3C": "21000024ff5a7b3c", "21:00:00:24:ff:5a:7b:3c": "21000024ff5a7b3c", " 21000024ff5a7b3c\n": "21000024ff5a7b3c"} {
-		got, ok := NormalizeWWN(in)
+		got, ok := ident.NormalizeWWN(in)
 		require.True(t, ok, in)
 		require.Equal(t, want, got)
 	}
 	for _, in := range []string{"", "0x", "21000024ff5a7b3", "21000024ff5a7b3cc", "g1000024ff5a7b3c"} {
-		_, ok := NormalizeWWN(in)
+		_, ok := ident.NormalizeWWN(in)
 		require.False(t, ok, in)
 	}
 }
@@ -210,7 +211,7 @@ func FuzzParseInitiatorName(f *testing.F) {
 	f.Add([]byte("InitiatorName=\n=\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		iqn, ok := ParseInitiatorName(data)
-		if ok && !ValidIQN(iqn) {
+		if ok && !ident.IQN(iqn) {
 			t.Fatalf("returned invalid IQN %q", iqn)
 		}
 	})
@@ -220,10 +221,10 @@ func FuzzSysfsValues(f *testing.F) {
 	f.Add("0x21000024ff5a7b3c", "4C4C4544-0051-3510-8052-B4C04F4B4E32")
 	f.Add("", "")
 	f.Fuzz(func(t *testing.T, wwn, uuid string) {
-		if w, ok := NormalizeWWN(wwn); ok && len(w) != 16 {
+		if w, ok := ident.NormalizeWWN(wwn); ok && len(w) != 16 {
 			t.Fatalf("bad normalised WWN %q", w)
 		}
-		if u, ok := ParseUUID(uuid); ok && len(u) != 36 {
+		if u, ok := ident.ParseUUID(uuid); ok && len(u) != 36 {
 			t.Fatalf("bad UUID %q", u)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 )
@@ -128,7 +129,7 @@ type ConnectorCreateOpts struct {
 
 // ToVolumeConnectorCreateMap validates the options and builds the body.
 func (o ConnectorCreateOpts) ToVolumeConnectorCreateMap() (map[string]any, error) {
-	if !IsUUID(o.NodeUUID) {
+	if !ident.IsUUID(o.NodeUUID) {
 		return nil, fmt.Errorf("node_uuid %s is not a UUID (Ironic does not take node names here)", quote(o.NodeUUID))
 	}
 	id, err := NormalizeConnectorID(o.Type, o.ConnectorID)
@@ -136,7 +137,7 @@ func (o ConnectorCreateOpts) ToVolumeConnectorCreateMap() (map[string]any, error
 		return nil, err
 	}
 	o.ConnectorID = id
-	if o.UUID != "" && !IsUUID(o.UUID) {
+	if o.UUID != "" && !ident.IsUUID(o.UUID) {
 		return nil, fmt.Errorf("uuid %s is not a UUID", quote(o.UUID))
 	}
 	if err := checkKV("extra", o.Extra); err != nil {
@@ -168,7 +169,7 @@ func (o ConnectorUpdateOpts) ToVolumeConnectorUpdateMap() ([]map[string]any, err
 	for i, op := range o {
 		switch {
 		case op.Path == "/node_uuid":
-			if s, _ := op.Value.(string); op.Op == "remove" || !IsUUID(s) {
+			if s, _ := op.Value.(string); op.Op == "remove" || !ident.IsUUID(s) {
 				return nil, fmt.Errorf("node_uuid must be replaced by a node UUID")
 			}
 		case op.Path == "/type":

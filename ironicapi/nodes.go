@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 )
 
@@ -49,28 +50,28 @@ func (r NodeResult) Extract() (*Node, error) {
 }
 
 // GetNode fetches a node by name or UUID.
-func GetNode(ctx context.Context, client *gophercloud.ServiceClient, ident string) (r NodeResult) {
-	c := call{op: "get", resource: "node", ident: ident}
-	if !ValidNodeIdent(ident) {
-		r.Err = invalid(c.String(), "node", "%s is not a node name or UUID", quote(ident))
+func GetNode(ctx context.Context, client *gophercloud.ServiceClient, nodeRef string) (r NodeResult) {
+	c := call{op: "get", resource: "node", ident: nodeRef}
+	if !ValidNodeIdent(nodeRef) {
+		r.Err = invalid(c.String(), "node", "%s is not a node name or UUID", quote(nodeRef))
 		return r
 	}
-	resp, err := volumeClient(client).Get(ctx, nodeURL(client, ident)+"?fields="+nodeFields, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{200}})
+	resp, err := volumeClient(client).Get(ctx, nodeURL(client, nodeRef)+"?fields="+nodeFields, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{200}})
 	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
 	r.Err = convert(c, r.Err)
 	return r
 }
 
-// ResolveNode returns the UUID of the node named or identified by ident.
+// ResolveNode returns the UUID of the node named or identified by nodeRef.
 // Node-scoped URLs and request bodies need the UUID: Ironic answers names
 // there with 404 or 400.
-func ResolveNode(ctx context.Context, client *gophercloud.ServiceClient, ident string) (string, error) {
-	n, err := GetNode(ctx, client, ident).Extract()
+func ResolveNode(ctx context.Context, client *gophercloud.ServiceClient, nodeRef string) (string, error) {
+	n, err := GetNode(ctx, client, nodeRef).Extract()
 	if err != nil {
 		return "", err
 	}
-	if !IsUUID(n.UUID) {
-		return "", fmt.Errorf("ironic get node %s: answer has no node UUID", quote(ident))
+	if !ident.IsUUID(n.UUID) {
+		return "", fmt.Errorf("ironic get node %s: answer has no node UUID", quote(nodeRef))
 	}
 	return n.UUID, nil
 }
@@ -80,7 +81,7 @@ func ResolveNode(ctx context.Context, client *gophercloud.ServiceClient, ident s
 // change itself is asynchronous.
 func SetPowerState(ctx context.Context, client *gophercloud.ServiceClient, nodeUUID, target string) error {
 	c := call{op: "set power state of", resource: "node", ident: nodeUUID}
-	if !IsUUID(nodeUUID) {
+	if !ident.IsUUID(nodeUUID) {
 		return invalid(c.String(), "node", "%s is not a UUID", quote(nodeUUID))
 	}
 	if target != PowerOff && target != PowerOn {
@@ -129,7 +130,7 @@ func FormatCapabilities(caps []Capability) string {
 // power state. Capabilities stored as a JSON object are updated as one.
 func SetCapabilities(ctx context.Context, client *gophercloud.ServiceClient, nodeUUID string, set []Capability) (bool, error) {
 	c := call{op: "set capabilities of", resource: "node", ident: nodeUUID}
-	if !IsUUID(nodeUUID) {
+	if !ident.IsUUID(nodeUUID) {
 		return false, invalid(c.String(), "node", "%s is not a UUID", quote(nodeUUID))
 	}
 	for _, s := range set {

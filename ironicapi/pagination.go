@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 )
@@ -94,7 +95,7 @@ func (o listOpts) query(allowed []string) (string, error) {
 	if o.Limit < 0 {
 		return "", fmt.Errorf("limit %d is negative", o.Limit)
 	}
-	if o.Marker != "" && !IsUUID(o.Marker) {
+	if o.Marker != "" && !ident.IsUUID(o.Marker) {
 		return "", fmt.Errorf("marker %s is not a UUID", quote(o.Marker))
 	}
 	if err := checkSort(o.SortKey, o.SortDir); err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 )
 
@@ -44,7 +45,7 @@ type RegisterResult struct {
 // that node. IDs are normalized (NormalizeConnectorID) before comparing.
 func Register(ctx context.Context, client *gophercloud.ServiceClient, nodeUUID string, want []ConnectorSpec, opts RegisterOpts) (*RegisterResult, error) {
 	op := "register connectors of node " + quote(nodeUUID)
-	if !IsUUID(nodeUUID) {
+	if !ident.IsUUID(nodeUUID) {
 		return nil, invalid(op, "node", "%s is not a UUID (resolve names with ResolveNode)", quote(nodeUUID))
 	}
 	norm := make([]ConnectorSpec, 0, len(want))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 )
@@ -123,7 +124,7 @@ type TargetCreateOpts struct {
 
 // ToVolumeTargetCreateMap validates the options and builds the body.
 func (o TargetCreateOpts) ToVolumeTargetCreateMap() (map[string]any, error) {
-	if !IsUUID(o.NodeUUID) {
+	if !ident.IsUUID(o.NodeUUID) {
 		return nil, fmt.Errorf("node_uuid %s is not a UUID (Ironic does not take node names here)", quote(o.NodeUUID))
 	}
 	if !ValidVolumeType(o.VolumeType) {
@@ -132,11 +133,11 @@ func (o TargetCreateOpts) ToVolumeTargetCreateMap() (map[string]any, error) {
 	if o.BootIndex < 0 {
 		return nil, fmt.Errorf("boot_index %d is negative", o.BootIndex)
 	}
-	if !IsUUID(o.VolumeID) {
+	if !ident.IsUUID(o.VolumeID) {
 		return nil, fmt.Errorf("volume_id %s is not a UUID", quote(o.VolumeID))
 	}
 	o.VolumeID = strings.ToLower(o.VolumeID)
-	if o.UUID != "" && !IsUUID(o.UUID) {
+	if o.UUID != "" && !ident.IsUUID(o.UUID) {
 		return nil, fmt.Errorf("uuid %s is not a UUID", quote(o.UUID))
 	}
 	if err := checkKV("properties", o.Properties); err != nil {
@@ -168,7 +169,7 @@ func (o TargetUpdateOpts) ToVolumeTargetUpdateMap() ([]map[string]any, error) {
 		remove := op.Op == "remove"
 		switch {
 		case op.Path == "/node_uuid":
-			if s, _ := op.Value.(string); remove || !IsUUID(s) {
+			if s, _ := op.Value.(string); remove || !ident.IsUUID(s) {
 				return nil, fmt.Errorf("node_uuid must be replaced by a node UUID")
 			}
 		case op.Path == "/volume_type":
@@ -181,7 +182,7 @@ func (o TargetUpdateOpts) ToVolumeTargetUpdateMap() ([]map[string]any, error) {
 				return nil, fmt.Errorf("boot_index must be replaced by an integer >= 0")
 			}
 		case op.Path == "/volume_id":
-			if s, _ := op.Value.(string); remove || !IsUUID(s) {
+			if s, _ := op.Value.(string); remove || !ident.IsUUID(s) {
 				return nil, fmt.Errorf("volume_id must be replaced by a volume UUID")
 			}
 		case op.Path == "/extra", op.Path == "/properties":

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/brick-storage/brick/ident"
 )
 
 // Ironic stores whatever it is sent for a connector's type and ID and a
@@ -34,27 +36,15 @@ var ConnectorTypes = []string{ConnectorIQN, ConnectorIP, ConnectorMAC, Connector
 var VolumeTypes = []string{"iscsi", "iser", "fibre_channel", "rbd", "nfs", "nvmeof", "glusterfs", "scaleio", "quobyte", "vzstorage", "local"}
 
 var (
-	iqnRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^iqn\.[0-9]{4}-[0-9]{2}\.[a-z0-9][a-z0-9.-]*(:[\x21-\x7e]+)?$`)
-	})
-	euiRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^eui\.[0-9a-fA-F]{16}$`) })
-	naaRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^naa\.[0-9a-fA-F]{16}([0-9a-fA-F]{16})?$`) })
-	uuidRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	})
-	wwnRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
 	// Ironic's logical names (RFC 3986 unreserved characters).
 	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._~-]{1,255}$`) })
 	// Field names for fields= and sort_key=.
 	fieldRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z_]{0,63}$`) })
 )
 
-// IsUUID reports whether s is a UUID in canonical 8-4-4-4-12 form.
-func IsUUID(s string) bool { return uuidRE().MatchString(s) }
-
 // ValidNodeIdent reports whether s can name a node: a UUID or an Ironic
 // logical name. It keeps path separators and query characters out of URLs.
-func ValidNodeIdent(s string) bool { return IsUUID(s) || nameRE().MatchString(s) }
+func ValidNodeIdent(s string) bool { return ident.IsUUID(s) || nameRE().MatchString(s) }
 
 // NormalizeConnectorID checks id against the format of connector type typ
 // and returns the form brick stores: lowercase MAC with colons, WWNs as 16
@@ -72,8 +62,7 @@ func NormalizeConnectorID(typ, id string) (string, error) {
 	}
 	switch typ {
 	case ConnectorIQN:
-		if len(id) > 223 || strings.ContainsAny(id, " \t'\"`$\\;|&<>(){}*?!") ||
-			!(iqnRE().MatchString(strings.ToLower(id)) || euiRE().MatchString(id) || naaRE().MatchString(id)) {
+		if !ident.IQN(id) {
 			return bad("an iSCSI name (iqn.YYYY-MM.domain[:id], eui.<16 hex> or naa.<16|32 hex>)")
 		}
 		return id, nil
@@ -90,12 +79,12 @@ func NormalizeConnectorID(typ, id string) (string, error) {
 		}
 		return hw.String(), nil
 	case ConnectorWWNN, ConnectorWWPN:
-		if w, ok := normalizeWWN(id); ok {
+		if w, ok := ident.NormalizeWWN(id); ok {
 			return w, nil
 		}
 		return bad("a WWN (16 hex digits, colons allowed)")
 	default: // port, portgroup: an Ironic port or portgroup UUID
-		if !IsUUID(id) {
+		if !ident.IsUUID(id) {
 			return bad("a " + typ + " UUID")
 		}
 		return strings.ToLower(id), nil
@@ -108,13 +97,6 @@ func checkConnectorIDText(id string) error {
 		return fmt.Errorf("connector ID %s is empty, too long, starts with '-' or holds control characters", quote(id))
 	}
 	return nil
-}
-
-func normalizeWWN(s string) (string, bool) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	s = strings.TrimPrefix(s, "0x")
-	s = strings.ReplaceAll(s, ":", "")
-	return s, wwnRE().MatchString(s)
 }
 
 // ValidVolumeType reports whether t is a known volume_type.

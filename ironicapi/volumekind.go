@@ -3,6 +3,7 @@ package ironicapi
 import (
 	"context"
 
+	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 )
@@ -56,7 +57,7 @@ func (k volumeKind) list(client *gophercloud.ServiceClient, u string, query func
 // listNode is list on /v1/nodes/<uuid>/volume/<collection>, which takes a
 // UUID only.
 func (k volumeKind) listNode(client *gophercloud.ServiceClient, nodeUUID string, query func() (string, error)) pagination.Pager {
-	if !IsUUID(nodeUUID) {
+	if !ident.IsUUID(nodeUUID) {
 		return pagination.Pager{Err: invalid("list "+k.resource+"s", "node", "%s is not a UUID (resolve names with ResolveNode)", quote(nodeUUID))}
 	}
 	return k.list(client, k.nodeURL(client, nodeUUID), query)
@@ -77,7 +78,7 @@ func (k volumeKind) create(ctx context.Context, client *gophercloud.ServiceClien
 
 func (k volumeKind) get(ctx context.Context, client *gophercloud.ServiceClient, id string, opts *GetOpts) (r gophercloud.Result) {
 	c := call{op: "get", resource: k.resource, ident: id}
-	if !IsUUID(id) {
+	if !ident.IsUUID(id) {
 		r.Err = invalid(c.String(), "uuid", "%s is not a UUID", quote(id))
 		return r
 	}
@@ -98,7 +99,7 @@ func (k volumeKind) get(ctx context.Context, client *gophercloud.ServiceClient, 
 
 func (k volumeKind) update(ctx context.Context, client *gophercloud.ServiceClient, id string, body func() ([]map[string]any, error)) (r gophercloud.Result) {
 	c := call{op: "update", resource: k.resource, ident: id}
-	if !IsUUID(id) {
+	if !ident.IsUUID(id) {
 		r.Err = invalid(c.String(), "uuid", "%s is not a UUID", quote(id))
 		return r
 	}
@@ -115,7 +116,7 @@ func (k volumeKind) update(ctx context.Context, client *gophercloud.ServiceClien
 
 func (k volumeKind) delete(ctx context.Context, client *gophercloud.ServiceClient, id string) (r DeleteResult) {
 	c := call{op: "delete", resource: k.resource, ident: id}
-	if !IsUUID(id) {
+	if !ident.IsUUID(id) {
 		r.Err = invalid(c.String(), "uuid", "%s is not a UUID", quote(id))
 		return r
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/brick-storage/brick/ident"
 )
 
 // WWIDKnown reports whether multipath's wwids file lists the WWID already,
@@ -27,7 +29,7 @@ func (m *Multipath) WWIDKnown(wwid string) bool {
 // to multipathd, whose udev event may have come and gone before the WWID
 // was known. Bounded by Options.MapTimeout.
 func (m *Multipath) Assemble(ctx context.Context, wwid string, disks ...string) (*Map, error) {
-	if !ValidWWID(wwid) {
+	if !ident.WWID(wwid) {
 		return nil, fmt.Errorf("multipath: WWID %q is not usable", wwid)
 	}
 	if mp, err := m.MapOf(disks...); err == nil && mp.WWID == wwid && len(mp.Paths) >= len(disks) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/brick-storage/brick/host/hosttest"
+	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/multipath"
 )
 
@@ -40,7 +41,7 @@ func FuzzMapSysfs(f *testing.F) {
 			t.Fatalf("wwid %q", mp.WWID)
 		}
 		_ = m.WWIDKnown(wwid)
-		if multipath.ValidWWID(name) {
+		if ident.WWID(name) {
 			_, _ = m.MapByWWID(name)
 		}
 	})

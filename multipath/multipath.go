@@ -14,12 +14,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 )
 
 // Options tune multipath operations; the zero value means the defaults.
@@ -109,16 +108,6 @@ func (m *Map) DevPath() string { return "/dev/" + m.Device }
 // ByIDPath returns the udev link that names the map by WWID.
 func (m *Map) ByIDPath() string { return "/dev/disk/by-id/dm-uuid-mpath-" + m.WWID }
 
-var (
-	dmRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^dm-[0-9]{1,6}$`) })
-	diskRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`) })
-	wwidRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9A-Za-z][\x21-\x7e]{0,254}$`) })
-)
-
-// ValidWWID reports whether s can be a multipath WWID on a command line:
-// printable ASCII, no white space, no leading "-", at most 255 bytes.
-func ValidWWID(s string) bool { return wwidRE().MatchString(s) && !strings.ContainsAny(s, `/\'"`) }
-
 // DaemonRunning reports whether multipathd runs on the host (from /proc;
 // no command is run).
 func (m *Multipath) DaemonRunning() bool { return m.fs.ProcessRunning("multipathd") }
@@ -127,7 +116,7 @@ func (m *Multipath) DaemonRunning() bool { return m.fs.ProcessRunning("multipath
 // exist or is not a multipath map.
 func (m *Multipath) Map(dm string) (*Map, error) {
 	dm = strings.TrimPrefix(dm, "/dev/")
-	if !dmRE().MatchString(dm) {
+	if !ident.DMName(dm) {
 		return nil, fmt.Errorf("multipath map %q: not a dm device name", dm)
 	}
 	base := "/sys/block/" + dm
@@ -164,7 +153,7 @@ func (m *Multipath) Map(dm string) (*Map, error) {
 func (m *Multipath) MapOf(disks ...string) (*Map, error) {
 	for _, d := range disks {
 		d = strings.TrimPrefix(d, "/dev/")
-		if !diskRE().MatchString(d) {
+		if !ident.DiskName(d) {
 			return nil, fmt.Errorf("multipath map of %q: not a disk name", d)
 		}
 		entries, err := m.fs.ReadDir("/sys/block/" + d + "/holders")
@@ -172,7 +161,7 @@ func (m *Multipath) MapOf(disks ...string) (*Map, error) {
 			continue
 		}
 		for _, e := range entries {
-			if !dmRE().MatchString(e.Name()) {
+			if !ident.DMName(e.Name()) {
 				continue
 			}
 			if mp, err := m.Map(e.Name()); err == nil {
@@ -186,7 +175,7 @@ func (m *Multipath) MapOf(disks ...string) (*Map, error) {
 // MapByWWID finds the multipath map with the given WWID by its dm uuid, or
 // returns an error wrapping ErrNoMap.
 func (m *Multipath) MapByWWID(wwid string) (*Map, error) {
-	if !ValidWWID(wwid) {
+	if !ident.WWID(wwid) {
 		return nil, fmt.Errorf("multipath map of WWID %q: invalid WWID", wwid)
 	}
 	// The udev link is the fast path; sysfs covers hosts without udev.
@@ -204,7 +193,7 @@ func (m *Multipath) MapByWWID(wwid string) (*Map, error) {
 	}
 	for _, e := range entries {
 		dm := e.Name()
-		if !strings.HasPrefix(dm, "dm-") || !dmRE().MatchString(dm) {
+		if !strings.HasPrefix(dm, "dm-") || !ident.DMName(dm) {
 			continue
 		}
 		uuid, err := m.fs.ReadString("/sys/block/" + dm + "/dm/uuid")
@@ -233,7 +222,7 @@ const wwidsHeader = "# Multipath wwids, Version : 1.0\n# Maintained by multipath
 // a process start, about a second on a busy host); if that fails it runs
 // "multipath -a".
 func (m *Multipath) AddWWID(ctx context.Context, wwid string) error {
-	if !ValidWWID(wwid) {
+	if !ident.WWID(wwid) {
 		return fmt.Errorf("multipath add wwid %q: invalid WWID", wwid)
 	}
 	lctx, cancel := context.WithTimeout(ctx, m.opts.CommandTimeout)
@@ -255,7 +244,7 @@ func (m *Multipath) AddWWID(ctx context.Context, wwid string) error {
 // "multipath -w" does it, under the same lock (that command is the
 // fallback). An unknown WWID is success.
 func (m *Multipath) RemoveWWID(ctx context.Context, wwid string) error {
-	if !ValidWWID(wwid) {
+	if !ident.WWID(wwid) {
 		return fmt.Errorf("multipath remove wwid %q: invalid WWID", wwid)
 	}
 	lctx, cancel := context.WithTimeout(ctx, m.opts.CommandTimeout)
@@ -277,7 +266,7 @@ func (m *Multipath) RemoveWWID(ctx context.Context, wwid string) error {
 // added, and then multipathd ignored it.
 func (m *Multipath) AddPath(ctx context.Context, disk string) error {
 	disk = strings.TrimPrefix(disk, "/dev/")
-	if !diskRE().MatchString(disk) {
+	if !ident.DiskName(disk) {
 		return fmt.Errorf("multipathd add path %q: not a disk name", disk)
 	}
 	out, err := m.daemon(ctx, "add", "path", "/dev/"+disk)
@@ -295,7 +284,7 @@ func (m *Multipath) AddPath(ctx context.Context, disk string) error {
 // does not know is success.
 func (m *Multipath) DelPath(ctx context.Context, disk string) error {
 	disk = strings.TrimPrefix(disk, "/dev/")
-	if !diskRE().MatchString(disk) {
+	if !ident.DiskName(disk) {
 		return fmt.Errorf("multipathd del path %q: not a disk name", disk)
 	}
 	if _, err := m.daemon(ctx, "del", "path", disk); err != nil {
@@ -317,7 +306,7 @@ func (m *Multipath) DisableQueueing(ctx context.Context, mp *Map) error {
 // the disks and returns it. Bounded by Options.MapTimeout (or ctx); wakes
 // on /dev changes.
 func (m *Multipath) WaitForMap(ctx context.Context, wwid string, disks ...string) (*Map, error) {
-	if !ValidWWID(wwid) {
+	if !ident.WWID(wwid) {
 		return nil, fmt.Errorf("wait for multipath map %q: invalid WWID", wwid)
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.opts.MapTimeout)
@@ -499,7 +488,7 @@ func (m *Multipath) WaitForPaths(ctx context.Context, mp *Map, n int) (*Map, boo
 // Without a running udevd (no /run/udev/control) there is nothing to wait for.
 func (m *Multipath) WaitUdevDone(ctx context.Context, disk string) error {
 	disk = strings.TrimPrefix(disk, "/dev/")
-	if !diskRE().MatchString(disk) {
+	if !ident.DiskName(disk) {
 		return fmt.Errorf("wait for udev on %q: not a disk name", disk)
 	}
 	if !m.fs.Exists("/run/udev/control") {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 )
 
 // CheckNotInUse refuses a device (a disk "sdb" or a map "dm-3") that is
@@ -18,7 +19,7 @@ func (s *SCSI) CheckNotInUse(devs ...string) error {
 		return err
 	}
 	for _, d := range devs {
-		if !ValidDiskName(d) && !validDMName(d) {
+		if !ident.DiskName(d) && !ident.DMName(d) {
 			return fmt.Errorf("check %q in use: not a disk name", d)
 		}
 		for _, name := range append([]string{d}, s.partitions(d)...) {

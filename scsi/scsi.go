@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 )
 
 // Wildcard in an HCTL's Channel or Target scans every channel or target
@@ -109,27 +110,17 @@ func New(h *host.Host, opts Options) *SCSI {
 // ErrNotFound means no block device exists (yet) for an address.
 var ErrNotFound = errors.New("no such SCSI device")
 
-var diskNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`) })
-
-// ValidDiskName reports whether name is a plain kernel block device name
-// ("sdb", "dm-3" is not: see multipath), safe to put into a path.
-func ValidDiskName(name string) bool { return diskNameRE().MatchString(name) }
-
 // DevPath returns "/dev/<name>".
 func DevPath(name string) string { return "/dev/" + name }
 
 // DiskName turns "/dev/sdb" or "sdb" into "sdb", rejecting anything else.
 func DiskName(dev string) (string, error) {
 	name := strings.TrimPrefix(dev, "/dev/")
-	if !ValidDiskName(name) && !validDMName(name) {
+	if !ident.DiskName(name) && !ident.DMName(name) {
 		return "", fmt.Errorf("device %q: not a disk name", dev)
 	}
 	return name, nil
 }
-
-var dmNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^dm-[0-9]{1,6}$`) })
-
-func validDMName(name string) bool { return dmNameRE().MatchString(name) }
 
 // Scan asks the kernel to probe exactly one LUN: "C T L" written to
 // /sys/class/scsi_host/hostH/scan. Channel and Target may be Wildcard.
@@ -169,7 +160,7 @@ func (s *SCSI) Find(a HCTL) ([]string, error) {
 	}
 	out := make([]string, 0, len(matches))
 	for _, m := range matches {
-		if name := path.Base(m); ValidDiskName(name) {
+		if name := path.Base(m); ident.DiskName(name) {
 			out = append(out, name)
 		}
 	}
@@ -190,7 +181,7 @@ func (s *SCSI) BlockDevice(a HCTL) (string, error) {
 
 // HCTLOf returns the address of a disk from /sys/block/<name>/device.
 func (s *SCSI) HCTLOf(name string) (HCTL, error) {
-	if !ValidDiskName(name) {
+	if !ident.DiskName(name) {
 		return HCTL{}, fmt.Errorf("address of %q: not a disk name", name)
 	}
 	target, err := s.fs.Readlink("/sys/block/" + name + "/device")
@@ -233,7 +224,7 @@ func (s *SCSI) WaitForDevice(ctx context.Context, a HCTL) (string, error) {
 
 // Exists reports whether the disk is still known to the kernel.
 func (s *SCSI) Exists(name string) bool {
-	if !ValidDiskName(name) {
+	if !ident.DiskName(name) {
 		return false
 	}
 	_, err := s.fs.Lstat("/sys/block/" + name)
@@ -243,7 +234,7 @@ func (s *SCSI) Exists(name string) bool {
 // Size returns the disk's size in bytes (0 while the kernel has not read
 // the capacity yet).
 func (s *SCSI) Size(name string) (int64, error) {
-	if !ValidDiskName(name) {
+	if !ident.DiskName(name) {
 		return 0, fmt.Errorf("size of %q: not a disk name", name)
 	}
 	v, err := s.fs.ReadString("/sys/block/" + name + "/size")
@@ -259,7 +250,7 @@ func (s *SCSI) Size(name string) (int64, error) {
 
 // ReadOnly reports whether the kernel marks the disk read-only.
 func (s *SCSI) ReadOnly(name string) (bool, error) {
-	if !ValidDiskName(name) && !validDMName(name) {
+	if !ident.DiskName(name) && !ident.DMName(name) {
 		return false, fmt.Errorf("read-only flag of %q: not a disk name", name)
 	}
 	v, err := s.fs.ReadString("/sys/block/" + name + "/ro")
@@ -272,7 +263,7 @@ func (s *SCSI) ReadOnly(name string) (bool, error) {
 // Holders lists the block devices stacked on a disk ("dm-3"), from
 // /sys/block/<name>/holders. A disk that is gone has none.
 func (s *SCSI) Holders(name string) ([]string, error) {
-	if !ValidDiskName(name) && !validDMName(name) {
+	if !ident.DiskName(name) && !ident.DMName(name) {
 		return nil, fmt.Errorf("holders of %q: not a disk name", name)
 	}
 	entries, err := s.fs.ReadDir("/sys/block/" + name + "/holders")
@@ -294,7 +285,7 @@ func (s *SCSI) Holders(name string) ([]string, error) {
 // Options.CommandTimeout (or ctx). A disk that is already gone has nothing
 // to flush.
 func (s *SCSI) Flush(ctx context.Context, name string) error {
-	if !ValidDiskName(name) && !validDMName(name) {
+	if !ident.DiskName(name) && !ident.DMName(name) {
 		return fmt.Errorf("flush %q: not a disk name", name)
 	}
 	if !s.fs.Exists(DevPath(name)) {
@@ -326,7 +317,7 @@ func (s *SCSI) Flush(ctx context.Context, name string) error {
 // Delete removes the disk from the kernel (1 > /sys/block/<name>/device/delete).
 // A disk that is already gone is success.
 func (s *SCSI) Delete(ctx context.Context, name string) error {
-	if !ValidDiskName(name) {
+	if !ident.DiskName(name) {
 		return fmt.Errorf("delete %q: not a disk name", name)
 	}
 	if err := ctx.Err(); err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+
+	"github.com/brick-storage/brick/ident"
 )
 
 // WWID returns the disk's identifier in the form udev's scsi_id prints
@@ -23,7 +25,7 @@ import (
 // /sys/block/<name>/device/wwid ("naa.6001405..."), which prefers the same
 // designators for every array brick has met.
 func (s *SCSI) WWID(name string) (string, error) {
-	if !ValidDiskName(name) {
+	if !ident.DiskName(name) {
 		return "", fmt.Errorf("wwid of %q: not a disk name", name)
 	}
 	dir := "/sys/block/" + name + "/device/"

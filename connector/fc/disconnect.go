@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/multipath"
 	"github.com/brick-storage/brick/scsi"
 )
@@ -73,7 +74,7 @@ func (c *Connector) find(info *Info, dev *connector.Device) (*attached, error) {
 	if dev != nil {
 		for _, p := range dev.Paths {
 			d, err := scsi.DiskName(p)
-			if err != nil || !scsi.ValidDiskName(d) {
+			if err != nil || !ident.DiskName(d) {
 				continue
 			}
 			if addr, err := c.scsi.HCTLOf(d); err == nil {

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/scsi"
 )
 
@@ -220,7 +221,7 @@ func diskOfLink(fsys host.FS, link string) string {
 		return ""
 	}
 	name := strings.TrimPrefix(target, "/dev/")
-	if name == target || !scsi.ValidDiskName(name) {
+	if name == target || !ident.DiskName(name) {
 		return ""
 	}
 	return name

@@ -16,6 +16,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/multipath"
 	"github.com/brick-storage/brick/scsi"
 )
@@ -687,7 +688,7 @@ func devPaths(disks []string) []string {
 // single path), then each path is handed to multipathd, whose udev event
 // may have come and gone before the WWID was known.
 func (c *Connector) buildMap(ctx context.Context, wwid string, disks []string) (*multipath.Map, error) {
-	if !multipath.ValidWWID(wwid) {
+	if !ident.WWID(wwid) {
 		return nil, fmt.Errorf("multipath: WWID %q is not usable", wwid)
 	}
 	if mp, err := c.mp.MapOf(disks...); err == nil && mp.WWID == wwid && len(mp.Paths) >= len(disks) {

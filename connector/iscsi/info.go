@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/scsi"
 )
 
@@ -333,7 +334,7 @@ func repeat(s string, n int) []string {
 }
 
 func checkIQN(key, iqn string) error {
-	if !connector.ValidIQN(iqn) || strings.ContainsAny(iqn, "/[],\n\r") {
+	if !ident.IQN(iqn) || strings.ContainsAny(iqn, "/[],\n\r") {
 		return connector.Invalid(key, "not an iSCSI name (iqn./eui./naa.), got %s", connector.Quote(iqn))
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/connector/iscsi"
+	"github.com/brick-storage/brick/ident"
 )
 
 const (
@@ -191,7 +192,7 @@ func FuzzParseInfo(f *testing.F) {
 			t.Fatal("accepted with no target")
 		}
 		for _, tg := range info.Targets {
-			if !connector.ValidIQN(tg.IQN) || strings.ContainsAny(tg.IQN, "/\n") || strings.HasPrefix(tg.IQN, "-") {
+			if !ident.IQN(tg.IQN) || strings.ContainsAny(tg.IQN, "/\n") || strings.HasPrefix(tg.IQN, "-") {
 				t.Fatalf("unsafe IQN %q", tg.IQN)
 			}
 			if tg.LUN < 0 || tg.LUN > 16383 {
@@ -229,7 +230,7 @@ func FuzzParseDiscovery(f *testing.F) {
 	f.Add([]byte("127.0.0.1:3260,1 " + iqn1 + "\n[fd00::2]:3260,2 " + iqn1 + "\n"))
 	f.Fuzz(func(t *testing.T, out []byte) {
 		for _, d := range iscsi.ParseDiscovery(out) {
-			if !connector.ValidIQN(d.IQN) {
+			if !ident.IQN(d.IQN) {
 				t.Fatalf("bad IQN %q", d.IQN)
 			}
 			if _, err := iscsi.ParsePortal(d.Portal.String()); err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/ident"
 )
 
 // Volume is an RBD connection info, validated: every field is safe to put
@@ -147,7 +148,7 @@ func ParseVolume(info connector.ConnectionInfo) (Volume, error) {
 	if s, _, err := info.String("secret_uuid"); err != nil {
 		return v, err
 	} else if s != "" {
-		u, ok := connector.ParseUUID(s)
+		u, ok := ident.ParseUUID(s)
 		if !ok {
 			return v, connector.Invalid("secret_uuid", "must be a UUID, got %s", connector.Quote(s))
 		}
