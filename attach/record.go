@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
@@ -101,57 +98,8 @@ func (s store) save(r *Record) error {
 	if err != nil {
 		return fmt.Errorf("encode state record for %s: %w", r.VolumeID, err)
 	}
-	data = append(data, '\n')
-	dir := s.fs.Path(s.dir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create state dir %s: %w", s.dir, err)
-	}
-	// A crash mid-save leaves a temp file; the per-volume lock the caller
-	// holds means any existing one is such a leftover.
-	if stale, err := filepath.Glob(filepath.Join(dir, "."+r.VolumeID+".*.tmp")); err == nil {
-		for _, f := range stale {
-			_ = os.Remove(f)
-		}
-	}
-	tmp, err := os.CreateTemp(dir, "."+r.VolumeID+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write state record %s: %w", s.path(r.VolumeID), err)
-	}
-	tmpName := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("write state record %s: %w", s.path(r.VolumeID), err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write state record %s: %w", s.path(r.VolumeID), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("sync state record %s: %w", s.path(r.VolumeID), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write state record %s: %w", s.path(r.VolumeID), err)
-	}
-	if err := os.Rename(tmpName, s.fs.Path(s.path(r.VolumeID))); err != nil {
-		return fmt.Errorf("write state record %s: %w", s.path(r.VolumeID), err)
-	}
-	ok = true
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("sync state dir: %w", err)
-	}
-	defer unix.Close(fd)
-	if err := unix.Fsync(fd); err != nil {
-		return fmt.Errorf("sync state dir: %w", err)
+	if err := s.fs.WriteFileAtomic(s.path(r.VolumeID), append(data, '\n')); err != nil {
+		return fmt.Errorf("save state record of %s: %w", r.VolumeID, err)
 	}
 	return nil
 }
@@ -210,12 +158,8 @@ func corrupt(p, format string, args ...any) error {
 
 // remove deletes the record; a missing one is fine.
 func (s store) remove(volumeID string) error {
-	err := os.Remove(s.fs.Path(s.path(volumeID)))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove state record %s: %w", s.path(volumeID), err)
-	}
-	if err == nil {
-		return syncDir(s.fs.Path(s.dir))
+	if err := s.fs.RemoveFileDurable(s.path(volumeID)); err != nil {
+		return fmt.Errorf("remove state record of %s: %w", volumeID, err)
 	}
 	return nil
 }

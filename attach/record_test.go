@@ -49,7 +49,7 @@ func TestRecordStoreSurvivesCrash(t *testing.T) {
 	// A kill -9 between CreateTemp and rename: a half-written temp file
 	// (of A, whose real record is intact) and one of a volume with no
 	// record at all.
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "."+volA+".123456.tmp"), good[:len(good)/2], 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "."+volA+".json.123456.tmp"), good[:len(good)/2], 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".dddddddd-dddd-4ddd-8ddd-dddddddddddd.99.tmp"), []byte("{\"vers"), 0o600))
 	// A record truncated by a crash on a filesystem without the rename
 	// barrier, and one overwritten with garbage.
@@ -81,7 +81,7 @@ func TestRecordStoreSurvivesCrash(t *testing.T) {
 	got, err := s.load(volA)
 	require.NoError(t, err)
 	require.Equal(t, PhaseDetaching, got.Phase)
-	left, err := filepath.Glob(filepath.Join(dir, "."+volA+".*.tmp"))
+	left, err := filepath.Glob(filepath.Join(dir, "."+volA+".json.*.tmp"))
 	require.NoError(t, err)
 	require.Empty(t, left, "the crashed save's temp file is removed")
 	fi, err = os.Stat(filepath.Join(dir, volA+".json"))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 )
@@ -55,48 +54,15 @@ func (c *Connector) readState(id string) (*shareState, error) {
 // writeState replaces the share's record atomically, or removes it when no
 // user is left.
 func (c *Connector) writeState(id string, st *shareState) error {
-	path := c.h.FS.Path(c.statePath(id))
 	if len(st.Users) == 0 {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove nfs share state %s: %w", c.statePath(id), err)
-		}
-		return nil
+		return c.h.FS.RemoveFileDurable(c.statePath(id))
 	}
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("write nfs share state: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+id+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write nfs share state: %w", err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		return fmt.Errorf("write nfs share state %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write nfs share state %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write nfs share state %s: %w", tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write nfs share state %s: %w", path, err)
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // make the rename durable where the state dir is on disk
-		d.Close()
+	if err := c.h.FS.WriteFileAtomic(c.statePath(id), append(data, '\n')); err != nil {
+		return fmt.Errorf("save nfs share state: %w", err)
 	}
 	return nil
 }
