@@ -20,6 +20,7 @@ import (
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/rollback"
 )
 
 // Cinder is what attach needs of cinderapi.Client.
@@ -67,8 +68,9 @@ func deletionDeferred(err error) bool {
 	return errors.As(err, &d) && d.DeletionDeferred()
 }
 
-// Steps, in the order local-attach runs them; Options.AtStep sees each
-// name just before the step starts (and "done" at the end).
+// Steps, in the order local-attach runs them. A trace set with
+// rollback.WithTrace on the context sees each name just before the step
+// starts (and "done" at the end): tests crash brick there.
 const (
 	StepReserve  = "reserve"
 	StepExport   = "export"
@@ -77,7 +79,7 @@ const (
 	StepMkfs     = "mkfs"
 	StepMount    = "mount"
 	StepRegister = "register"
-	// StepRegistered is no step of its own: AtStep sees it between Ironic
+	// StepRegistered is no step of its own: the trace sees it between Ironic
 	// creating the target and brick recording its UUID.
 	StepRegistered = "registered"
 	StepDone       = "done"
@@ -89,8 +91,8 @@ const (
 	StepUnregister   = "unregister"
 )
 
-// DefaultRollbackTimeout bounds a whole rollback.
-const DefaultRollbackTimeout = 5 * time.Minute
+// DefaultRollbackTimeout bounds a whole rollback or cleanup.
+const DefaultRollbackTimeout = rollback.DefaultTimeout
 
 // Manager runs local attaches and detaches on one host.
 type Manager struct {
@@ -104,12 +106,6 @@ type Manager struct {
 	// RollbackTimeout bounds each rollback or cleanup (default
 	// DefaultRollbackTimeout); it runs even when the caller's context ended.
 	RollbackTimeout time.Duration
-	// AtStep, when set, is called with each step name just before the step
-	// runs. Tests use it to crash brick at a chosen point (the CLI wires it
-	// to BRICK_TEST_CRASH_AT).
-	AtStep func(step string)
-	// Now returns the time (time.Now when nil).
-	Now func() time.Time
 }
 
 func (m *Manager) store() store {
@@ -120,23 +116,20 @@ func (m *Manager) store() store {
 	return store{fs: m.Host.FS, dir: dir}
 }
 
-func (m *Manager) now() time.Time {
-	if m.Now != nil {
-		return m.Now()
-	}
-	return time.Now().UTC()
-}
+func now() time.Time { return time.Now().UTC() }
 
-func (m *Manager) rollbackTimeout() time.Duration {
-	if m.RollbackTimeout > 0 {
-		return m.RollbackTimeout
-	}
-	return DefaultRollbackTimeout
-}
-
-func (m *Manager) at(step string) {
-	if m.AtStep != nil {
-		m.AtStep(step)
+// journal runs the steps of one operation on rec: each step is recorded
+// before it starts, so a crash inside it is visible to cleanup.
+func (m *Manager) journal(rec *Record) *rollback.Journal {
+	st := m.store()
+	return &rollback.Journal{
+		Begin: func(step string) error {
+			rec.Step = step
+			rec.UpdatedAt = now()
+			return st.save(rec)
+		},
+		Timeout: m.RollbackTimeout,
+		Log:     m.Host.Log,
 	}
 }
 
@@ -172,17 +165,19 @@ var ErrNotAttached = errors.New("not attached to this host")
 // ErrHalfDone means a record shows an unfinished operation; cleanup repairs it.
 var ErrHalfDone = errors.New("unfinished operation")
 
-// undoStep is one thing to reverse on failure.
-type undoStep struct {
-	name string
-	fn   func(ctx context.Context) error
-}
-
 // opError formats failures as "local-attach VOLUME: STEP: cause"; Cinder
 // errors already name their step and volume.
-func opError(op, volume, step string, err error) error {
+func opError(op, volume string, err error) error {
+	step := ""
+	var se *rollback.StepError
+	if errors.As(err, &se) {
+		step, err = se.Step, se.Err
+	}
 	var ce *cinderapi.Error
 	if errors.As(err, &ce) {
+		return fmt.Errorf("%s %s: %w", op, volume, oneLine{err})
+	}
+	if step == "" {
 		return fmt.Errorf("%s %s: %w", op, volume, oneLine{err})
 	}
 	return fmt.Errorf("%s %s: %s: %w", op, volume, step, oneLine{err})
@@ -211,266 +206,93 @@ func (o oneLine) Unwrap() error { return o.err }
 // the record stays for `brick cleanup` and the error says so.
 func (m *Manager) Attach(ctx context.Context, opts AttachOptions) (*Record, error) {
 	ref := opts.Volume
-	mode := opts.Mode
-	if mode == "" {
-		mode = "rw"
-	}
-	if mode != "rw" && mode != "ro" {
-		return nil, fmt.Errorf("local-attach %s: mode %s: use rw or ro", ref, connector.Quote(mode))
-	}
-	if opts.Mountpoint != "" {
-		if err := checkMountpoint(opts.Mountpoint); err != nil {
-			return nil, fmt.Errorf("local-attach %s: %w", ref, err)
-		}
-	}
-	if opts.Mkfs != "" {
-		if opts.Mountpoint == "" {
-			return nil, fmt.Errorf("local-attach %s: --mkfs needs --mountpoint", ref)
-		}
-		if err := checkFSType(opts.Mkfs); err != nil {
-			return nil, fmt.Errorf("local-attach %s: %w", ref, err)
-		}
-	}
-	if opts.IronicNode != "" && m.Targets == nil {
-		return nil, fmt.Errorf("local-attach %s: Ironic registration is not configured", ref)
+	mode, err := m.checkAttach(opts)
+	if err != nil {
+		return nil, fmt.Errorf("local-attach %s: %w", ref, err)
 	}
 	vol, err := m.Cinder.FindVolume(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("local-attach %s: %w", ref, err)
 	}
-	id, err := validVolumeID(vol.ID)
-	if err != nil {
-		return nil, fmt.Errorf("local-attach %s: %w", ref, err)
-	}
-	unlock, err := m.Host.FS.Lock(ctx, "volume-"+id)
+	id, unlock, err := m.lock(ctx, vol)
 	if err != nil {
 		return nil, fmt.Errorf("local-attach %s: %w", ref, err)
 	}
 	defer unlock()
-
-	st := m.store()
-	if old, err := st.load(id); err == nil {
-		return nil, fmt.Errorf("local-attach %s: volume %s already has a local record (phase %s, step %s): run brick local-detach or brick cleanup", ref, id, old.Phase, old.Step)
-	} else if !errors.Is(err, ErrNoRecord) {
+	r, err := m.newAttachRun(vol, id, mode, opts)
+	if err != nil {
 		return nil, fmt.Errorf("local-attach %s: %w", ref, err)
 	}
+	j := m.journal(r.rec)
+	err = j.Run(ctx, r.steps()...)
+	if err == nil {
+		r.rec.Phase = PhaseAttached
+		err = j.Run(ctx, rollback.Step{Name: StepDone})
+	}
+	if err != nil {
+		return nil, r.fail(ctx, j, err)
+	}
+	return r.rec, nil
+}
 
-	props, warns, err := connector.Gather(m.Host.FS, opts.Gather)
+// checkAttach refuses bad options before anything is asked of Cinder; it
+// returns the mode.
+func (m *Manager) checkAttach(opts AttachOptions) (string, error) {
+	mode := opts.Mode
+	if mode == "" {
+		mode = "rw"
+	}
+	if mode != "rw" && mode != "ro" {
+		return "", fmt.Errorf("mode %s: use rw or ro", connector.Quote(mode))
+	}
+	if opts.Mountpoint != "" {
+		if err := checkMountpoint(opts.Mountpoint); err != nil {
+			return "", err
+		}
+	}
+	if opts.Mkfs != "" {
+		if opts.Mountpoint == "" {
+			return "", errors.New("--mkfs needs --mountpoint")
+		}
+		if err := checkFSType(opts.Mkfs); err != nil {
+			return "", err
+		}
+	}
+	if opts.IronicNode != "" && m.Targets == nil {
+		return "", errors.New("Ironic registration is not configured")
+	}
+	return mode, nil
+}
+
+// lock takes the volume's cross-process lock; it returns the checked ID.
+func (m *Manager) lock(ctx context.Context, vol *cinderapi.Volume) (string, func(), error) {
+	id, err := validVolumeID(vol.ID)
+	if err != nil {
+		return "", nil, err
+	}
+	unlock, err := m.Host.FS.Lock(ctx, "volume-"+id)
+	if err != nil {
+		return "", nil, err
+	}
+	return id, unlock, nil
+}
+
+// hostConnector gathers this host's connector and turns it into what
+// Cinder takes; unreadable sources are warnings.
+func (m *Manager) hostConnector(o connector.GatherOptions) (connector.Properties, cinderapi.Connector, error) {
+	props, warns, err := connector.Gather(m.Host.FS, o)
 	for _, w := range warns {
 		m.Host.Log.Warn("connector: left out", "file", w.File, "reason", w.Err.Error())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("local-attach %s: connector: %w", ref, err)
+		return props, nil, fmt.Errorf("connector: %w", err)
 	}
 	conn, err := cinderapi.ConnectorFrom(props)
 	if err != nil {
-		return nil, fmt.Errorf("local-attach %s: connector: %w", ref, err)
+		return props, nil, fmt.Errorf("connector: %w", err)
 	}
-	if opts.Mountpoint != "" {
-		// Cinder records the connector's mountpoint on v3 attachments.
-		conn["mountpoint"] = opts.Mountpoint
-	}
-
-	flow := m.Cinder.Flow()
-	now := m.now()
-	rec := &Record{
-		VolumeID: id, VolumeName: vol.Name, Phase: PhaseAttaching, Flow: flow.Name(),
-		Microversion: microversionOf(m.Cinder), HostName: props.Host, Mode: mode, Connector: conn,
-		Mountpoint: opts.Mountpoint, IronicNode: opts.IronicNode, CreatedAt: now,
-	}
-	var undo []undoStep
-	step := ""
-	// begin records the step before it runs: a crash inside it is then
-	// visible to cleanup.
-	begin := func(s string) error {
-		step = s
-		rec.Step = s
-		rec.UpdatedAt = m.now()
-		if err := st.save(rec); err != nil {
-			return err
-		}
-		m.at(s)
-		return nil
-	}
-	fail := func(err error) (*Record, error) {
-		first := opError("local-attach", ref, step, err)
-		if rbErr := m.rollback(ctx, undo); rbErr != nil {
-			rec.Step = "rollback-failed"
-			rec.UpdatedAt = m.now()
-			if serr := st.save(rec); serr != nil {
-				m.Host.Log.Warn("save state record", "volume", id, "err", serr.Error())
-			}
-			return nil, fmt.Errorf("%w; rollback incomplete (%v): run brick cleanup %s", first, rbErr, id)
-		}
-		if rerr := st.remove(id); rerr != nil {
-			return nil, fmt.Errorf("%w; %v", first, rerr)
-		}
-		return nil, first
-	}
-	if err := begin(StepReserve); err != nil {
-		return nil, fmt.Errorf("local-attach %s: %w", ref, err)
-	}
-	rec.AttachmentID, err = flow.Reserve(ctx, id, mode)
-	// Unreserve is pushed even on error: a v3 reserve that failed after
-	// Cinder created the attachment leaves nothing to delete by ID, but a
-	// legacy one may have reserved the volume.
-	attID := rec.AttachmentID
-	undo = append(undo, undoStep{"unreserve", func(ctx context.Context) error { return flow.Unreserve(ctx, id, attID) }})
-	if err != nil {
-		if isInvalidState(err) {
-			// The volume was not ours to reserve (in-use elsewhere):
-			// unreserving would free someone else's claim.
-			undo = nil
-		}
-		return fail(err)
-	}
-
-	if err := begin(StepExport); err != nil {
-		return fail(err)
-	}
-	undo = append(undo, undoStep{"unexport", func(ctx context.Context) error { return flow.Unexport(ctx, id, attID, conn) }})
-	info, err := flow.Export(ctx, id, attID, conn)
-	if err != nil {
-		return fail(err)
-	}
-	m.Host.Redactor.Add(info.Secrets()...)
-	red := info.Redacted()
-	rec.ConnectionInfo = &red
-
-	c, err := m.Connectors.For(info.DriverVolumeType)
-	if err != nil {
-		return fail(err)
-	}
-	if err := begin(StepConnect); err != nil {
-		return fail(err)
-	}
-	var dev *connector.Device
-	var connectErr error
-	undo = append(undo, undoStep{"disconnect", func(ctx context.Context) error {
-		// Connectors validate the whole connection info before touching
-		// the host, so info they refused left nothing to undo here; a
-		// disconnect would only refuse it again and keep the record (and
-		// every later cleanup) failing.
-		if errors.Is(connectErr, connector.ErrInvalid) {
-			return nil
-		}
-		// The device never reached the user: force past a udev probe
-		// holding it open.
-		return c.Disconnect(ctx, info, dev, connector.DisconnectOptions{Force: true})
-	}})
-	dev, err = c.Connect(ctx, info)
-	connectErr = err
-	if err != nil {
-		return fail(err)
-	}
-	rec.Device = dev
-
-	if err := begin(StepComplete); err != nil {
-		return fail(err)
-	}
-	// Cinder shows the mountpoint as the attachment's device; without one
-	// the device path is the most useful thing to show.
-	mp := opts.Mountpoint
-	if mp == "" {
-		mp = dev.Path
-	}
-	cop := cinderapi.CompleteOpts{HostName: props.Host, Mountpoint: mp, Mode: mode}
-	undo = append(undo, undoStep{"uncomplete", func(ctx context.Context) error { return flow.Uncomplete(ctx, id, rec.AttachmentID, cop) }})
-	rec.AttachmentID, err = flow.Complete(ctx, id, attID, cop)
-	if err != nil {
-		rec.AttachmentID = attID
-		return fail(err)
-	}
-
-	if opts.Mountpoint != "" {
-		if opts.Mkfs != "" {
-			if err := begin(StepMkfs); err != nil {
-				return fail(err)
-			}
-			formatted, err := m.mkfsIfBlank(ctx, dev.Path, opts.Mkfs)
-			if err != nil {
-				return fail(err)
-			}
-			if formatted {
-				rec.Formatted = opts.Mkfs
-			}
-		}
-		if err := begin(StepMount); err != nil {
-			return fail(err)
-		}
-		undo = append(undo, undoStep{"unmount", func(ctx context.Context) error { return m.unmount(ctx, opts.Mountpoint, true) }})
-		if err := m.mount(ctx, dev.Path, opts.Mountpoint, mode); err != nil {
-			return fail(err)
-		}
-		rec.Mounted = true
-	}
-
-	if opts.IronicNode != "" {
-		if err := begin(StepRegister); err != nil {
-			return fail(err)
-		}
-		// Ironic keeps the target's connection properties for booting
-		// from the volume; it masks the credentials when showing them.
-		props := make(map[string]any, len(info.Data))
-		for k, v := range info.Data {
-			props[k] = v
-		}
-		uuid, err := m.Targets.CreateTarget(ctx, opts.IronicNode, id, info.DriverVolumeType, opts.BootIndex, props, targetTag(rec))
-		if err != nil {
-			return fail(err)
-		}
-		// Created but not yet recorded: cleanup finds it by its tag.
-		m.at(StepRegistered)
-		rec.IronicTargetUUID = uuid
-		undo = append(undo, undoStep{"unregister", func(ctx context.Context) error {
-			return m.Targets.DeleteTarget(ctx, opts.IronicNode, uuid)
-		}})
-	}
-
-	rec.Phase = PhaseAttached
-	if err := begin(StepDone); err != nil {
-		return fail(err)
-	}
-	return rec, nil
+	return props, conn, nil
 }
-
-// rollback runs undo newest first under its own deadline, continuing past
-// failures; it returns the joined errors.
-func (m *Manager) rollback(ctx context.Context, undo []undoStep) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.rollbackTimeout())
-	defer cancel()
-	var errs []error
-	for i := len(undo) - 1; i >= 0; i-- {
-		u := undo[i]
-		start := time.Now()
-		err := u.fn(ctx)
-		m.Host.Log.Debug("rollback", "step", u.name, "duration", time.Since(start).Round(time.Millisecond), "ok", err == nil)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", u.name, err))
-		}
-	}
-	return joinShort(errs)
-}
-
-// joinShort joins errors on one line.
-func joinShort(errs []error) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	msgs := make([]string, len(errs))
-	for i, e := range errs {
-		msgs[i] = e.Error()
-	}
-	return &joined{msg: strings.Join(msgs, "; "), errs: errs}
-}
-
-type joined struct {
-	msg  string
-	errs []error
-}
-
-func (j *joined) Error() string   { return j.msg }
-func (j *joined) Unwrap() []error { return j.errs }
 
 func isInvalidState(err error) bool { return errors.Is(err, cinderapi.ErrInvalidState) }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/host/hosttest"
+	"github.com/brick-storage/brick/rollback"
 )
 
 const volID = "11111111-1111-4111-8111-111111111111"
@@ -355,7 +356,8 @@ func TestDetachCinderFailsThenFinish(t *testing.T) {
 	f.requireClean()
 }
 
-// crash simulates kill -9 at a step: AtStep panics, nothing is undone.
+// crash simulates kill -9 at a step: the step trace panics, nothing is
+// undone.
 type crash struct{ step string }
 
 func crashAt(step string) func(string) {
@@ -375,7 +377,7 @@ func TestCrashThenCleanup(t *testing.T) {
 				t.Parallel()
 				f := newFixture(t, mv)
 				m := f.manager()
-				m.AtStep = crashAt(step)
+				ctx := rollback.WithTrace(context.Background(), crashAt(step))
 				var attachErr error
 				func() {
 					defer func() {
@@ -384,7 +386,7 @@ func TestCrashThenCleanup(t *testing.T) {
 						// The error says why, should the attach end before the step.
 						require.True(t, ok, "crashed at %s: %v (attach error: %v)", step, r, attachErr)
 					}()
-					_, attachErr = m.Attach(context.Background(), AttachOptions{Volume: volID, Mountpoint: "/mnt/d", Mkfs: "ext4"})
+					_, attachErr = m.Attach(ctx, AttachOptions{Volume: volID, Mountpoint: "/mnt/d", Mkfs: "ext4"})
 				}()
 				// A crash after "done" was recorded is an attached volume.
 				m2 := f.manager()
@@ -412,10 +414,10 @@ func TestCrashDuringDetachThenCleanup(t *testing.T) {
 				m := f.manager()
 				_, err := m.Attach(context.Background(), AttachOptions{Volume: volID, Mountpoint: "/mnt/d"})
 				require.NoError(t, err)
-				m.AtStep = crashAt(step)
+				ctx := rollback.WithTrace(context.Background(), crashAt(step))
 				func() {
 					defer func() { _, ok := recover().(crash); require.True(t, ok) }()
-					_ = m.Detach(context.Background(), DetachOptions{Volume: volID})
+					_ = m.Detach(ctx, DetachOptions{Volume: volID})
 				}()
 				res, err := f.manager().Cleanup(context.Background(), "", false)
 				require.NoError(t, err)
@@ -431,14 +433,10 @@ func TestOrphanAttachmentCleanup(t *testing.T) {
 	// never learnt its ID.
 	f := newFixture(t, "")
 	m := f.manager()
-	m.AtStep = func(s string) {
-		if s == StepExport {
-			panic(crash{s})
-		}
-	}
+	ctx := rollback.WithTrace(context.Background(), crashAt(StepExport))
 	func() {
 		defer func() { recover() }()
-		_, _ = m.Attach(context.Background(), AttachOptions{Volume: volID})
+		_, _ = m.Attach(ctx, AttachOptions{Volume: volID})
 	}()
 	rec, err := m.Record(volID)
 	require.NoError(t, err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/brick-storage/brick/cinderapi"
-	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ident"
 )
 
@@ -120,65 +119,28 @@ func (m *Manager) cleanupOne(ctx context.Context, id string, force bool) Cleanup
 // undoAttach reverses an unfinished attach from its record, whatever step
 // it reached; each undo tolerates "never happened".
 func (m *Manager) undoAttach(ctx context.Context, rec *Record) error {
-	flow := m.flowFor(rec)
-	id := rec.VolumeID
-	var undo []undoStep
+	u := undoer{m: m, flow: m.flowFor(rec), rec: rec}
+	j := m.journal(rec)
 	reached := stepIndex(rec.Step)
-	// Cinder reservation: for v3 without an attachment ID the crash came
-	// inside attachment create; find the orphan it left.
-	undo = append(undo, undoStep{"unreserve", func(ctx context.Context) error {
-		attID := rec.AttachmentID
-		if attID == "" && flow.Name() == cinderapi.FlowV3 {
-			found, err := m.orphanAttachment(ctx, id)
-			if err != nil || found == "" {
-				return err
-			}
-			attID = found
-		}
-		return flow.Unreserve(ctx, id, attID)
-	}})
+	j.Push("unreserve", u.unreserveOrphan)
 	if reached >= stepIndex(StepExport) {
-		undo = append(undo, undoStep{"unexport", func(ctx context.Context) error {
-			return flow.Unexport(ctx, id, rec.AttachmentID, rec.Connector)
-		}})
+		j.Push("unexport", u.unexport)
 	}
 	if reached >= stepIndex(StepConnect) && rec.ConnectionInfo != nil {
 		info := *rec.ConnectionInfo
-		undo = append(undo, undoStep{"disconnect", func(ctx context.Context) error {
-			c, err := m.Connectors.For(info.DriverVolumeType)
-			if err != nil {
-				return err
-			}
-			return c.Disconnect(ctx, info, rec.Device, connector.DisconnectOptions{Force: true})
-		}})
+		j.Push("disconnect", func(ctx context.Context) error { return u.disconnect(ctx, info, rec.Device) })
 	}
 	if reached >= stepIndex(StepComplete) {
 		cop := cinderapi.CompleteOpts{HostName: rec.HostName, Mountpoint: rec.Mountpoint, Mode: rec.Mode}
-		undo = append(undo, undoStep{"uncomplete", func(ctx context.Context) error {
-			return flow.Uncomplete(ctx, id, rec.AttachmentID, cop)
-		}})
+		j.Push("uncomplete", func(ctx context.Context) error { return u.uncomplete(ctx, cop) })
 	}
 	if reached >= stepIndex(StepMount) && rec.Mountpoint != "" {
-		undo = append(undo, undoStep{"unmount", func(ctx context.Context) error {
-			return m.unmount(ctx, rec.Mountpoint, true)
-		}})
+		j.Push("unmount", u.unmount)
 	}
 	if rec.IronicNode != "" && m.Targets != nil && (rec.IronicTargetUUID != "" || reached >= stepIndex(StepRegister)) {
-		undo = append(undo, undoStep{"unregister", func(ctx context.Context) error {
-			uuid := rec.IronicTargetUUID
-			if uuid == "" {
-				// brick died inside the register step: Ironic may have
-				// created the target without brick recording its UUID.
-				found, err := m.Targets.FindTarget(ctx, rec.IronicNode, id, targetTag(rec))
-				if err != nil || found == "" {
-					return err
-				}
-				uuid = found
-			}
-			return m.Targets.DeleteTarget(ctx, rec.IronicNode, uuid)
-		}})
+		j.Push("unregister", u.unregister)
 	}
-	return m.rollback(ctx, undo)
+	return j.Rollback(ctx)
 }
 
 // orphanAttachment finds the attachment a crash inside v3 attachment

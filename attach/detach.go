@@ -10,6 +10,7 @@ import (
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/rollback"
 )
 
 // DetachOptions are local-detach's inputs.
@@ -41,144 +42,177 @@ func (m *Manager) Detach(ctx context.Context, opts DetachOptions) error {
 		}
 		return fmt.Errorf("local-detach %s: %w", ref, err)
 	}
-	id, err := validVolumeID(vol.ID)
-	if err != nil {
-		return fmt.Errorf("local-detach %s: %w", ref, err)
-	}
-	unlock, err := m.Host.FS.Lock(ctx, "volume-"+id)
+	id, unlock, err := m.lock(ctx, vol)
 	if err != nil {
 		return fmt.Errorf("local-detach %s: %w", ref, err)
 	}
 	defer unlock()
-
-	st := m.store()
-	rec, err := st.load(id)
-	switch {
-	case errors.Is(err, ErrNoRecord):
-		rec, err = m.recordFromCinder(ctx, vol, opts)
-		if err != nil {
-			return fmt.Errorf("local-detach %s: %w", ref, err)
-		}
-	case err != nil:
+	rec, err := m.detachRecord(ctx, vol, id, opts)
+	if err != nil {
 		return fmt.Errorf("local-detach %s: %w", ref, err)
-	case rec.Phase == PhaseAttaching:
-		return fmt.Errorf("local-detach %s: %w: local-attach did not finish (step %s); run brick cleanup %s", ref, ErrHalfDone, rec.Step, id)
-	case opts.AttachmentID != "" && rec.AttachmentID != "" && opts.AttachmentID != rec.AttachmentID:
-		return fmt.Errorf("local-detach %s: the local record holds attachment %s, not %s", ref, rec.AttachmentID, opts.AttachmentID)
 	}
 	return m.detach(ctx, ref, rec, opts.Force)
 }
 
+// detachRecord is the record to detach from: brick's own, or one made
+// from Cinder's attachment to this host.
+func (m *Manager) detachRecord(ctx context.Context, vol *cinderapi.Volume, id string, opts DetachOptions) (*Record, error) {
+	rec, err := m.store().load(id)
+	switch {
+	case errors.Is(err, ErrNoRecord):
+		return m.recordFromCinder(ctx, vol, opts)
+	case err != nil:
+		return nil, err
+	case rec.Phase == PhaseAttaching:
+		return nil, fmt.Errorf("%w: local-attach did not finish (step %s); run brick cleanup %s", ErrHalfDone, rec.Step, id)
+	case opts.AttachmentID != "" && rec.AttachmentID != "" && opts.AttachmentID != rec.AttachmentID:
+		return nil, fmt.Errorf("the local record holds attachment %s, not %s", rec.AttachmentID, opts.AttachmentID)
+	}
+	return rec, nil
+}
+
+// detachRun is one local-detach under way: what its steps share.
+type detachRun struct {
+	m     *Manager
+	rec   *Record
+	flow  cinderapi.Flow
+	force bool
+	info  connector.ConnectionInfo
+	conn  connector.Connector
+	// wasDetaching: an earlier detach got past its first step.
+	wasDetaching bool
+	// began: this run marked the volume detaching in Cinder (legacy).
+	began bool
+}
+
 // detach runs the detach steps from a record; every step tolerates being
-// already done, so a crashed detach is finished by running it again.
+// already done, so a crashed detach is finished by running it again. Until
+// the device is gone a failure leaves the volume attached (in Cinder and
+// in the record); after that, running it again finishes the job.
 func (m *Manager) detach(ctx context.Context, ref string, rec *Record, force bool) error {
-	st := m.store()
-	flow := m.flowFor(rec)
-	id := rec.VolumeID
-	wasDetaching := rec.Phase == PhaseDetaching
-	rec.Phase = PhaseDetaching
-	step := ""
-	begin := func(s string) error {
-		step = s
-		rec.Step = s
-		rec.UpdatedAt = m.now()
-		if err := st.save(rec); err != nil {
-			return err
-		}
-		m.at(s)
-		return nil
-	}
-	fail := func(err error) error { return opError("local-detach", ref, step, err) }
-
-	if rec.Mounted && rec.Mountpoint != "" {
-		if err := begin(StepUnmount); err != nil {
-			return fail(err)
-		}
-		if err := m.unmount(ctx, rec.Mountpoint, force); err != nil {
-			return m.restoreAttached(rec, fail(err), wasDetaching)
-		}
-		rec.Mounted = false
-	}
-
-	var info connector.ConnectionInfo
+	d := &detachRun{m: m, rec: rec, flow: m.flowFor(rec), force: force, wasDetaching: rec.Phase == PhaseDetaching}
 	if rec.ConnectionInfo != nil {
-		info = *rec.ConnectionInfo
+		d.info = *rec.ConnectionInfo
 	}
-	c, err := m.Connectors.For(info.DriverVolumeType)
+	c, err := m.Connectors.For(d.info.DriverVolumeType)
 	if err != nil {
-		return fail(err)
+		return opError("local-detach", ref, err)
 	}
-
-	// Legacy: mark the volume detaching first, so nobody else attaches it
-	// while the device goes away; roll back if the disconnect fails.
-	began := false
-	if !wasDetaching || rec.Step == StepBeginDetach {
-		if err := begin(StepBeginDetach); err != nil {
-			return fail(err)
+	d.conn = c
+	rec.Phase = PhaseDetaching
+	j := m.journal(rec)
+	j.Push("restore record", d.restoreAttached)
+	if err := j.Run(ctx, d.steps()...); err != nil {
+		first := opError("local-detach", ref, err)
+		if rbErr := j.Rollback(ctx); rbErr != nil {
+			return fmt.Errorf("%w; %v", first, rbErr)
 		}
-		if err := flow.BeginDetach(ctx, id); err != nil {
-			if !isInvalidState(err) {
-				return m.restoreAttached(rec, fail(err), wasDetaching)
-			}
-			// Already detaching (an earlier try): carry on.
-		} else {
-			began = true
-		}
+		return first
 	}
-
-	if err := begin(StepDisconnect); err != nil {
-		return fail(err)
+	j.Forget() // the device is gone: no way back
+	if err := j.Run(ctx, d.finalSteps()...); err != nil {
+		return d.finalError(ref, err)
 	}
-	if err := c.Disconnect(ctx, info, rec.Device, connector.DisconnectOptions{Force: force}); err != nil {
-		if began {
-			if rerr := flow.RollDetach(context.WithoutCancel(ctx), id); rerr != nil {
-				m.Host.Log.Warn("roll_detaching failed", "volume", id, "err", rerr.Error())
-			}
-		}
-		if errors.Is(err, host.ErrDeviceBusy) || strings.Contains(err.Error(), "busy") || strings.Contains(err.Error(), "in use") {
-			err = fmt.Errorf("%w (%w): unmount it or close it, or use --force", err, ErrInUse)
-		}
-		return m.restoreAttached(rec, fail(err), wasDetaching)
-	}
-
-	if err := begin(StepCinderDetach); err != nil {
-		return fail(err)
-	}
-	if err := flow.Detach(ctx, id, rec.AttachmentID, rec.Connector); err != nil {
-		return fmt.Errorf("%w; the device is disconnected: run brick local-detach %s again or brick cleanup %s", fail(err), id, id)
-	}
-
-	if rec.IronicTargetUUID != "" && m.Targets != nil {
-		if err := begin(StepUnregister); err != nil {
-			return fail(err)
-		}
-		if err := m.Targets.DeleteTarget(ctx, rec.IronicNode, rec.IronicTargetUUID); err != nil {
-			if !deletionDeferred(err) {
-				return fmt.Errorf("%w; run brick cleanup %s", fail(err), id)
-			}
-			m.Host.Log.Warn("volume detached, but its Ironic volume target stays", "volume", id, "node", rec.IronicNode,
-				"target", rec.IronicTargetUUID, "reason", err.Error())
-		}
-	}
-	m.at(StepDone)
-	if err := st.remove(id); err != nil {
-		return fail(err)
+	rollback.Trace(ctx, StepDone)
+	if err := m.store().remove(rec.VolumeID); err != nil {
+		return opError("local-detach", ref, err)
 	}
 	return nil
 }
 
-// restoreAttached puts a record back to "attached" after a detach failed
-// before anything irreversible happened (unmount or disconnect refused).
-func (m *Manager) restoreAttached(rec *Record, err error, wasDetaching bool) error {
-	if !wasDetaching {
-		rec.Phase = PhaseAttached
-		rec.Step = StepDone
-		rec.UpdatedAt = m.now()
-		if serr := m.store().save(rec); serr != nil {
-			return fmt.Errorf("%w; %v", err, serr)
-		}
+// steps lead up to the disconnect; each can still be taken back.
+func (d *detachRun) steps() []rollback.Step {
+	var steps []rollback.Step
+	if d.rec.Mounted && d.rec.Mountpoint != "" {
+		steps = append(steps, rollback.Step{Name: StepUnmount, Do: d.unmount})
+	}
+	// Legacy: mark the volume detaching first, so nobody else attaches it
+	// while the device goes away; rolled back if the disconnect fails.
+	if !d.wasDetaching || d.rec.Step == StepBeginDetach {
+		steps = append(steps, rollback.Step{Name: StepBeginDetach, Do: d.beginDetach, Undo: d.rollDetach, UndoName: "roll_detaching"})
+	}
+	return append(steps, rollback.Step{Name: StepDisconnect, Do: d.disconnect})
+}
+
+// finalSteps follow the disconnect.
+func (d *detachRun) finalSteps() []rollback.Step {
+	steps := []rollback.Step{{Name: StepCinderDetach, Do: d.cinderDetach}}
+	if d.rec.IronicTargetUUID != "" && d.m.Targets != nil {
+		steps = append(steps, rollback.Step{Name: StepUnregister, Do: d.unregister})
+	}
+	return steps
+}
+
+func (d *detachRun) unmount(ctx context.Context) error {
+	if err := d.m.unmount(ctx, d.rec.Mountpoint, d.force); err != nil {
+		return err
+	}
+	d.rec.Mounted = false
+	return nil
+}
+
+func (d *detachRun) beginDetach(ctx context.Context) error {
+	err := d.flow.BeginDetach(ctx, d.rec.VolumeID)
+	if isInvalidState(err) {
+		return nil // already detaching (an earlier try): carry on
+	}
+	d.began = err == nil
+	return err
+}
+
+// rollDetach puts the volume back in-use; a failure is a warning, the
+// error that matters is the disconnect's.
+func (d *detachRun) rollDetach(ctx context.Context) error {
+	if !d.began {
+		return nil
+	}
+	if err := d.flow.RollDetach(ctx, d.rec.VolumeID); err != nil {
+		d.m.Host.Log.Warn("roll_detaching failed", "volume", d.rec.VolumeID, "err", err.Error())
+	}
+	return nil
+}
+
+func (d *detachRun) disconnect(ctx context.Context) error {
+	err := d.conn.Disconnect(ctx, d.info, d.rec.Device, connector.DisconnectOptions{Force: d.force})
+	if err != nil && (errors.Is(err, host.ErrDeviceBusy) || strings.Contains(err.Error(), "busy") || strings.Contains(err.Error(), "in use")) {
+		err = fmt.Errorf("%w (%w): unmount it or close it, or use --force", err, ErrInUse)
 	}
 	return err
+}
+
+// restoreAttached puts the record back to "attached" after a detach failed
+// before anything irreversible happened (unmount or disconnect refused).
+func (d *detachRun) restoreAttached(context.Context) error {
+	if d.wasDetaching {
+		return nil
+	}
+	d.rec.Phase = PhaseAttached
+	d.rec.Step = StepDone
+	d.rec.UpdatedAt = now()
+	return d.m.store().save(d.rec)
+}
+
+func (d *detachRun) cinderDetach(ctx context.Context) error {
+	return d.flow.Detach(ctx, d.rec.VolumeID, d.rec.AttachmentID, d.rec.Connector)
+}
+
+func (d *detachRun) unregister(ctx context.Context) error {
+	err := d.m.Targets.DeleteTarget(ctx, d.rec.IronicNode, d.rec.IronicTargetUUID)
+	if err != nil && deletionDeferred(err) {
+		d.m.Host.Log.Warn("volume detached, but its Ironic volume target stays", "volume", d.rec.VolumeID, "node", d.rec.IronicNode,
+			"target", d.rec.IronicTargetUUID, "reason", err.Error())
+		return nil
+	}
+	return err
+}
+
+// finalError tells how to finish a detach that failed after the disconnect.
+func (d *detachRun) finalError(ref string, err error) error {
+	id := d.rec.VolumeID
+	if d.rec.Step == StepCinderDetach {
+		return fmt.Errorf("%w; the device is disconnected: run brick local-detach %s again or brick cleanup %s", opError("local-detach", ref, err), id, id)
+	}
+	return fmt.Errorf("%w; run brick cleanup %s", opError("local-detach", ref, err), id)
 }
 
 // recordFromCinder builds a detach record for a volume brick has no record
@@ -186,14 +220,7 @@ func (m *Manager) restoreAttached(rec *Record, err error, wasDetaching bool) err
 // Cinder again (the attachment, or initialize_connection for the legacy
 // flow, which returns the existing export).
 func (m *Manager) recordFromCinder(ctx context.Context, vol *cinderapi.Volume, opts DetachOptions) (*Record, error) {
-	props, warns, err := connector.Gather(m.Host.FS, opts.Gather)
-	for _, w := range warns {
-		m.Host.Log.Warn("connector: left out", "file", w.File, "reason", w.Err.Error())
-	}
-	if err != nil {
-		return nil, fmt.Errorf("connector: %w", err)
-	}
-	conn, err := cinderapi.ConnectorFrom(props)
+	props, conn, err := m.hostConnector(opts.Gather)
 	if err != nil {
 		return nil, err
 	}
@@ -219,11 +246,11 @@ func (m *Manager) recordFromCinder(ctx context.Context, vol *cinderapi.Volume, o
 	}
 	m.Host.Redactor.Add(info.Secrets()...)
 	red := info.Redacted()
-	now := m.now()
+	t := now()
 	return &Record{
 		VolumeID: vol.ID, VolumeName: vol.Name, Phase: PhaseAttached, Step: StepDone, Flow: flow.Name(),
 		Microversion: microversionOf(m.Cinder), AttachmentID: mine[0], HostName: props.Host, Mode: "rw",
-		Connector: conn, ConnectionInfo: &red, CreatedAt: now, UpdatedAt: now,
+		Connector: conn, ConnectionInfo: &red, CreatedAt: t, UpdatedAt: t,
 	}, nil
 }
 

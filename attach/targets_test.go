@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/rollback"
 )
 
 // fakeTargets is an Ironic volume target registry in memory.
@@ -67,10 +69,10 @@ func TestCrashAroundRegisterThenCleanup(t *testing.T) {
 			require.NoError(t, err)
 			m := f.manager()
 			m.Targets = targets
-			m.AtStep = crashAt(step)
+			ctx := rollback.WithTrace(context.Background(), crashAt(step))
 			func() {
 				defer func() { _, ok := recover().(crash); require.True(t, ok) }()
-				_, _ = m.Attach(context.Background(), AttachOptions{Volume: volID, IronicNode: "node-1", BootIndex: 1})
+				_, _ = m.Attach(ctx, AttachOptions{Volume: volID, IronicNode: "node-1", BootIndex: 1})
 			}()
 			m2 := f.manager()
 			m2.Targets = targets
@@ -98,10 +100,10 @@ func TestCrashAtUnregisterThenCleanup(t *testing.T) {
 	_, err := m.Attach(context.Background(), AttachOptions{Volume: volID, IronicNode: "node-1"})
 	require.NoError(t, err)
 	require.Equal(t, 1, targets.count())
-	m.AtStep = crashAt(StepUnregister)
+	ctx := rollback.WithTrace(context.Background(), crashAt(StepUnregister))
 	func() {
 		defer func() { _, ok := recover().(crash); require.True(t, ok) }()
-		_ = m.Detach(context.Background(), DetachOptions{Volume: volID})
+		_ = m.Detach(ctx, DetachOptions{Volume: volID})
 	}()
 	m2 := f.manager()
 	m2.Targets = targets

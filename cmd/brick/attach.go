@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -16,11 +15,6 @@ import (
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/osauth"
 )
-
-// crashEnv names the testing aid that makes brick SIGKILL itself just
-// before a local-attach/local-detach step (see attach.Step*), so tests can
-// prove that `brick cleanup` repairs any interruption.
-const crashEnv = "BRICK_TEST_CRASH_AT"
 
 // volumeFlags are shared by the Cinder-backed volume commands.
 type volumeFlags struct {
@@ -86,14 +80,6 @@ func (a *app) manager(ctx context.Context, opts connectorOptions, cinder bool, o
 		}
 		m.Cinder = c
 	}
-	if step := os.Getenv(crashEnv); step != "" {
-		m.AtStep = func(s string) {
-			if s == step {
-				a.logger.Warn("testing aid: killing myself", "env", crashEnv, "step", s)
-				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			}
-		}
-	}
 	return m, nil
 }
 
@@ -139,7 +125,7 @@ printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
 			}
 			ao.Volume = args[0]
 			ao.Gather = vf.gather()
-			rec, err := m.Attach(cmd.Context(), ao)
+			rec, err := m.Attach(a.testHooks(cmd.Context()), ao)
 			if err != nil {
 				return err
 			}
@@ -184,7 +170,7 @@ the volume back to in-use).`,
 			}
 			do.Volume = args[0]
 			do.Gather = vf.gather()
-			return m.Detach(cmd.Context(), do)
+			return m.Detach(a.testHooks(cmd.Context()), do)
 		},
 	}
 	f := cmd.Flags()

@@ -30,7 +30,9 @@ var brickBinary struct {
 	out  []byte
 }
 
-// buildBrick builds cmd/brick once per test process.
+// buildBrick builds cmd/brick once per test process, with the e2e tag:
+// that binary has the test hooks (BRICK_TEST_CRASH_AT) the shipped one
+// lacks.
 func buildBrick(t *testing.T) string {
 	t.Helper()
 	brickBinary.once.Do(func() {
@@ -40,7 +42,7 @@ func buildBrick(t *testing.T) string {
 			return
 		}
 		brickBinary.path = filepath.Join(dir, "brick")
-		cmd := exec.Command("go", "build", "-o", brickBinary.path, "../../cmd/brick")
+		cmd := exec.Command("go", "build", "-tags", "e2e", "-o", brickBinary.path, "../../cmd/brick")
 		brickBinary.out, brickBinary.err = cmd.CombinedOutput()
 	})
 	if brickBinary.err != nil {

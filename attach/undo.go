@@ -1,0 +1,69 @@
+package attach
+
+import (
+	"context"
+
+	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/connector"
+)
+
+// undoer takes back the steps of a local-attach, reading what to undo
+// from its record: a failed attach and a cleanup after a crash share it.
+// Each undo treats "never happened" as done.
+type undoer struct {
+	m    *Manager
+	flow cinderapi.Flow
+	rec  *Record
+}
+
+// unreserveOrphan gives the reservation back. For v3 without an
+// attachment ID the crash came inside attachment create: it finds the
+// orphan that left.
+func (u undoer) unreserveOrphan(ctx context.Context) error {
+	attID := u.rec.AttachmentID
+	if attID == "" && u.flow.Name() == cinderapi.FlowV3 {
+		found, err := u.m.orphanAttachment(ctx, u.rec.VolumeID)
+		if err != nil || found == "" {
+			return err
+		}
+		attID = found
+	}
+	return u.flow.Unreserve(ctx, u.rec.VolumeID, attID)
+}
+
+func (u undoer) unexport(ctx context.Context) error {
+	return u.flow.Unexport(ctx, u.rec.VolumeID, u.rec.AttachmentID, u.rec.Connector)
+}
+
+func (u undoer) disconnect(ctx context.Context, info connector.ConnectionInfo, dev *connector.Device) error {
+	c, err := u.m.Connectors.For(info.DriverVolumeType)
+	if err != nil {
+		return err
+	}
+	// The device never reached the user: force past a udev probe holding
+	// it open.
+	return c.Disconnect(ctx, info, dev, connector.DisconnectOptions{Force: true})
+}
+
+func (u undoer) uncomplete(ctx context.Context, o cinderapi.CompleteOpts) error {
+	return u.flow.Uncomplete(ctx, u.rec.VolumeID, u.rec.AttachmentID, o)
+}
+
+func (u undoer) unmount(ctx context.Context) error {
+	return u.m.unmount(ctx, u.rec.Mountpoint, true)
+}
+
+// unregister deletes the Ironic target; without its UUID (brick died
+// inside the register step, Ironic may have created it unrecorded) it is
+// found by its tag.
+func (u undoer) unregister(ctx context.Context) error {
+	uuid := u.rec.IronicTargetUUID
+	if uuid == "" {
+		found, err := u.m.Targets.FindTarget(ctx, u.rec.IronicNode, u.rec.VolumeID, targetTag(u.rec))
+		if err != nil || found == "" {
+			return err
+		}
+		uuid = found
+	}
+	return u.m.Targets.DeleteTarget(ctx, u.rec.IronicNode, uuid)
+}
