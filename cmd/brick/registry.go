@@ -5,6 +5,7 @@ import (
 	"github.com/brick-storage/brick/connector/fc"
 	"github.com/brick-storage/brick/connector/iscsi"
 	"github.com/brick-storage/brick/connector/nfs"
+	"github.com/brick-storage/brick/connector/nvmeof"
 	"github.com/brick-storage/brick/connector/rbd"
 )
 
@@ -26,5 +27,6 @@ func (a *app) newRegistry(opts connectorOptions) *connector.Registry {
 	reg.Register(iscsi.New(a.host, opts.iscsiOptions()), "iscsi")
 	reg.Register(rbd.New(a.host, opts.RBD), rbd.Protocol)
 	reg.Register(fc.New(a.host, opts.fcOptions()), fc.Protocol)
+	reg.Register(nvmeof.New(a.host, nvmeof.Options{}), nvmeof.Protocol)
 	return reg
 }

@@ -134,6 +134,7 @@ var allowedImports = map[string][]string{
 	"connector/fc":         {"connector", "scsi", "multipath", "host", "ident"},
 	"connector/rbd":        {"connector", "host", "ident"},
 	"connector/nfs":        {"connector", "host", "ident"},
+	"connector/nvmeof":     {"connector", "host", "ident"},
 	"osauth":               {"host", "ident"},
 	"cinderapi":            {"connector", "ident", "host"},
 	"ironicapi":            {"ident"},

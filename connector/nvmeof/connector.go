@@ -1,0 +1,234 @@
+package nvmeof
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
+)
+
+// Options configure the connector; every zero field takes its default.
+type Options struct {
+	// PortalTimeout bounds each portal: the TCP probe and the kernel's
+	// connect together (default 10s). Portals run in parallel.
+	PortalTimeout time.Duration
+	// DeviceTimeout bounds the wait for the namespace's block device after
+	// the controllers are up (default 30s).
+	DeviceTimeout time.Duration
+	// DeleteTimeout bounds the wait for deleted controllers to go (default 30s).
+	DeleteTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.PortalTimeout, 10*time.Second)
+	def(&o.DeviceTimeout, 30*time.Second)
+	def(&o.DeleteTimeout, 30*time.Second)
+	return o
+}
+
+// fabrics creates controllers; the kernel's /dev/nvme-fabrics in
+// production, a fake that builds a sysfs fixture in tests.
+type fabrics interface {
+	// Connect asks for a controller with the kernel's option string and
+	// returns its name (nvme3).
+	Connect(ctx context.Context, options string) (string, error)
+	// Delete deletes controller name (nvme3); one already gone is not an error.
+	Delete(name string) error
+}
+
+// Connector attaches and detaches NVMe-oF namespaces on one host.
+type Connector struct {
+	h    *host.Host
+	opts Options
+	fab  fabrics
+}
+
+var _ connector.Connector = (*Connector)(nil)
+
+// New returns a connector using h.
+func New(h *host.Host, opts Options) *Connector {
+	return &Connector{h: h, opts: opts.withDefaults(), fab: devFabrics{fsys: h.FS}}
+}
+
+// Extra keys of the Device this connector returns.
+const (
+	ExtraNQN         = "nqn"
+	ExtraControllers = "controllers"
+	ExtraWWID        = "wwid"
+	ExtraNSID        = "nsid"
+)
+
+// ErrNoPortal marks a connect where no portal gave a controller.
+var ErrNoPortal = errors.New("no portal connected")
+
+func (c *Connector) prepare(info connector.ConnectionInfo) (Volume, error) {
+	v, err := ParseVolume(info)
+	if err != nil {
+		return v, fmt.Errorf("nvmeof: %w", err)
+	}
+	return v, nil
+}
+
+// lockName serialises brick processes working on one subsystem, so a
+// detach deleting its controllers never races an attach reusing them.
+func lockName(nqn string) string {
+	sum := sha256.Sum256([]byte(nqn))
+	return "nvmeof-" + hex.EncodeToString(sum[:8])
+}
+
+// Connect makes (or reuses) one controller per portal, proceeds when at
+// least one is up, and returns the namespace's device: the native
+// multipath head when nvme_core runs with multipath on.
+func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) (*connector.Device, error) {
+	v, err := c.prepare(info)
+	if err != nil {
+		return nil, err
+	}
+	hostNQN, hostID, err := c.hostIdentity(v)
+	if err != nil {
+		return nil, fmt.Errorf("nvmeof connect %s: %w", v.NQN, err)
+	}
+	unlock, err := c.h.FS.Lock(ctx, lockName(v.NQN))
+	if err != nil {
+		return nil, fmt.Errorf("nvmeof connect %s: %w", v.NQN, err)
+	}
+	defer unlock()
+
+	ctrls, err := c.connectPortals(ctx, v, hostNQN, hostID)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := c.waitDevice(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	dev.Extra[ExtraControllers] = strings.Join(ctrls, ",")
+	return dev, nil
+}
+
+// waitDevice waits for the namespace's block device and its /dev node.
+func (c *Connector) waitDevice(ctx context.Context, v Volume) (*connector.Device, error) {
+	wctx, cancel := context.WithTimeout(ctx, c.opts.DeviceTimeout)
+	defer cancel()
+	var name string
+	err := c.h.FS.WaitFor(wctx, []string{"/dev"}, host.Backoff{}, func() (bool, error) {
+		ctrls, err := controllers(c.h.FS, v.NQN)
+		if err != nil {
+			return false, err
+		}
+		name, _ = findNamespace(c.h.FS, v, ctrls)
+		return name != "" && c.h.FS.Exists("/dev/"+name), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("nvmeof connect %s: namespace %s: %w", v.NQN, v.idString(), err)
+	}
+	return c.device(v, name), nil
+}
+
+func (c *Connector) device(v Volume, name string) *connector.Device {
+	id := readNS(c.h.FS, name)
+	return &connector.Device{
+		Path:     "/dev/" + name,
+		Type:     connector.TypeBlock,
+		Protocol: Protocol,
+		Extra:    map[string]string{ExtraNQN: v.NQN, ExtraNSID: id.NSID, ExtraWWID: id.WWID},
+	}
+}
+
+// idString names the identifier the namespace is looked up by.
+func (v Volume) idString() string {
+	switch {
+	case v.UUID != "":
+		return "uuid " + v.UUID
+	case v.NGUID != "":
+		return "nguid " + v.NGUID
+	}
+	return fmt.Sprintf("nsid %d", v.NSID)
+}
+
+// DevicePaths returns the namespace's device when it is present.
+func (c *Connector) DevicePaths(ctx context.Context, info connector.ConnectionInfo) ([]string, error) {
+	v, err := c.prepare(info)
+	if err != nil {
+		return nil, err
+	}
+	ctrls, err := controllers(c.h.FS, v.NQN)
+	if err != nil {
+		return nil, fmt.Errorf("nvmeof %s: %w", v.NQN, err)
+	}
+	if name, _ := findNamespace(c.h.FS, v, ctrls); name != "" {
+		return []string{"/dev/" + name}, nil
+	}
+	return nil, nil
+}
+
+// devFabrics talks to the kernel's fabrics control device.
+type devFabrics struct{ fsys host.FS }
+
+const fabricsDev = "/dev/nvme-fabrics"
+
+func (d devFabrics) Connect(ctx context.Context, options string) (string, error) {
+	type answer struct {
+		name string
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		reply, err := d.fsys.WriteRead(fabricsDev, []byte(options))
+		if err != nil {
+			done <- answer{err: err}
+			return
+		}
+		name, err := parseReply(reply)
+		done <- answer{name, err}
+	}()
+	select {
+	case a := <-done:
+		return a.name, a.err
+	case <-ctx.Done():
+		// The kernel cannot be interrupted: a controller it makes after
+		// the deadline is deleted as soon as it is known.
+		go func() {
+			if a := <-done; a.err == nil {
+				_ = d.Delete(a.name)
+			}
+		}()
+		return "", ctx.Err()
+	}
+}
+
+// Delete writes the controller's delete_controller attribute, which
+// returns once the kernel has torn it down.
+func (d devFabrics) Delete(name string) error {
+	err := d.fsys.WriteFile(path.Join(classNVMe, name, "delete_controller"), []byte("1"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// parseReply reads "instance=3,cntlid=1" into "nvme3".
+func parseReply(reply []byte) (string, error) {
+	for _, kv := range strings.Split(strings.TrimSpace(string(reply)), ",") {
+		if k, val, _ := strings.Cut(kv, "="); k == "instance" {
+			name := "nvme" + val
+			if ctrlRE().MatchString(name) {
+				return name, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("unexpected reply from %s: %s", fabricsDev, connector.Quote(string(reply)))
+}
