@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"sort"
 	"strings"
 	"time"
 
@@ -115,6 +116,7 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 	if err != nil {
 		return nil, err
 	}
+	sort.Strings(ctrls)
 	dev.Extra[ExtraControllers] = strings.Join(ctrls, ",")
 	return dev, nil
 }
