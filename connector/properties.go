@@ -145,10 +145,10 @@ func Gather(fsys host.FS, opts GatherOptions) (Properties, []Warning, error) {
 			p.NVMeHostID = u
 		}
 	}
-	if v, err := fsys.ReadString(nvmeMultipathFile); err == nil {
-		b := v == "Y"
-		p.NVMeNativeMultipath = &b
-	}
+	// As os-brick: false when nvme_core is not loaded, never left out.
+	native, err := fsys.ReadString(nvmeMultipathFile)
+	native = strings.TrimSpace(native)
+	p.NVMeNativeMultipath = new(err == nil && native == "Y")
 	p.UUID = rootFSUUID(fsys)
 	return p, warns, nil
 }

@@ -39,7 +39,7 @@ func TestGather(t *testing.T) {
 			fixture: func(t *testing.T, root string) {},
 			opts:    GatherOptions{Hostname: "h"},
 			check: func(t *testing.T, p Properties) {
-				require.Equal(t, Properties{Platform: machineName(runtime.GOARCH), OSType: runtime.GOOS, IP: "127.0.0.1", Host: "h", DoLocalAttach: true}, p)
+				require.Equal(t, Properties{Platform: machineName(runtime.GOARCH), OSType: runtime.GOOS, IP: "127.0.0.1", Host: "h", NVMeNativeMultipath: new(false), DoLocalAttach: true}, p)
 			},
 		},
 		{

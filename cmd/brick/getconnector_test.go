@@ -56,6 +56,7 @@ func wantFixtureJSON(ip string) string {
   ],
   "system uuid": "4c4c4544-0051-3510-8052-b4c04f4b4e32",
   "nqn": "nqn.2014-08.org.nvmexpress:uuid:4c4c4544-0051-3510-8052-b4c04f4b4e32",
+  "nvme_native_multipath": false,
   "do_local_attach": true
 }
 `
