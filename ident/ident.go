@@ -81,3 +81,20 @@ func DiskName(name string) bool { return diskRE().MatchString(name) }
 
 // DMName reports whether name is a device-mapper node name such as "dm-3".
 func DMName(name string) bool { return dmRE().MatchString(name) }
+
+// SubsystemNQN reports whether s can name an NVMe subsystem on a fabrics
+// connect: "nqn." and printable ASCII with no "," or "=" (the kernel's
+// option separators), at most 223 bytes. Looser than NQN because Cinder's
+// own nvmet target names subsystems "nqn.<prefix>-<volume id>" without the
+// date and domain the specification asks for.
+func SubsystemNQN(s string) bool {
+	if len(s) > 223 || !strings.HasPrefix(s, "nqn.") || len(s) == len("nqn.") || strings.ContainsAny(s, ",=") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

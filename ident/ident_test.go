@@ -1,6 +1,7 @@
 package ident
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -80,4 +81,20 @@ func FuzzIdentifiers(f *testing.F) {
 			t.Fatalf("%q is both a disk and a dm name", s)
 		}
 	})
+}
+
+func TestSubsystemNQN(t *testing.T) {
+	for s, want := range map[string]bool{
+		"nqn.2014-08.org.nvmexpress:uuid:1":                         true,
+		"nqn.nvme-subsystem-1-11111111-2222-4333-8444-555555555555": true,
+		"nqn.":                            false,
+		"iqn.2010-10.x":                   false,
+		"nqn.a,traddr=1":                  false,
+		"nqn.a=b":                         false,
+		"nqn.a b":                         false,
+		"nqn.a\nb":                        false,
+		"nqn." + strings.Repeat("a", 220): false,
+	} {
+		require.Equal(t, want, SubsystemNQN(s), s)
+	}
 }

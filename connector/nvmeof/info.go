@@ -155,7 +155,7 @@ func nqnValue(ci connector.ConnectionInfo, key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !ident.NQN(s) || strings.ContainsAny(s, ",=") {
+	if !ident.SubsystemNQN(s) {
 		return "", connector.Invalid(key, "must be an NVMe qualified name, got %s", connector.Quote(s))
 	}
 	return s, nil

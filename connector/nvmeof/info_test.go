@@ -68,6 +68,8 @@ func TestParseVolumeFormats(t *testing.T) {
 			Portals: []Portal{{"10.0.0.1", 4420, TransportTCP}}}},
 		{"old, rdma and host_nqn", oldInfo(), map[string]any{"transport_type": "rdma", "host_nqn": "nqn.2014-08.org.nvmexpress:uuid:h", "target_port": 4420}, Volume{
 			NQN: testNQN, NSID: 3, HostNQN: "nqn.2014-08.org.nvmexpress:uuid:h", Portals: []Portal{{"10.0.0.1", 4420, TransportRDMA}}}},
+		{"old, Cinder nvmet's own subsystem name", oldInfo(), map[string]any{"nqn": "nqn.nvme-subsystem-1-" + testVol}, Volume{
+			NQN: "nqn.nvme-subsystem-1-" + testVol, NSID: 3, Portals: []Portal{{"10.0.0.1", 4420, TransportTCP}}}},
 		{"old, nguid only", oldInfo(), map[string]any{"ns_id": nil, "volume_nguid": "01234567-89AB-CDEF-0123-456789ABCDEF"}, Volume{
 			NQN: testNQN, NGUID: testNGID, Portals: []Portal{{"10.0.0.1", 4420, TransportTCP}}}},
 		{"new, two portals", newInfo(), nil, Volume{NQN: testNQN, NSID: 3, UUID: testVol, NGUID: testNGID, NewFormat: true,
