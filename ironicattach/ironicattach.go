@@ -59,7 +59,7 @@ type Result struct {
 	AttachmentID string
 	Flow         string
 	Target       *ironicapi.Target
-	Connector    cinderapi.Connector
+	Connector    cinderapi.HostConnector
 }
 
 func (m *Manager) log() *slog.Logger {
@@ -132,12 +132,20 @@ func (m *Manager) AttachVolume(ctx context.Context, o AttachOpts) (res *Result, 
 	}
 
 	flow := m.Cinder.Flow()
-	cconn := cinderapi.Connector(conn)
+	cconn := cinderapi.HostConnector(conn)
 	attID, err := flow.Reserve(ctx, vol.ID, "rw")
 	if err != nil {
 		return nil, fmt.Errorf("%s: reserve: %w", op, err)
 	}
-	push("unreserve", func(c context.Context) error { return flow.Unreserve(c, vol.ID, attID) })
+	exported := false
+	push("release", func(c context.Context) error {
+		o := cinderapi.ReleaseOpts{AttachmentID: attID, HostName: node.UUID}
+		if exported {
+			o.Connector = cconn
+		}
+		return flow.Release(c, vol.ID, o)
+	})
+	exported = true
 	info, err := flow.Export(ctx, vol.ID, attID, cconn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: export: %w", op, err)
@@ -145,7 +153,6 @@ func (m *Manager) AttachVolume(ctx context.Context, o AttachOpts) (res *Result, 
 	if m.Secrets != nil {
 		m.Secrets.Add(info.Secrets()...)
 	}
-	push("unexport", func(c context.Context) error { return flow.Unexport(c, vol.ID, attID, cconn) })
 	copts := cinderapi.CompleteOpts{HostName: node.UUID, Mode: "rw"}
 	done, err := flow.Complete(ctx, vol.ID, attID, copts)
 	if err != nil {
@@ -154,7 +161,6 @@ func (m *Manager) AttachVolume(ctx context.Context, o AttachOpts) (res *Result, 
 	if done != "" {
 		attID = done
 	}
-	push("uncomplete", func(c context.Context) error { return flow.Uncomplete(c, vol.ID, attID, copts) })
 
 	t, err := ironicapi.CreateTarget(ctx, m.Ironic, ironicapi.TargetCreateOpts{
 		NodeUUID: node.UUID, VolumeType: info.DriverVolumeType, BootIndex: o.BootIndex, VolumeID: vol.ID,
@@ -246,7 +252,7 @@ func (m *Manager) DetachVolume(ctx context.Context, o DetachOpts) (*DetachResult
 		return res, nil
 	}
 	// Legacy Cinder needs the connector again to end the export.
-	conn := cinderapi.Connector{"host": node.UUID}
+	conn := cinderapi.HostConnector{"host": node.UUID}
 	if conns, err := ironicapi.AllConnectors(ctx, ironicapi.ListNodeConnectors(m.Ironic, node.UUID, nil), 0); err == nil {
 		if c, err := ironicapi.CinderConnector(node.UUID, conns, false); err == nil {
 			conn = c
@@ -257,12 +263,15 @@ func (m *Manager) DetachVolume(ctx context.Context, o DetachOpts) (*DetachResult
 		if slices.Contains(res.Detached, id) {
 			continue
 		}
-		if err := flow.BeginDetach(ctx, vol.ID); err != nil {
+		roll, err := flow.BeginDetach(ctx, vol.ID)
+		if err != nil {
 			return res, fmt.Errorf("%s: begin detach: %w", op, err)
 		}
-		if err := flow.Detach(ctx, vol.ID, id, conn); err != nil {
-			if rerr := flow.RollDetach(context.WithoutCancel(ctx), vol.ID); rerr != nil {
-				err = fmt.Errorf("%w (roll back detaching also failed: %v)", err, rerr)
+		if err := flow.Release(ctx, vol.ID, cinderapi.ReleaseOpts{AttachmentID: id, Connector: conn, HostName: node.UUID}); err != nil {
+			if roll != nil {
+				if rerr := roll(context.WithoutCancel(ctx)); rerr != nil {
+					err = fmt.Errorf("%w (roll back detaching also failed: %v)", err, rerr)
+				}
 			}
 			return res, fmt.Errorf("%s: detach attachment %s: %w", op, id, err)
 		}

@@ -246,7 +246,7 @@ func opName(r *http.Request, body map[string]any) string {
 	switch {
 	case p == "/" || p == "":
 		return "versions"
-	case p == volsPath && r.Method == http.MethodGet:
+	case (p == volsPath || p == volsPath+"/detail") && r.Method == http.MethodGet:
 		return "list"
 	case volRE.MatchString(p) && r.Method == http.MethodGet:
 		return "get"
@@ -305,7 +305,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, mv string, b
 		var out []any
 		for _, v := range s.volumes {
 			if name == "" || v.Name == name {
-				out = append(out, map[string]any{"id": v.ID, "name": v.Name})
+				out = append(out, s.volumeView(v))
 			}
 		}
 		writeJSON(w, 200, map[string]any{"volumes": out})
