@@ -14,6 +14,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,14 +28,14 @@ type fakeIronic struct {
 	srv      *httptest.Server
 	maxLimit int
 	nodes    map[string]*fakeNode // by UUID
-	conns    []Connector          // ordered by id (creation)
+	conns    []VolumeConnector    // ordered by id (creation)
 	requests []string             // "METHOD path?query"
 	versions []string
 	seq      int
 }
 
 type fakeNode struct {
-	Node
+	nodes.Node
 }
 
 func newFakeIronic(t testing.TB, maxLimit int) *fakeIronic {
@@ -51,12 +52,12 @@ func (f *fakeIronic) client(t testing.TB) *gophercloud.ServiceClient {
 }
 
 func (f *fakeIronic) addNode(name, uuid, power string) {
-	f.nodes[uuid] = &fakeNode{Node{UUID: uuid, Name: name, PowerState: power, Properties: map[string]any{}}}
+	f.nodes[uuid] = &fakeNode{nodes.Node{UUID: uuid, Name: name, PowerState: power, Properties: map[string]any{}}}
 }
 
-func (f *fakeIronic) addConnector(node, typ, id string) Connector {
+func (f *fakeIronic) addConnector(node, typ, id string) VolumeConnector {
 	f.seq++
-	c := Connector{UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", f.seq), NodeUUID: node, Type: typ, ConnectorID: id, Extra: map[string]any{}}
+	c := VolumeConnector{UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", f.seq), NodeUUID: node, Type: typ, ConnectorID: id, Extra: map[string]any{}}
 	f.conns = append(f.conns, c)
 	return c
 }
@@ -131,7 +132,7 @@ func (f *fakeIronic) serve(w http.ResponseWriter, r *http.Request) {
 		if l, err := strconv.Atoi(q.Get("limit")); err == nil && l > 0 && l < limit {
 			limit = l
 		}
-		list := append([]Connector(nil), f.conns...)
+		list := append([]VolumeConnector(nil), f.conns...)
 		if q.Get("sort_key") == "connector_id" {
 			sort.SliceStable(list, func(i, j int) bool { return list[i].ConnectorID < list[j].ConnectorID })
 		}
@@ -148,7 +149,7 @@ func (f *fakeIronic) serve(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
-		var page []Connector
+		var page []VolumeConnector
 		for _, c := range list[start:] {
 			if node != "" && c.NodeUUID != node {
 				continue
@@ -170,7 +171,7 @@ func (f *fakeIronic) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, 200, body)
 	case r.Method == "POST" && r.URL.Path == "/v1/volume/connectors":
-		var c Connector
+		var c VolumeConnector
 		_ = json.NewDecoder(r.Body).Decode(&c)
 		for _, o := range f.conns {
 			if o.Type == c.Type && o.ConnectorID == c.ConnectorID {

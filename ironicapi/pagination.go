@@ -71,18 +71,34 @@ func (p volumePage) IsEmpty() (bool, error) {
 	return len(s) == 0, nil
 }
 
-// listOpts are the query parameters Ironic's volume lists accept.
-type listOpts struct {
-	Node    string   `q:"node"`
-	Detail  bool     `q:"detail"`
-	Fields  []string `q:"fields" format:"comma-separated"`
-	Limit   int      `q:"limit"`
-	Marker  string   `q:"marker"`
-	SortKey string   `q:"sort_key"`
-	SortDir string   `q:"sort_dir"`
+// ListOpts are the query parameters Ironic's volume lists accept (see
+// ConnectorListOpts and TargetListOpts).
+type ListOpts struct {
+	// Node limits the list to one node (name or UUID).
+	Node string `q:"node"`
+	// Detail returns every field (extra, created_at, updated_at too).
+	Detail bool `q:"detail"`
+	// Fields returns only these fields (see ConnectorFields, TargetFields); not with Detail.
+	Fields []string `q:"fields" format:"comma-separated"`
+	// Limit is the page size (Ironic caps it at its [api] max_limit).
+	Limit int `q:"limit"`
+	// Marker is the UUID of the last record already seen.
+	Marker string `q:"marker"`
+	// SortKey and SortDir ("asc" or "desc") order the list.
+	SortKey string `q:"sort_key"`
+	SortDir string `q:"sort_dir"`
 }
 
-func (o listOpts) query(allowed []string) (string, error) {
+// optsQuery is the query builder of opts, nil when there are no options.
+func optsQuery[B comparable](opts B, build func(B) (string, error)) func() (string, error) {
+	var none B
+	if opts == none {
+		return nil
+	}
+	return func() (string, error) { return build(opts) }
+}
+
+func (o ListOpts) query(allowed []string) (string, error) {
 	if o.Node != "" && !ValidNodeIdent(o.Node) {
 		return "", fmt.Errorf("node %s is not a node name or UUID", quote(o.Node))
 	}

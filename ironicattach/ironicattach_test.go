@@ -182,7 +182,7 @@ func TestAttachRefusals(t *testing.T) {
 		f := newFixture(t, "")
 		f.ironic.connectors = f.ironic.connectors[1:]
 		_, err := f.m.AttachVolume(ctx, AttachOpts{Node: "node-1", Volume: volID})
-		require.ErrorIs(t, err, ironicapi.ErrNoInitiator)
+		require.ErrorIs(t, err, ErrNoInitiator)
 		require.Empty(t, f.cinder.Ops()[1:], "Cinder not asked to export")
 	})
 	t.Run("boot index taken", func(t *testing.T) {

@@ -5,35 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 )
-
-// Connector is an Ironic volume connector: one storage initiator of a node.
-type Connector struct {
-	UUID        string         `json:"uuid"`
-	NodeUUID    string         `json:"node_uuid"`
-	Type        string         `json:"type"`
-	ConnectorID string         `json:"connector_id"`
-	Extra       map[string]any `json:"extra"`
-	CreatedAt   time.Time      `json:"created_at"`
-	// UpdatedAt is zero when the connector was never changed.
-	UpdatedAt time.Time `json:"updated_at"`
-	Links     []any     `json:"links"`
-}
-
-// ConnectorPage is one page of ListConnectors.
-type ConnectorPage struct{ volumePage }
-
-// ExtractConnectors returns the connectors of a page.
-func ExtractConnectors(p pagination.Page) ([]Connector, error) {
-	var s []Connector
-	err := p.(ConnectorPage).ExtractIntoSlicePtr(&s, "connectors")
-	return s, err
-}
 
 // ConnectorListOptsBuilder builds the query of a connector list.
 type ConnectorListOptsBuilder interface {
@@ -41,61 +17,23 @@ type ConnectorListOptsBuilder interface {
 }
 
 // ConnectorListOpts filter, sort and page a connector list.
-type ConnectorListOpts struct {
-	// Node limits the list to one node (name or UUID).
-	Node string
-	// Detail returns every field (extra, created_at, updated_at too).
-	Detail bool
-	// Fields returns only these fields (see ConnectorFields); not with Detail.
-	Fields []string
-	// Limit is the page size (Ironic caps it at its [api] max_limit).
-	Limit int
-	// Marker is the UUID of the last connector already seen.
-	Marker string
-	// SortKey and SortDir ("asc" or "desc") order the list.
-	SortKey, SortDir string
-}
+type ConnectorListOpts ListOpts
 
 // ToVolumeConnectorListQuery validates the options and builds the query.
 func (o ConnectorListOpts) ToVolumeConnectorListQuery() (string, error) {
-	return listOpts(o).query(ConnectorFields)
+	return ListOpts(o).query(ConnectorFields)
 }
 
 // ListConnectors lists volume connectors. Every page keeps every filter.
 func ListConnectors(client *gophercloud.ServiceClient, opts ConnectorListOptsBuilder) pagination.Pager {
-	return connectorKind().list(client, connectorKind().collectionURL(client), connectorQuery(opts))
+	k := connectorKind()
+	return k.list(client, k.collectionURL(client), optsQuery(opts, ConnectorListOptsBuilder.ToVolumeConnectorListQuery))
 }
 
 // ListNodeConnectors lists the connectors of one node through
 // /v1/nodes/<uuid>/volume/connectors (which accepts a UUID only).
 func ListNodeConnectors(client *gophercloud.ServiceClient, nodeUUID string, opts ConnectorListOptsBuilder) pagination.Pager {
-	return connectorKind().listNode(client, nodeUUID, connectorQuery(opts))
-}
-
-// connectorQuery is nil when there are no options.
-func connectorQuery(opts ConnectorListOptsBuilder) func() (string, error) {
-	if opts == nil {
-		return nil
-	}
-	return opts.ToVolumeConnectorListQuery
-}
-
-// AllConnectors collects up to max connectors (0: all) from pager, with
-// errors converted to *Error.
-func AllConnectors(ctx context.Context, pager pagination.Pager, max int) ([]Connector, error) {
-	return collect(ctx, pager, call{op: "list", resource: "volume connectors"}, ExtractConnectors, max)
-}
-
-// ConnectorResult is the answer to a get, create or update.
-type ConnectorResult struct{ gophercloud.Result }
-
-// Extract returns the connector.
-func (r ConnectorResult) Extract() (*Connector, error) {
-	var c Connector
-	if err := r.ExtractIntoStructPtr(&c, ""); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return connectorKind().listNode(client, nodeUUID, optsQuery(opts, ConnectorListOptsBuilder.ToVolumeConnectorListQuery))
 }
 
 // GetOpts choose the fields returned by a get.
@@ -167,37 +105,55 @@ type ConnectorUpdateOpts []PatchOp
 func (o ConnectorUpdateOpts) ToVolumeConnectorUpdateMap() ([]map[string]any, error) {
 	var typ, id string
 	for i, op := range o {
-		switch {
-		case op.Path == "/node_uuid":
-			if s, _ := op.Value.(string); op.Op == "remove" || !ident.IsUUID(s) {
-				return nil, fmt.Errorf("node_uuid must be replaced by a node UUID")
-			}
-		case op.Path == "/type":
-			s, _ := op.Value.(string)
-			if op.Op == "remove" {
-				return nil, fmt.Errorf("type cannot be removed")
-			}
-			typ = s
-		case op.Path == "/connector_id":
-			s, _ := op.Value.(string)
-			if op.Op == "remove" {
-				return nil, fmt.Errorf("connector_id cannot be removed")
-			}
-			id = s
-		case op.Path == "/extra":
-		case strings.HasPrefix(op.Path, "/extra/"):
-			if err := checkKeyPath(op.Path); err != nil {
-				return nil, fmt.Errorf("patch %d: %w", i, err)
-			}
+		var err error
+		switch op.Path {
+		case "/type":
+			typ, err = replacedString(op, "type")
+		case "/connector_id":
+			id, err = replacedString(op, "connector_id")
 		default:
-			return nil, fmt.Errorf("patch %d: path %s cannot be changed (use /node_uuid, /type, /connector_id or /extra/KEY)", i, quote(op.Path))
+			err = checkConnectorPatchPath(op)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("patch %d: %w", i, err)
 		}
 	}
+	if err := o.checkTypeAndID(typ, id); err != nil {
+		return nil, err
+	}
+	return patchBody(o)
+}
+
+// replacedString is the new value of a field that cannot be removed.
+func replacedString(op PatchOp, field string) (string, error) {
+	if op.Op == "remove" {
+		return "", fmt.Errorf("%s cannot be removed", field)
+	}
+	s, _ := op.Value.(string)
+	return s, nil
+}
+
+// checkConnectorPatchPath checks the paths other than /type and /connector_id.
+func checkConnectorPatchPath(op PatchOp) error {
+	switch {
+	case op.Path == "/node_uuid":
+		return checkNodeUUIDOp(op)
+	case op.Path == "/extra":
+		return nil
+	case strings.HasPrefix(op.Path, "/extra/"):
+		return checkKeyPath(op.Path)
+	}
+	return fmt.Errorf("path %s cannot be changed (use /node_uuid, /type, /connector_id or /extra/KEY)", quote(op.Path))
+}
+
+// checkTypeAndID checks a new type and ID as a pair, or each alone, and
+// puts the normalized ID into the patch.
+func (o ConnectorUpdateOpts) checkTypeAndID(typ, id string) error {
 	switch {
 	case typ != "" && id != "":
 		norm, err := NormalizeConnectorID(typ, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i := range o {
 			if o[i].Path == "/connector_id" {
@@ -206,14 +162,12 @@ func (o ConnectorUpdateOpts) ToVolumeConnectorUpdateMap() ([]map[string]any, err
 		}
 	case typ != "":
 		if !slices.Contains(ConnectorTypes, typ) {
-			return nil, fmt.Errorf("connector type %s is not one of %s", quote(typ), strings.Join(ConnectorTypes, ", "))
+			return fmt.Errorf("connector type %s is not one of %s", quote(typ), strings.Join(ConnectorTypes, ", "))
 		}
 	case id != "":
-		if err := checkConnectorIDText(id); err != nil {
-			return nil, err
-		}
+		return checkConnectorIDText(id)
 	}
-	return patchBody(o)
+	return nil
 }
 
 // UpdateConnector applies a JSON patch to a connector. Ironic refuses it
@@ -221,9 +175,6 @@ func (o ConnectorUpdateOpts) ToVolumeConnectorUpdateMap() ([]map[string]any, err
 func UpdateConnector(ctx context.Context, client *gophercloud.ServiceClient, id string, opts ConnectorUpdateOptsBuilder) ConnectorResult {
 	return ConnectorResult{connectorKind().update(ctx, client, id, opts.ToVolumeConnectorUpdateMap)}
 }
-
-// DeleteResult is the answer to a delete; see ExtractErr.
-type DeleteResult struct{ gophercloud.ErrResult }
 
 // DeleteConnector deletes a connector. Ironic refuses it
 // (ErrNotPoweredOff) unless the node is powered off.

@@ -4,94 +4,35 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 )
 
-// Target is an Ironic volume target: a volume a node uses, with the
-// connection properties to reach it. Ironic shows secret properties
-// (auth_password, ...) as "******".
-type Target struct {
-	UUID       string         `json:"uuid"`
-	NodeUUID   string         `json:"node_uuid"`
-	VolumeType string         `json:"volume_type"`
-	Properties map[string]any `json:"properties"`
-	BootIndex  int            `json:"boot_index"`
-	VolumeID   string         `json:"volume_id"`
-	Extra      map[string]any `json:"extra"`
-	CreatedAt  time.Time      `json:"created_at"`
-	UpdatedAt  time.Time      `json:"updated_at"`
-	Links      []any          `json:"links"`
-}
-
-// TargetPage is one page of ListTargets.
-type TargetPage struct{ volumePage }
-
-// ExtractTargets returns the targets of a page.
-func ExtractTargets(p pagination.Page) ([]Target, error) {
-	var s []Target
-	err := p.(TargetPage).ExtractIntoSlicePtr(&s, "targets")
-	return s, err
-}
-
 // TargetListOptsBuilder builds the query of a target list.
 type TargetListOptsBuilder interface {
 	ToVolumeTargetListQuery() (string, error)
 }
 
-// TargetListOpts filter, sort and page a target list; see ConnectorListOpts.
-type TargetListOpts struct {
-	Node             string
-	Detail           bool
-	Fields           []string
-	Limit            int
-	Marker           string
-	SortKey, SortDir string
-}
+// TargetListOpts filter, sort and page a target list.
+type TargetListOpts ListOpts
 
 // ToVolumeTargetListQuery validates the options and builds the query.
 func (o TargetListOpts) ToVolumeTargetListQuery() (string, error) {
-	return listOpts(o).query(TargetFields)
+	return ListOpts(o).query(TargetFields)
 }
 
 // ListTargets lists volume targets. Every page keeps every filter.
 func ListTargets(client *gophercloud.ServiceClient, opts TargetListOptsBuilder) pagination.Pager {
-	return targetKind().list(client, targetKind().collectionURL(client), targetQuery(opts))
+	k := targetKind()
+	return k.list(client, k.collectionURL(client), optsQuery(opts, TargetListOptsBuilder.ToVolumeTargetListQuery))
 }
 
 // ListNodeTargets lists one node's targets through
 // /v1/nodes/<uuid>/volume/targets (which accepts a UUID only).
 func ListNodeTargets(client *gophercloud.ServiceClient, nodeUUID string, opts TargetListOptsBuilder) pagination.Pager {
-	return targetKind().listNode(client, nodeUUID, targetQuery(opts))
-}
-
-// targetQuery is nil when there are no options.
-func targetQuery(opts TargetListOptsBuilder) func() (string, error) {
-	if opts == nil {
-		return nil
-	}
-	return opts.ToVolumeTargetListQuery
-}
-
-// AllTargets collects up to max targets (0: all) from pager, with errors
-// converted to *Error.
-func AllTargets(ctx context.Context, pager pagination.Pager, max int) ([]Target, error) {
-	return collect(ctx, pager, call{op: "list", resource: "volume targets"}, ExtractTargets, max)
-}
-
-// TargetResult is the answer to a get, create or update.
-type TargetResult struct{ gophercloud.Result }
-
-// Extract returns the target.
-func (r TargetResult) Extract() (*Target, error) {
-	var t Target
-	if err := r.ExtractIntoStructPtr(&t, ""); err != nil {
-		return nil, err
-	}
-	return &t, nil
+	return targetKind().listNode(client, nodeUUID, optsQuery(opts, TargetListOptsBuilder.ToVolumeTargetListQuery))
 }
 
 // GetTarget fetches one target by UUID; opts may be nil.
@@ -166,35 +107,38 @@ type TargetUpdateOpts []PatchOp
 // ToVolumeTargetUpdateMap validates the patch and builds the body.
 func (o TargetUpdateOpts) ToVolumeTargetUpdateMap() ([]map[string]any, error) {
 	for i, op := range o {
-		remove := op.Op == "remove"
-		switch {
-		case op.Path == "/node_uuid":
-			if s, _ := op.Value.(string); remove || !ident.IsUUID(s) {
-				return nil, fmt.Errorf("node_uuid must be replaced by a node UUID")
-			}
-		case op.Path == "/volume_type":
-			if s, _ := op.Value.(string); remove || !ValidVolumeType(s) {
-				return nil, fmt.Errorf("volume_type must be replaced by one of %s", strings.Join(VolumeTypes, ", "))
-			}
-		case op.Path == "/boot_index":
-			n, ok := op.Value.(int)
-			if remove || !ok || n < 0 {
-				return nil, fmt.Errorf("boot_index must be replaced by an integer >= 0")
-			}
-		case op.Path == "/volume_id":
-			if s, _ := op.Value.(string); remove || !ident.IsUUID(s) {
-				return nil, fmt.Errorf("volume_id must be replaced by a volume UUID")
-			}
-		case op.Path == "/extra", op.Path == "/properties":
-		case strings.HasPrefix(op.Path, "/extra/"), strings.HasPrefix(op.Path, "/properties/"):
-			if err := checkKeyPath(op.Path); err != nil {
-				return nil, fmt.Errorf("patch %d: %w", i, err)
-			}
-		default:
-			return nil, fmt.Errorf("patch %d: path %s cannot be changed (use /node_uuid, /volume_type, /boot_index, /volume_id, /properties/KEY or /extra/KEY)", i, quote(op.Path))
+		if err := checkTargetPatchOp(op); err != nil {
+			return nil, fmt.Errorf("patch %d: %w", i, err)
 		}
 	}
 	return patchBody(o)
+}
+
+// checkTargetPatchOp checks one patch operation's path and value.
+func checkTargetPatchOp(op PatchOp) error {
+	remove := op.Op == "remove"
+	switch {
+	case op.Path == "/node_uuid":
+		return checkNodeUUIDOp(op)
+	case op.Path == "/volume_type":
+		if s, _ := op.Value.(string); remove || !ValidVolumeType(s) {
+			return fmt.Errorf("volume_type must be replaced by one of %s", strings.Join(VolumeTypes, ", "))
+		}
+	case op.Path == "/boot_index":
+		if n, ok := op.Value.(int); remove || !ok || n < 0 {
+			return fmt.Errorf("boot_index must be replaced by an integer >= 0")
+		}
+	case op.Path == "/volume_id":
+		if s, _ := op.Value.(string); remove || !ident.IsUUID(s) {
+			return fmt.Errorf("volume_id must be replaced by a volume UUID")
+		}
+	case op.Path == "/extra", op.Path == "/properties":
+	case strings.HasPrefix(op.Path, "/extra/"), strings.HasPrefix(op.Path, "/properties/"):
+		return checkKeyPath(op.Path)
+	default:
+		return fmt.Errorf("path %s cannot be changed (use /node_uuid, /volume_type, /boot_index, /volume_id, /properties/KEY or /extra/KEY)", quote(op.Path))
+	}
+	return nil
 }
 
 // UpdateTarget applies a JSON patch to a target. Ironic refuses it

@@ -10,7 +10,7 @@ import (
 
 // volumeKind is what the requests on volume connectors and on volume
 // targets share, so each request is written once and the two public APIs
-// differ only in their types and validation.
+// (connector_*.go, target_*.go) differ only in their types and validation.
 type volumeKind struct {
 	resource   string   // "volume connector", for messages
 	collection string   // "connectors", the path element and the JSON list key
@@ -26,18 +26,6 @@ func connectorKind() volumeKind {
 func targetKind() volumeKind {
 	return volumeKind{resource: "volume target", collection: "targets", fields: TargetFields,
 		page: func(p volumePage) pagination.Page { return TargetPage{p} }}
-}
-
-func (k volumeKind) collectionURL(c *gophercloud.ServiceClient) string {
-	return v1URL(c, "volume", k.collection)
-}
-
-func (k volumeKind) itemURL(c *gophercloud.ServiceClient, id string) string {
-	return v1URL(c, "volume", k.collection, id)
-}
-
-func (k volumeKind) nodeURL(c *gophercloud.ServiceClient, nodeUUID string) string {
-	return v1URL(c, "nodes", nodeUUID, "volume", k.collection)
 }
 
 // list pages through u; query (may be nil) validates and builds the filters.
