@@ -8,33 +8,7 @@ import (
 
 	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/pagination"
 )
-
-// ConnectorListOptsBuilder builds the query of a connector list.
-type ConnectorListOptsBuilder interface {
-	ToVolumeConnectorListQuery() (string, error)
-}
-
-// ConnectorListOpts filter, sort and page a connector list.
-type ConnectorListOpts ListOpts
-
-// ToVolumeConnectorListQuery validates the options and builds the query.
-func (o ConnectorListOpts) ToVolumeConnectorListQuery() (string, error) {
-	return ListOpts(o).query(ConnectorFields)
-}
-
-// ListConnectors lists volume connectors. Every page keeps every filter.
-func ListConnectors(client *gophercloud.ServiceClient, opts ConnectorListOptsBuilder) pagination.Pager {
-	k := connectorKind()
-	return k.list(client, k.collectionURL(client), optsQuery(opts, ConnectorListOptsBuilder.ToVolumeConnectorListQuery))
-}
-
-// ListNodeConnectors lists the connectors of one node through
-// /v1/nodes/<uuid>/volume/connectors (which accepts a UUID only).
-func ListNodeConnectors(client *gophercloud.ServiceClient, nodeUUID string, opts ConnectorListOptsBuilder) pagination.Pager {
-	return connectorKind().listNode(client, nodeUUID, optsQuery(opts, ConnectorListOptsBuilder.ToVolumeConnectorListQuery))
-}
 
 // GetOpts choose the fields returned by a get.
 type GetOpts struct {

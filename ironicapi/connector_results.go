@@ -27,9 +27,7 @@ type ConnectorPage struct{ volumePage }
 
 // ExtractConnectors returns the connectors of a page.
 func ExtractConnectors(p pagination.Page) ([]VolumeConnector, error) {
-	var s []VolumeConnector
-	err := p.(ConnectorPage).ExtractIntoSlicePtr(&s, "connectors")
-	return s, err
+	return extractPage[VolumeConnector](p.(ConnectorPage).volumePage)
 }
 
 // AllConnectors collects up to max connectors (0: all) from pager, with
@@ -38,7 +36,7 @@ func AllConnectors(ctx context.Context, pager pagination.Pager, max int) ([]Volu
 	return collect(ctx, pager, call{op: "list", resource: "volume connectors"}, ExtractConnectors, max)
 }
 
-// ConnectorResult is the answer to a get, create or update.
+// ConnectorResult is the answer to a get, create or update; see Extract.
 type ConnectorResult struct{ gophercloud.Result }
 
 // Extract returns the connector.
@@ -56,4 +54,11 @@ func extractOne[T any](r gophercloud.Result) (*T, error) {
 		return nil, err
 	}
 	return &v, nil
+}
+
+// extractPage decodes the records of a list page.
+func extractPage[T any](p volumePage) ([]T, error) {
+	var s []T
+	err := p.ExtractIntoSlicePtr(&s, p.key)
+	return s, err
 }

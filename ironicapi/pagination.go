@@ -89,24 +89,21 @@ type ListOpts struct {
 	SortDir string `q:"sort_dir"`
 }
 
-// optsQuery is the query builder of opts, nil when there are no options.
-func optsQuery[B comparable](opts B, build func(B) (string, error)) func() (string, error) {
-	var none B
-	if opts == none {
-		return nil
-	}
-	return func() (string, error) { return build(opts) }
+// ListOptsBuilder builds the query of a connector or target list.
+type ListOptsBuilder interface {
+	ToVolumeListQuery() (string, error)
 }
 
-func (o ListOpts) query(allowed []string) (string, error) {
+// ToVolumeListQuery validates the options and builds the query; the
+// fields are checked against the resource's when the list is made.
+func (o ListOpts) ToVolumeListQuery() (string, error) { return o.query() }
+
+func (o ListOpts) query() (string, error) {
 	if o.Node != "" && !ValidNodeIdent(o.Node) {
 		return "", fmt.Errorf("node %s is not a node name or UUID", quote(o.Node))
 	}
 	if o.Detail && len(o.Fields) > 0 {
 		return "", errors.New("fields and detail cannot be combined")
-	}
-	if err := checkFields(o.Fields, allowed); err != nil {
-		return "", err
 	}
 	if o.Limit < 0 {
 		return "", fmt.Errorf("limit %d is negative", o.Limit)

@@ -7,33 +7,7 @@ import (
 
 	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/pagination"
 )
-
-// TargetListOptsBuilder builds the query of a target list.
-type TargetListOptsBuilder interface {
-	ToVolumeTargetListQuery() (string, error)
-}
-
-// TargetListOpts filter, sort and page a target list.
-type TargetListOpts ListOpts
-
-// ToVolumeTargetListQuery validates the options and builds the query.
-func (o TargetListOpts) ToVolumeTargetListQuery() (string, error) {
-	return ListOpts(o).query(TargetFields)
-}
-
-// ListTargets lists volume targets. Every page keeps every filter.
-func ListTargets(client *gophercloud.ServiceClient, opts TargetListOptsBuilder) pagination.Pager {
-	k := targetKind()
-	return k.list(client, k.collectionURL(client), optsQuery(opts, TargetListOptsBuilder.ToVolumeTargetListQuery))
-}
-
-// ListNodeTargets lists one node's targets through
-// /v1/nodes/<uuid>/volume/targets (which accepts a UUID only).
-func ListNodeTargets(client *gophercloud.ServiceClient, nodeUUID string, opts TargetListOptsBuilder) pagination.Pager {
-	return targetKind().listNode(client, nodeUUID, optsQuery(opts, TargetListOptsBuilder.ToVolumeTargetListQuery))
-}
 
 // GetTarget fetches one target by UUID; opts may be nil.
 func GetTarget(ctx context.Context, client *gophercloud.ServiceClient, id string, opts *GetOpts) TargetResult {

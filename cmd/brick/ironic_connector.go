@@ -10,32 +10,6 @@ import (
 	"github.com/brick-storage/brick/ironicapi"
 )
 
-func (a *app) ironicConnectorCommand() *cobra.Command {
-	r := connectorResource()
-	return r.groupCommand(a, a.createConnectorCommand(r), a.setConnectorCommand(r), a.unsetConnectorCommand(r))
-}
-
-type connectorCmd = volumeResource[ironicapi.VolumeConnector]
-
-func connectorResource() connectorCmd {
-	return connectorCmd{
-		name: "connector", short: "Manage Ironic volume connectors (a node's storage initiators)",
-		columns: connectorColumns, listColumns: 4, fields: ironicapi.ConnectorFields,
-		listExample: `  brick ironic connector list --node node-1
-  brick ironic connector list --long -f json
-  brick ironic connector list --fields uuid,connector_id --sort connector_id:desc`,
-		list: func(ctx context.Context, sc *gophercloud.ServiceClient, q ironicapi.ListOpts) ([]ironicapi.VolumeConnector, error) {
-			return ironicapi.AllConnectors(ctx, ironicapi.ListConnectors(sc, ironicapi.ConnectorListOpts(q)), q.Limit)
-		},
-		get: func(ctx context.Context, sc *gophercloud.ServiceClient, id string, opts *ironicapi.GetOpts) (*ironicapi.VolumeConnector, error) {
-			return ironicapi.GetConnector(ctx, sc, id, opts).Extract()
-		},
-		del: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
-			return ironicapi.DeleteConnector(ctx, sc, id).ExtractErr()
-		},
-	}
-}
-
 func (a *app) createConnectorCommand(r connectorCmd) *cobra.Command {
 	var p patchFlags
 	var typ, id, uuid string

@@ -39,6 +39,57 @@ func (r volumeResource[T]) groupCommand(a *app, create, set, unset *cobra.Comman
 	return cmd
 }
 
+func (a *app) ironicConnectorCommand() *cobra.Command {
+	r := connectorResource()
+	return r.groupCommand(a, a.createConnectorCommand(r), a.setConnectorCommand(r), a.unsetConnectorCommand(r))
+}
+
+type connectorCmd = volumeResource[ironicapi.VolumeConnector]
+
+func connectorResource() connectorCmd {
+	return connectorCmd{
+		name: "connector", short: "Manage Ironic volume connectors (a node's storage initiators)",
+		columns: connectorColumns, listColumns: 4, fields: ironicapi.ConnectorFields,
+		listExample: `  brick ironic connector list --node node-1
+  brick ironic connector list --long -f json
+  brick ironic connector list --fields uuid,connector_id --sort connector_id:desc`,
+		list: func(ctx context.Context, sc *gophercloud.ServiceClient, q ironicapi.ListOpts) ([]ironicapi.VolumeConnector, error) {
+			return ironicapi.AllConnectors(ctx, ironicapi.ListConnectors(sc, q), q.Limit)
+		},
+		get: func(ctx context.Context, sc *gophercloud.ServiceClient, id string, opts *ironicapi.GetOpts) (*ironicapi.VolumeConnector, error) {
+			return ironicapi.GetConnector(ctx, sc, id, opts).Extract()
+		},
+		del: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
+			return ironicapi.DeleteConnector(ctx, sc, id).ExtractErr()
+		},
+	}
+}
+
+func (a *app) ironicTargetCommand() *cobra.Command {
+	r := targetResource()
+	return r.groupCommand(a, a.createTargetCommand(r), a.setTargetCommand(r), a.unsetTargetCommand(r))
+}
+
+type targetCmd = volumeResource[ironicapi.VolumeTarget]
+
+func targetResource() targetCmd {
+	return targetCmd{
+		name: "target", short: "Manage Ironic volume targets (the volumes a node uses or boots from)",
+		columns: targetColumns, listColumns: 5, fields: ironicapi.TargetFields, showSecrets: true,
+		listExample: `  brick ironic target list --node node-1
+  brick ironic target list --long -f json`,
+		list: func(ctx context.Context, sc *gophercloud.ServiceClient, q ironicapi.ListOpts) ([]ironicapi.VolumeTarget, error) {
+			return ironicapi.AllTargets(ctx, ironicapi.ListTargets(sc, q), q.Limit)
+		},
+		get: func(ctx context.Context, sc *gophercloud.ServiceClient, id string, opts *ironicapi.GetOpts) (*ironicapi.VolumeTarget, error) {
+			return ironicapi.GetTarget(ctx, sc, id, opts).Extract()
+		},
+		del: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
+			return ironicapi.DeleteTarget(ctx, sc, id).ExtractErr()
+		},
+	}
+}
+
 // writeRequest makes a create or update request and returns the record.
 type writeRequest[T any] func(ctx context.Context, sc *gophercloud.ServiceClient, args []string) (*T, error)
 

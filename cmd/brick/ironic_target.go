@@ -10,31 +10,6 @@ import (
 	"github.com/brick-storage/brick/ironicapi"
 )
 
-func (a *app) ironicTargetCommand() *cobra.Command {
-	r := targetResource()
-	return r.groupCommand(a, a.createTargetCommand(r), a.setTargetCommand(r), a.unsetTargetCommand(r))
-}
-
-type targetCmd = volumeResource[ironicapi.VolumeTarget]
-
-func targetResource() targetCmd {
-	return targetCmd{
-		name: "target", short: "Manage Ironic volume targets (the volumes a node uses or boots from)",
-		columns: targetColumns, listColumns: 5, fields: ironicapi.TargetFields, showSecrets: true,
-		listExample: `  brick ironic target list --node node-1
-  brick ironic target list --long -f json`,
-		list: func(ctx context.Context, sc *gophercloud.ServiceClient, q ironicapi.ListOpts) ([]ironicapi.VolumeTarget, error) {
-			return ironicapi.AllTargets(ctx, ironicapi.ListTargets(sc, ironicapi.TargetListOpts(q)), q.Limit)
-		},
-		get: func(ctx context.Context, sc *gophercloud.ServiceClient, id string, opts *ironicapi.GetOpts) (*ironicapi.VolumeTarget, error) {
-			return ironicapi.GetTarget(ctx, sc, id, opts).Extract()
-		},
-		del: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
-			return ironicapi.DeleteTarget(ctx, sc, id).ExtractErr()
-		},
-	}
-}
-
 func (a *app) createTargetCommand(r targetCmd) *cobra.Command {
 	var p patchFlags
 	var typ, volumeID, uuid string
