@@ -152,6 +152,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("guest run: %w", err)
 	}
 
+	// Queue behind other test runs' guests before anything is started.
+	release, err := acquireSlot(ctx, os.Stderr)
+	if err != nil {
+		return nil, fmt.Errorf("guest run: %w", err)
+	}
+	defer release()
+
 	share := opts.ShareDir
 	if share == "" {
 		share, err = os.MkdirTemp("", "brick-guest-")
