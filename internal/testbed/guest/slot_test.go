@@ -93,3 +93,10 @@ func TestAcquireSlot(t *testing.T) {
 		require.Empty(t, log.String())
 	})
 }
+
+func TestNonEmptyLines(t *testing.T) {
+	require.Nil(t, nonEmptyLines(nil))
+	require.Nil(t, nonEmptyLines([]byte("\n  \n")))
+	require.Equal(t, []string{"iscsi session session1", "dm map dm-0 mpatha"},
+		nonEmptyLines([]byte("iscsi session session1\n\ndm map dm-0 mpatha\n")))
+}
