@@ -16,9 +16,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The fast lane's tests: iSCSI connector proofs; Cinder local-attach with
-# single path, multipath and a filesystem; FC; NFS; RBD; Ironic attach-volume.
-short_run='^(TestISCSI|TestAttachGuest|TestFC|TestNFS|TestRBD|TestIronicAttachVolume)$'
+# The fast lane's tests (docs/testing.md): iSCSI with multipath and
+# failover, FC, NFS, RBD (check 1 only under -short), and local-attach
+# --ironic-node for Cinder and Ironic together.
+short_run='^(TestISCSI|TestFC|TestNFS|TestRBD|TestLocalAttachIronicNode)$'
 
 # times_table LOG TSV WALL: the top-level tests' wall times from go test -v's
 # "--- PASS: TestX (12.34s)" lines, longest first, into TSV (test, result,
