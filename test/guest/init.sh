@@ -125,7 +125,8 @@ read -r end _ </proc/uptime
 say "script exit $rc at ${end}s"
 
 printf '%s %s\n' "$start" "$end" >"$ctl/uptime"
-leftovers >"$ctl/leftovers" 2>/dev/null
 # Write-then-rename: the runner treats a present rc file as a finished run.
 echo "$rc" >"$ctl/rc.tmp" && mv "$ctl/rc.tmp" "$ctl/rc"
+# After the rc, so that nothing here can cost the run its exit code.
+leftovers >"$ctl/leftovers" 2>/dev/null
 power_off
