@@ -11,6 +11,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/ironicapi/ironictest"
 )
 
 const (
@@ -29,14 +31,14 @@ func TestMicroversionAlwaysAtLeast132(t *testing.T) {
 		{name: "pin in MoreHeaders dropped", mv: "", want: "1.32", more: map[string]string{"X-OpenStack-Ironic-API-Version": "1.31"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeIronic(t, 100)
-			f.addNode("node-a", nodeA, "")
+			f := ironictest.New(t, 100)
+			f.AddNode("node-a", nodeA, "")
 			// A hand-built client with no Type: gophercloud would send no
 			// version header at all for it.
-			sc := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{}, Endpoint: f.srv.URL + "/", Microversion: tc.mv, MoreHeaders: tc.more}
+			sc := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{}, Endpoint: f.URL + "/", Microversion: tc.mv, MoreHeaders: tc.more}
 			_, err := AllConnectors(context.Background(), ListConnectors(sc, nil), 0)
 			require.NoError(t, err)
-			require.Equal(t, []string{tc.want}, f.versions)
+			require.Equal(t, []string{tc.want}, f.Versions)
 			require.Equal(t, tc.mv, sc.Microversion, "caller's client unchanged")
 		})
 	}
@@ -59,8 +61,8 @@ func TestV1URL(t *testing.T) {
 // TestErrorKeepsCause: an *Error unwraps to its kind and to gophercloud's
 // error, so gophercloud's own helpers work on it.
 func TestErrorKeepsCause(t *testing.T) {
-	f := newFakeIronic(t, 10)
-	sc := f.client(t)
+	f := ironictest.New(t, 10)
+	sc := f.Client(t)
 	ctx := context.Background()
 	_, err := GetNode(ctx, sc, "nosuch").Extract()
 	var e *Error
@@ -181,15 +183,15 @@ func TestDecodeErrorBody(t *testing.T) {
 }
 
 func TestPagerKeepsNodeFilter(t *testing.T) {
-	f := newFakeIronic(t, 2)
-	f.addNode("node-a", nodeA, PowerOff)
-	f.addNode("node-b", nodeB, PowerOff)
+	f := ironictest.New(t, 2)
+	f.AddNode("node-a", nodeA, PowerOff)
+	f.AddNode("node-b", nodeB, PowerOff)
 	var wantA []string
 	for i := 0; i < 5; i++ {
-		f.addConnector(nodeB, "ip", "10.0.0."+string(rune('0'+i)))
-		wantA = append(wantA, f.addConnector(nodeA, "ip", "10.0.1."+string(rune('0'+i))).UUID)
+		f.AddConnector(nodeB, "ip", "10.0.0."+string(rune('0'+i)))
+		wantA = append(wantA, f.AddConnector(nodeA, "ip", "10.0.1."+string(rune('0'+i))).UUID)
 	}
-	sc := f.client(t)
+	sc := f.Client(t)
 	ctx := context.Background()
 
 	for _, tc := range []struct {
@@ -205,7 +207,7 @@ func TestPagerKeepsNodeFilter(t *testing.T) {
 		}, "/v1/nodes/" + nodeA + "/volume/connectors"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f.requests = nil
+			f.Requests = nil
 			got, err := tc.pager()
 			require.NoError(t, err)
 			var ids []string
@@ -214,28 +216,28 @@ func TestPagerKeepsNodeFilter(t *testing.T) {
 				ids = append(ids, c.UUID)
 			}
 			require.Equal(t, wantA, ids)
-			require.Len(t, f.requests, 3) // 2+2+1
-			for _, r := range f.requests {
+			require.Len(t, f.Requests, 3) // 2+2+1
+			for _, r := range f.Requests {
 				u, err := url.Parse(strings.TrimPrefix(r, "GET "))
 				require.NoError(t, err)
 				require.Equal(t, tc.path, u.Path, "next page must keep the path (not the advertised host/path)")
 			}
-			require.Contains(t, f.requests[1], "marker=")
+			require.Contains(t, f.Requests[1], "marker=")
 			if strings.Contains(tc.name, "node=") {
-				require.Contains(t, f.requests[2], "node=node-a")
-				require.Contains(t, f.requests[2], "detail=True")
+				require.Contains(t, f.Requests[2], "node=node-a")
+				require.Contains(t, f.Requests[2], "detail=True")
 			} else {
-				require.Contains(t, f.requests[2], "fields=uuid%2Cnode_uuid")
+				require.Contains(t, f.Requests[2], "fields=uuid%2Cnode_uuid")
 			}
 		})
 	}
 
 	t.Run("max stops early", func(t *testing.T) {
-		f.requests = nil
+		f.Requests = nil
 		got, err := AllConnectors(ctx, ListConnectors(sc, ConnectorListOpts{Node: nodeA, Limit: 2}), 3)
 		require.NoError(t, err)
 		require.Len(t, got, 3)
-		require.Len(t, f.requests, 2)
+		require.Len(t, f.Requests, 2)
 	})
 }
 
@@ -329,9 +331,9 @@ func TestCreateValidation(t *testing.T) {
 
 func TestResolveNode(t *testing.T) {
 	ctx := context.Background()
-	f := newFakeIronic(t, 10)
-	f.addNode("node-a", nodeA, "")
-	sc := f.client(t)
+	f := ironictest.New(t, 10)
+	f.AddNode("node-a", nodeA, "")
+	sc := f.Client(t)
 	id, err := ResolveNode(ctx, sc, "node-a")
 	require.NoError(t, err)
 	require.Equal(t, nodeA, id)

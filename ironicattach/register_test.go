@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brick-storage/brick/ironicapi"
+	"github.com/brick-storage/brick/ironicapi/ironictest"
 )
 
 const (
@@ -18,11 +19,11 @@ const (
 
 func TestRegister(t *testing.T) {
 	ctx := context.Background()
-	setup := func(t *testing.T) (*fakeRegistry, *gophercloud.ServiceClient) {
-		f := newFakeRegistry(t, 2)
-		f.addNode("node-a", nodeA, "")
-		f.addNode("node-b", nodeB, ironicapi.PowerOff)
-		return f, f.client(t)
+	setup := func(t *testing.T) (*ironictest.Server, *gophercloud.ServiceClient) {
+		f := ironictest.New(t, 2)
+		f.AddNode("node-a", nodeA, "")
+		f.AddNode("node-b", nodeB, ironicapi.PowerOff)
+		return f, f.Client(t)
 	}
 	want := []ConnectorSpec{
 		{Type: "iqn", ConnectorID: "iqn.2004-10.com.example:host-a"},
@@ -32,7 +33,7 @@ func TestRegister(t *testing.T) {
 
 	t.Run("twice is idempotent", func(t *testing.T) {
 		f, sc := setup(t)
-		f.addConnector(nodeA, "ip", "10.0.0.9") // another tool's: kept
+		f.AddConnector(nodeA, "ip", "10.0.0.9") // another tool's: kept
 		r, err := Register(ctx, sc, nodeA, want, RegisterOpts{})
 		require.NoError(t, err)
 		require.Len(t, r.Created, 3)
@@ -41,31 +42,31 @@ func TestRegister(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, r.Created)
 		require.Len(t, r.Kept, 3)
-		require.Len(t, f.conns, 4)
+		require.Len(t, f.Conns, 4)
 	})
 
 	t.Run("owned by another node", func(t *testing.T) {
 		f, sc := setup(t)
-		other := f.addConnector(nodeB, "iqn", "iqn.2004-10.com.example:host-a")
+		other := f.AddConnector(nodeB, "iqn", "iqn.2004-10.com.example:host-a")
 		_, err := Register(ctx, sc, nodeA, want, RegisterOpts{})
 		require.ErrorIs(t, err, ironicapi.ErrConflict)
 		require.ErrorContains(t, err, "registered to node node-b ("+nodeB+") as connector "+other.UUID)
-		require.Len(t, f.conns, 1, "nothing created")
+		require.Len(t, f.Conns, 1, "nothing created")
 	})
 
 	t.Run("prune needs power off", func(t *testing.T) {
 		f, sc := setup(t)
-		f.addConnector(nodeA, "iqn", "iqn.2004-10.com.example:old")
-		f.addConnector(nodeA, "port", "3b6d0e34-0b0c-4e3f-9a6a-111111111111") // never pruned
+		f.AddConnector(nodeA, "iqn", "iqn.2004-10.com.example:old")
+		f.AddConnector(nodeA, "port", "3b6d0e34-0b0c-4e3f-9a6a-111111111111") // never pruned
 		_, err := Register(ctx, sc, nodeA, want, RegisterOpts{Prune: true})
 		require.ErrorIs(t, err, ironicapi.ErrNotPoweredOff)
 		require.ErrorContains(t, err, "power it off")
-		f.nodes[nodeA].PowerState = ironicapi.PowerOff
+		f.Nodes[nodeA].PowerState = ironicapi.PowerOff
 		r, err := Register(ctx, sc, nodeA, want, RegisterOpts{Prune: true})
 		require.NoError(t, err)
 		require.Len(t, r.Pruned, 1)
 		require.Equal(t, "iqn.2004-10.com.example:old", r.Pruned[0].ConnectorID)
-		require.Len(t, f.conns, 4)
+		require.Len(t, f.Conns, 4)
 	})
 
 	t.Run("invalid spec", func(t *testing.T) {
@@ -79,15 +80,15 @@ func TestRegister(t *testing.T) {
 
 func TestSetCapabilities(t *testing.T) {
 	ctx := context.Background()
-	f := newFakeRegistry(t, 10)
-	f.addNode("node-a", nodeA, "")
-	sc := f.client(t)
+	f := ironictest.New(t, 10)
+	f.AddNode("node-a", nodeA, "")
+	sc := f.Client(t)
 
-	f.nodes[nodeA].Properties["capabilities"] = "boot_mode:uefi,iscsi_boot:False"
+	f.Nodes[nodeA].Properties["capabilities"] = "boot_mode:uefi,iscsi_boot:False"
 	changed, err := SetCapabilities(ctx, sc, nodeA, []Capability{{"iscsi_boot", "True"}, {"fibre_channel_boot", "True"}})
 	require.NoError(t, err)
 	require.True(t, changed)
-	require.Equal(t, "boot_mode:uefi,iscsi_boot:True,fibre_channel_boot:True", f.nodes[nodeA].Properties["capabilities"])
+	require.Equal(t, "boot_mode:uefi,iscsi_boot:True,fibre_channel_boot:True", f.Nodes[nodeA].Properties["capabilities"])
 	changed, err = SetCapabilities(ctx, sc, nodeA, []Capability{{"iscsi_boot", "True"}})
 	require.NoError(t, err)
 	require.False(t, changed)
