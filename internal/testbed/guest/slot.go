@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,7 +65,7 @@ func acquireSlot(ctx context.Context, log io.Writer) (release func(), err error)
 			return nil, fmt.Errorf("guest slot %s: flock: %w", path, err)
 		}
 		holder := readHolder(f)
-		if pid, ok := holderPID(holder); ok && isAncestor(pid) {
+		if ancestorHolds(path, holder) {
 			f.Close()
 			return func() {}, nil
 		}
@@ -118,6 +119,45 @@ func holderPID(holder string) (int, bool) {
 	}
 	pid, err := strconv.Atoi(f[1])
 	return pid, err == nil && pid > 0
+}
+
+// ancestorHolds reports whether the slot is held by an ancestor of this
+// process: the one its holder line names (test/guest-slot.sh), or one that
+// has the lock file open (a `flock <path> cmd` wrapper writes no line).
+func ancestorHolds(path, holder string) bool {
+	if pid, ok := holderPID(holder); ok && isAncestor(pid) {
+		return true
+	}
+	for p, hops := os.Getppid(), 0; p > 1 && hops < 64; hops++ {
+		if hasOpen(p, path) {
+			return true
+		}
+		next, ok := parentOf(p)
+		if !ok {
+			return false
+		}
+		p = next
+	}
+	return false
+}
+
+// hasOpen reports whether process pid has path open.
+func hasOpen(pid int, path string) bool {
+	want, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && target == want {
+			return true
+		}
+	}
+	return false
 }
 
 // isAncestor reports whether pid is this process's parent, grandparent, ...

@@ -94,6 +94,21 @@ func TestAcquireSlot(t *testing.T) {
 	})
 }
 
+func TestHasOpen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "slot.lock")
+	require.False(t, hasOpen(os.Getpid(), path), "missing file")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.True(t, hasOpen(os.Getpid(), path))
+	link := filepath.Join(dir, "link.lock")
+	require.NoError(t, os.Symlink(path, link))
+	require.True(t, hasOpen(os.Getpid(), link), "the path is compared after resolving links")
+	require.NoError(t, f.Close())
+	require.False(t, hasOpen(os.Getpid(), path))
+	require.False(t, ancestorHolds(path, "an unnamed process"))
+}
+
 func TestNonEmptyLines(t *testing.T) {
 	require.Nil(t, nonEmptyLines(nil))
 	require.Nil(t, nonEmptyLines([]byte("\n  \n")))
