@@ -143,8 +143,7 @@ type Cinder struct {
 	// Env is the whole env file.
 	Env map[string]string
 
-	opts    CinderOptions
-	volumes *volumeLog // what CreateVolume made, for Leftovers
+	opts CinderOptions
 }
 
 // StartCinder runs test/cinder/up.sh with opts: it starts Cinder and tgtd,
@@ -165,7 +164,7 @@ func StartCinder(ctx context.Context, opts CinderOptions) (*Cinder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testbed: cinder env file: %w", err)
 	}
-	c := &Cinder{Env: env, opts: opts, volumes: &volumeLog{}}
+	c := &Cinder{Env: env, opts: opts}
 	for _, f := range []struct {
 		dst *string
 		key string
@@ -279,7 +278,6 @@ func (c *Cinder) CreateVolume(ctx context.Context, name string, sizeGB int) (*Vo
 	if err := c.Request(ctx, http.MethodPost, "/volumes", "", body, &r); err != nil {
 		return nil, err
 	}
-	c.volumes.add(r.Volume.ID)
 	v, err := c.WaitVolume(ctx, r.Volume.ID, "available")
 	if err != nil {
 		// Best effort: do not leave an errored volume behind.

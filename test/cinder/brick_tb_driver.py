@@ -15,7 +15,9 @@
 
 import errno
 import os
+import re
 import shutil
+import time
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -26,6 +28,7 @@ from cinder import exception
 from cinder import interface
 from cinder.volume import configuration
 from cinder.volume import driver
+from cinder.volume.targets import nvmeof
 from cinder.volume.targets import tgt
 
 LOG = logging.getLogger(__name__)
@@ -36,6 +39,16 @@ file_opts = [
     cfg.IntOpt('brick_tb_capacity_gb', default=1000,
                help='Capacity reported to the scheduler. The files are '
                     'sparse, so this is a promise, not a reservation.'),
+    cfg.StrOpt('brick_tb_nvme_format', default='old',
+               choices=['old', 'new'],
+               help='With target_helper = nvmet: the connection info '
+                    'format, "old" as Cinder Zed sends it (nqn, '
+                    'target_portal, ...), "new" as later releases do '
+                    '(target_nqn, vol_uuid, portals).'),
+    cfg.StrOpt('brick_tb_nvmet_dir',
+               help='With target_helper = nvmet: the directory export '
+                    'records go to; the guest\'s nvmet fixture '
+                    '(test/guest/fixtures/nvmet.sh) applies them.'),
 ]
 
 CONF = cfg.CONF
@@ -61,6 +74,86 @@ class OptionalChapTgtAdm(tgt.TgtAdm):
                                            chap_auth=chap_auth, **kwargs)
 
 
+class GuestNVMeT(nvmeof.NVMeOF):
+    """Cinder's NVMeOF target, served by the kernel nvmet of a test guest.
+
+    The host has no nvmet, so instead of configuring configfs itself this
+    target writes an export record (<volume id>.export, KEY=VALUE lines) to
+    brick_tb_nvmet_dir and waits until the guest's fixture, which watches
+    that directory, has created the subsystem and namespace and answered
+    with <volume id>.ready. Cinder's answer is therefore only given once the
+    namespace exists, as with a real array. The old connection info comes
+    from Cinder's own NVMeOF code; "new" rewrites it in the later format.
+    """
+
+    WAIT = 60
+
+    def _dir(self):
+        return self.configuration.safe_get('brick_tb_nvmet_dir')
+
+    def _record(self, volume_id, ext):
+        if not re.match(r'^[0-9a-f-]{36}$', volume_id):
+            raise exception.InvalidVolume(reason='bad volume id')
+        return os.path.join(self._dir(), volume_id + ext)
+
+    def _wait(self, path, present):
+        deadline = time.monotonic() + self.WAIT
+        while os.path.exists(path) != present:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
+        return True
+
+    def create_nvmeof_target(self, volume_id, subsystem_name, target_ip,
+                             target_port, transport_type, nvmet_port_id,
+                             ns_id, volume_path):
+        nqn = 'nqn.%s-%s' % (subsystem_name, volume_id)
+        size = os.stat(volume_path).st_size
+        text = ('NQN=%s\nNSID=%d\nUUID=%s\nNGUID=%s\nSIZE=%d\n' %
+                (nqn, ns_id, volume_id, volume_id.replace('-', ''), size))
+        os.makedirs(self._dir(), exist_ok=True)
+        path = self._record(volume_id, '.export')
+        with open(path + '.tmp', 'w') as f:
+            f.write(text)
+        os.rename(path + '.tmp', path)
+        if not self._wait(self._record(volume_id, '.ready'), True):
+            raise exception.VolumeBackendAPIException(
+                data='the guest did not create the nvmet namespace for '
+                     '%s within %ss' % (volume_id, self.WAIT))
+        return {'location': self.get_nvmeof_location(
+                    nqn, target_ip, target_port, transport_type, ns_id),
+                'auth': ''}
+
+    def delete_nvmeof_target(self, volume):
+        try:
+            os.unlink(self._record(volume['id'], '.export'))
+        except FileNotFoundError:
+            return
+        if not self._wait(self._record(volume['id'], '.ready'), False):
+            LOG.warning('the guest kept the nvmet namespace of %s',
+                        volume['id'])
+
+    def _get_connection_properties(self, volume):
+        props = super()._get_connection_properties(volume)
+        if self.configuration.safe_get('brick_tb_nvme_format') != 'new':
+            return props
+        ips = [props['target_portal']] + list(
+            self.configuration.safe_get('iscsi_secondary_ip_addresses') or [])
+        return {
+            'target_nqn': props['nqn'],
+            'vol_uuid': volume['id'],
+            'ns_id': int(props['ns_id']),
+            'portals': [[ip, int(props['target_port']),
+                         props['transport_type']] for ip in ips],
+        }
+
+    def validate_connector(self, connector):
+        # Zed asks for an iSCSI initiator here; NVMe needs the host NQN.
+        if 'nqn' not in connector:
+            raise exception.InvalidConnectorException(missing='nqn')
+        return True
+
+
 @interface.volumedriver
 class FileVolumeDriver(driver.VolumeDriver):
     """Each volume is <brick_tb_data_dir>/<volume.name>, a sparse file."""
@@ -76,6 +169,8 @@ class FileVolumeDriver(driver.VolumeDriver):
         helper = self.configuration.safe_get('target_helper')
         if helper == 'tgtadm':
             target_class = 'brick_tb_driver.OptionalChapTgtAdm'
+        elif helper == 'nvmet':
+            target_class = 'brick_tb_driver.GuestNVMeT'
         else:
             target_class = self.target_mapping[helper]
         self.target_driver = importutils.import_object(

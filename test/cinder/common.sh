@@ -25,6 +25,16 @@ USER_ID=${BRICK_TB_USER_ID:-brick}
 DEBUG=${BRICK_TB_DEBUG:-0}
 START_TIMEOUT=${BRICK_TB_CINDER_TIMEOUT:-180}
 
+# NVMe/TCP instead of iSCSI: "old" or "new" connection info from the
+# guest-served nvmet target (brick_tb_driver.GuestNVMeT), whose export
+# records go to NVMET_DIR; "off" (the default) is the tgt iSCSI backend.
+NVMEOF=${BRICK_TB_NVMEOF:-off}
+NVMET_DIR=${BRICK_TB_NVMET_DIR:-/var/tmp/brick-testbed/nvmet-share/exports}
+case $NVMEOF in
+  off | old | new) ;;
+  *) echo "cinder: BRICK_TB_NVMEOF must be off, old or new, not '${NVMEOF}'" >&2; exit 2 ;;
+esac
+
 case ${BRICK_TB_CHAP:-1} in
   1 | true | True | yes | on) CHAP=1 ;;
   0 | false | False | no | off) CHAP=0 ;;

@@ -20,6 +20,10 @@
 #   BRICK_TB_CINDER_KEEP     1: keep volumes/db across a restart   (0)
 #   BRICK_TB_DEBUG           1: debug logging                      (0)
 #   BRICK_TB_CINDER_TIMEOUT  seconds to wait for readiness         (180)
+#   BRICK_TB_NVMEOF          off: iSCSI through tgtd; old/new: NVMe/TCP
+#                            with that connection info format     (off)
+#   BRICK_TB_NVMET_DIR       export records for the guest's nvmet
+#                            (/var/tmp/brick-testbed/nvmet-share/exports)
 #   BRICK_TB_STARTER         caller's token, recorded in the env file as
 #                            BRICK_TB_CINDER_STARTED_BY by a cold start only
 set -euo pipefail
@@ -53,6 +57,7 @@ done
 [[ $PROJECT_ID =~ ^[0-9a-zA-Z_-]+$ ]] || fail "BRICK_TB_PROJECT_ID '$PROJECT_ID' has characters Cinder will not route"
 [[ $USER_ID =~ ^[0-9a-zA-Z_-]+$ ]] || fail "BRICK_TB_USER_ID '$USER_ID' is not a plain name"
 [[ $STATE == /* ]] || fail "BRICK_TB_CINDER_STATE must be an absolute path"
+[[ $NVMET_DIR =~ ^/[A-Za-z0-9._/-]+$ ]] || fail "BRICK_TB_NVMET_DIR must be a plain absolute path"
 STARTER=${BRICK_TB_STARTER:-manual}
 [[ $STARTER =~ ^[0-9A-Za-z_-]+$ ]] || fail "BRICK_TB_STARTER must be a plain token"
 case $DEBUG in 1 | true) debug=true ;; *) debug=false ;; esac
@@ -76,6 +81,18 @@ render_config() {
   text=${text//@SECONDARY_IPS@/$SECONDARY_IPS}
   text=${text//@CHAP@/$chap}
   text=${text//@TGT_PORTAL@/$TGT_LISTEN:$TARGET_PORT}
+  # NVMe/TCP: Cinder's nvmet helper, served by the guest (brick_tb_driver.py).
+  # Off, the rendered file is the iSCSI one, byte for byte.
+  local helper=tgtadm protocol=iscsi prefix=iqn.2010-10.org.openstack: nvme_opts=
+  if [[ $NVMEOF != off ]]; then
+    # Subsystems are then nqn.nvme-subsystem-1-<volume id>, as with LVM+nvmet.
+    helper=nvmet protocol=nvmet_tcp prefix=nvme-subsystem-1
+    nvme_opts=$'\nnvmet_port_id = 1\nbrick_tb_nvme_format = '$NVMEOF$'\nbrick_tb_nvmet_dir = '$NVMET_DIR
+  fi
+  text=${text//@TARGET_HELPER@/$helper}
+  text=${text//@TARGET_PROTOCOL@/$protocol}
+  text=${text//@TARGET_PREFIX@/$prefix}
+  text=${text//$'\n'@NVME_OPTS@/$nvme_opts}
   printf '%s\n' "$text"
 }
 render_config >"$CONF.new"
@@ -108,6 +125,8 @@ BRICK_TB_SECONDARY_IPS=$SECONDARY_IPS
 BRICK_TB_TARGET_PORT=$TARGET_PORT
 BRICK_TB_TGT_LISTEN=$TGT_LISTEN
 BRICK_TB_CHAP=$CHAP
+BRICK_TB_NVMEOF=$NVMEOF
+BRICK_TB_NVMET_DIR=$NVMET_DIR
 BRICK_TB_DEBUG=$debug
 BRICK_TB_CINDER_PID=$(<"$LAUNCHER_PID")
 BRICK_TB_TGTD_PID=$(<"$TGTD_PID")
