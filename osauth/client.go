@@ -148,50 +148,9 @@ func BaremetalClient(ctx context.Context, opts Options) (*gophercloud.ServiceCli
 // keystoneClient authenticates with password, token or application
 // credential.
 func keystoneClient(ctx context.Context, o Options, hc *http.Client) (*gophercloud.ProviderClient, error) {
-	if o.AuthURL == "" {
-		return nil, fmt.Errorf("%w: auth type %s needs --os-auth-url (OS_AUTH_URL) or --os-cloud", ErrConfig, o.AuthType)
-	}
-	ao := gophercloud.AuthOptions{
-		IdentityEndpoint: o.AuthURL,
-		AllowReauth:      true,
-	}
-	switch o.AuthType {
-	case AuthPassword:
-		if (o.Username == "" && o.UserID == "") || o.Password == "" {
-			return nil, fmt.Errorf("%w: password auth needs --os-username (or a user id) and --os-password", ErrConfig)
-		}
-		ao.Username, ao.UserID, ao.Password = o.Username, o.UserID, o.Password
-		ao.DomainName, ao.DomainID = first(o.UserDomainName, o.DomainName), first(o.UserDomainID, o.DomainID)
-	case AuthToken:
-		if o.Token == "" {
-			return nil, fmt.Errorf("%w: token auth needs --os-token (OS_TOKEN)", ErrConfig)
-		}
-		ao.TokenID = o.Token
-		ao.AllowReauth = false // a fixed token cannot be renewed
-	case AuthApplicationCredential:
-		if (o.AppCredID == "" && o.AppCredName == "") || o.AppCredSecret == "" {
-			return nil, fmt.Errorf("%w: application credential auth needs an id (or name) and a secret", ErrConfig)
-		}
-		ao.ApplicationCredentialID, ao.ApplicationCredentialName = o.AppCredID, o.AppCredName
-		ao.ApplicationCredentialSecret = o.AppCredSecret
-		ao.Username, ao.UserID = o.Username, o.UserID
-		ao.DomainName, ao.DomainID = first(o.UserDomainName, o.DomainName), first(o.UserDomainID, o.DomainID)
-	default:
-		return nil, fmt.Errorf("%w: auth type %s is not supported here", ErrConfig, o.AuthType)
-	}
-	// Application credentials carry their own scope; a scope next to them
-	// is rejected by Keystone.
-	if o.AuthType != AuthApplicationCredential {
-		switch {
-		case o.ProjectID != "":
-			ao.Scope = &gophercloud.AuthScope{ProjectID: o.ProjectID}
-		case o.ProjectName != "":
-			ao.Scope = &gophercloud.AuthScope{
-				ProjectName: o.ProjectName,
-				DomainName:  first(o.ProjectDomainName, o.DomainName),
-				DomainID:    first(o.ProjectDomainID, o.DomainID),
-			}
-		}
+	ao, err := authOptions(o)
+	if err != nil {
+		return nil, err
 	}
 	pc, err := openstack.NewClient(o.AuthURL)
 	if err != nil {
@@ -204,6 +163,75 @@ func keystoneClient(ctx context.Context, o Options, hc *http.Client) (*gopherclo
 	}
 	o.Redactor.Add(pc.Token())
 	return pc, nil
+}
+
+// authOptions turns resolved options into gophercloud's, with missing
+// domains defaulted as openstackclient does.
+func authOptions(o Options) (gophercloud.AuthOptions, error) {
+	if o.AuthURL == "" {
+		return gophercloud.AuthOptions{}, fmt.Errorf("%w: auth type %s needs --os-auth-url (OS_AUTH_URL) or --os-cloud", ErrConfig, o.AuthType)
+	}
+	ao := gophercloud.AuthOptions{IdentityEndpoint: o.AuthURL, AllowReauth: true}
+	switch o.AuthType {
+	case AuthPassword:
+		if (o.Username == "" && o.UserID == "") || o.Password == "" {
+			return ao, fmt.Errorf("%w: password auth needs --os-username (or a user id) and --os-password", ErrConfig)
+		}
+		ao.Username, ao.UserID, ao.Password = o.Username, o.UserID, o.Password
+		ao.DomainName, ao.DomainID = userDomain(o)
+		ao.Scope = projectScope(o)
+	case AuthToken:
+		if o.Token == "" {
+			return ao, fmt.Errorf("%w: token auth needs --os-token (OS_TOKEN)", ErrConfig)
+		}
+		ao.TokenID = o.Token
+		ao.AllowReauth = false // a fixed token cannot be renewed
+		ao.Scope = projectScope(o)
+	case AuthApplicationCredential:
+		// Application credentials carry their own scope; a scope next to
+		// them is rejected by Keystone.
+		if (o.AppCredID == "" && o.AppCredName == "") || o.AppCredSecret == "" {
+			return ao, fmt.Errorf("%w: application credential auth needs an id (or name) and a secret", ErrConfig)
+		}
+		ao.ApplicationCredentialID, ao.ApplicationCredentialName = o.AppCredID, o.AppCredName
+		ao.ApplicationCredentialSecret = o.AppCredSecret
+		ao.Username, ao.UserID = o.Username, o.UserID
+		ao.DomainName, ao.DomainID = userDomain(o)
+	default:
+		return ao, fmt.Errorf("%w: auth type %s is not supported here", ErrConfig, o.AuthType)
+	}
+	return ao, nil
+}
+
+// userDomain is the (name, id) of the user's domain: --os-user-domain-*,
+// else --os-domain-*, else, for a user named (not given by id), the
+// default domain's id, as openstackclient does.
+func userDomain(o Options) (name, id string) {
+	name, id = first(o.UserDomainName, o.DomainName), first(o.UserDomainID, o.DomainID)
+	if name == "" && id == "" && o.Username != "" && o.UserID == "" {
+		id = o.DefaultDomain
+	}
+	return name, id
+}
+
+// projectScope scopes to the project by id, or by name in its domain
+// (defaulted like the user's); nil without a project.
+func projectScope(o Options) *gophercloud.AuthScope {
+	switch {
+	case o.ProjectID != "":
+		return &gophercloud.AuthScope{ProjectID: o.ProjectID}
+	case o.ProjectName != "":
+		s := &gophercloud.AuthScope{
+			ProjectName: o.ProjectName,
+			DomainName:  first(o.ProjectDomainName, o.DomainName),
+			DomainID:    first(o.ProjectDomainID, o.DomainID),
+		}
+		if s.DomainName == "" && s.DomainID == "" {
+			s.DomainID = o.DefaultDomain
+		}
+		return s
+	}
+	return nil
 }
 
 func endpointOpts(o Options) gophercloud.EndpointOpts {

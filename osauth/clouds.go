@@ -1,59 +1,52 @@
 package osauth
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
 	"go.yaml.in/yaml/v3"
 )
 
-// cloudsFile is the part of clouds.yaml brick reads. gophercloud's
-// config/clouds drops auth_type and the endpoint overrides a standalone
-// Cinder or Ironic needs, so brick reads the file itself.
-type cloudsFile struct {
-	Clouds map[string]cloud `yaml:"clouds"`
-}
-
+// cloud is one clouds.yaml entry: gophercloud's clouds.Cloud plus the keys
+// it lacks that a standalone Cinder or Ironic needs.
 type cloud struct {
-	AuthType                     string    `yaml:"auth_type"`
-	Auth                         cloudAuth `yaml:"auth"`
-	RegionName                   string    `yaml:"region_name"`
-	Interface                    string    `yaml:"interface"`
-	EndpointType                 string    `yaml:"endpoint_type"`
-	Verify                       *bool     `yaml:"verify"`
-	CACert                       string    `yaml:"cacert"`
-	BlockStorageEndpointOverride string    `yaml:"block_storage_endpoint_override"`
-	VolumeEndpointOverride       string    `yaml:"volume_endpoint_override"`
-	BaremetalEndpointOverride    string    `yaml:"baremetal_endpoint_override"`
-	BlockStorageAPIVersion       string    `yaml:"block_storage_api_version"`
-	VolumeAPIVersion             string    `yaml:"volume_api_version"`
+	clouds.Cloud `yaml:",inline"`
+
+	BlockStorageEndpointOverride string `yaml:"block_storage_endpoint_override"`
+	VolumeEndpointOverride       string `yaml:"volume_endpoint_override"`
+	BaremetalEndpointOverride    string `yaml:"baremetal_endpoint_override"`
+
+	// AuthEndpoint is auth.endpoint, openstacksdk's URL of a standalone
+	// Ironic (clouds.AuthInfo has no such key).
+	AuthEndpoint string `yaml:"-"`
 }
 
-type cloudAuth struct {
-	AuthURL           string `yaml:"auth_url"`
-	Endpoint          string `yaml:"endpoint"`
-	Username          string `yaml:"username"`
-	UserID            string `yaml:"user_id"`
-	Password          string `yaml:"password"`
-	ProjectID         string `yaml:"project_id"`
-	ProjectName       string `yaml:"project_name"`
-	UserDomainName    string `yaml:"user_domain_name"`
-	UserDomainID      string `yaml:"user_domain_id"`
-	ProjectDomainName string `yaml:"project_domain_name"`
-	ProjectDomainID   string `yaml:"project_domain_id"`
-	DomainName        string `yaml:"domain_name"`
-	DomainID          string `yaml:"domain_id"`
-	Token             string `yaml:"token"`
-	AppCredID         string `yaml:"application_credential_id"`
-	AppCredName       string `yaml:"application_credential_name"`
-	AppCredSecret     string `yaml:"application_credential_secret"`
+// auth returns the auth section, empty when the entry has none.
+func (c cloud) auth() clouds.AuthInfo {
+	if c.AuthInfo == nil {
+		return clouds.AuthInfo{}
+	}
+	return *c.AuthInfo
 }
 
-// defaultCloudsFiles are openstacksdk's search locations, in its order.
+// cloudsFile holds the entries undecoded, so secure.yaml can be laid over
+// clouds.yaml key by key before anything is interpreted.
+type cloudsFile struct {
+	Clouds map[string]yaml.Node `yaml:"clouds"`
+}
+
+// defaultCloudsFiles are openstacksdk's search locations, in its order;
+// OS_CLIENT_CONFIG_FILE, when set, is the only one (as in openstackclient
+// and gophercloud).
 func defaultCloudsFiles() []string {
+	if p := os.Getenv("OS_CLIENT_CONFIG_FILE"); p != "" {
+		return []string{filepath.Clean(p)}
+	}
 	var out []string
 	if cwd, err := os.Getwd(); err == nil {
 		out = append(out, filepath.Join(cwd, "clouds.yaml"))
@@ -67,7 +60,7 @@ func defaultCloudsFiles() []string {
 }
 
 // loadCloud finds the named cloud in the first clouds.yaml that exists and
-// merges secure.yaml from the same directory over it.
+// lays the same entry of secure.yaml (same directory) over it.
 func loadCloud(name string, files []string) (cloud, error) {
 	if len(files) == 0 {
 		files = defaultCloudsFiles()
@@ -80,7 +73,7 @@ func loadCloud(name string, files []string) (cloud, error) {
 		if err != nil {
 			return cloud{}, fmt.Errorf("%w: read %s: %w", ErrConfig, path, err)
 		}
-		c, found, err := parseCloud(data, name)
+		entry, found, err := findCloud(data, name)
 		if err != nil {
 			return cloud{}, fmt.Errorf("%w: parse %s: %w", ErrConfig, path, err)
 		}
@@ -89,65 +82,140 @@ func loadCloud(name string, files []string) (cloud, error) {
 		}
 		secure := filepath.Join(filepath.Dir(path), "secure.yaml")
 		if data, err := os.ReadFile(secure); err == nil {
-			s, found, err := parseCloud(data, name)
+			over, found, err := findCloud(data, name)
 			if err != nil {
 				return cloud{}, fmt.Errorf("%w: parse %s: %w", ErrConfig, secure, err)
 			}
 			if found {
-				c = mergeCloud(c, s)
+				overlay(&entry, &over)
 			}
+		}
+		c, err := decodeCloud(&entry)
+		if err != nil {
+			return cloud{}, fmt.Errorf("%w: parse %s: %w", ErrConfig, path, err)
 		}
 		return c, nil
 	}
 	return cloud{}, fmt.Errorf("%w: cloud %q: no clouds.yaml found (tried %v)", ErrConfig, name, files)
 }
 
-// parseCloud returns the named cloud of one clouds.yaml document.
-func parseCloud(data []byte, name string) (cloud, bool, error) {
+// findCloud returns the named entry of one clouds.yaml document, undecoded.
+func findCloud(data []byte, name string) (yaml.Node, bool, error) {
 	var f cloudsFile
 	if err := yaml.Unmarshal(data, &f); err != nil {
-		return cloud{}, false, err
+		return yaml.Node{}, false, err
 	}
-	c, ok := f.Clouds[name]
-	return c, ok, nil
+	n, ok := f.Clouds[name]
+	return n, ok, nil
 }
 
-// mergeCloud fills c's empty fields from over's non-empty ones (secure.yaml
-// wins for the values it has).
-func mergeCloud(c, over cloud) cloud {
-	set := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
+// decodeCloud decodes one (merged) entry.
+func decodeCloud(n *yaml.Node) (cloud, error) {
+	var c cloud
+	if err := n.Decode(&c); err != nil {
+		return cloud{}, err
+	}
+	var extra struct {
+		Auth struct {
+			Endpoint string `yaml:"endpoint"`
+		} `yaml:"auth"`
+	}
+	if err := n.Decode(&extra); err != nil {
+		return cloud{}, err
+	}
+	c.AuthEndpoint = extra.Auth.Endpoint
+	return c, nil
+}
+
+// parseCloud returns the named cloud of one clouds.yaml document.
+func parseCloud(data []byte, name string) (cloud, bool, error) {
+	n, found, err := findCloud(data, name)
+	if err != nil || !found {
+		return cloud{}, found, err
+	}
+	c, err := decodeCloud(&n)
+	return c, err == nil, err
+}
+
+// overlay lays the mapping over onto base: secure.yaml wins for every key
+// it sets to a non-empty value, mappings on both sides merge key by key.
+// Working on the YAML itself, no key can be forgotten; aliases are values,
+// never followed.
+func overlay(base, over *yaml.Node) {
+	if base.Kind != yaml.MappingNode || over.Kind != yaml.MappingNode {
+		if over.Kind != 0 && !emptyScalar(over) {
+			*base = *over
+		}
+		return
+	}
+	for i := 0; i+1 < len(over.Content); i += 2 {
+		k, v := over.Content[i], over.Content[i+1]
+		if emptyScalar(v) {
+			continue
+		}
+		j := keyIndex(base, k.Value)
+		switch {
+		case j < 0:
+			base.Content = append(base.Content, k, v)
+		case base.Content[j+1].Kind == yaml.MappingNode && v.Kind == yaml.MappingNode:
+			overlay(base.Content[j+1], v)
+		default:
+			base.Content[j+1] = v
 		}
 	}
-	set(&c.AuthType, over.AuthType)
-	set(&c.RegionName, over.RegionName)
-	set(&c.Interface, over.Interface)
-	set(&c.CACert, over.CACert)
-	set(&c.BlockStorageEndpointOverride, over.BlockStorageEndpointOverride)
-	set(&c.BaremetalEndpointOverride, over.BaremetalEndpointOverride)
-	if over.Verify != nil {
-		c.Verify = over.Verify
+}
+
+func emptyScalar(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && (n.Value == "" || n.Tag == "!!null")
+}
+
+// keyIndex is the index of key's key node in mapping m, or -1.
+func keyIndex(m *yaml.Node, key string) int {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return i
+		}
 	}
-	a, o := &c.Auth, over.Auth
-	set(&a.AuthURL, o.AuthURL)
-	set(&a.Endpoint, o.Endpoint)
-	set(&a.Username, o.Username)
-	set(&a.UserID, o.UserID)
-	set(&a.Password, o.Password)
-	set(&a.ProjectID, o.ProjectID)
-	set(&a.ProjectName, o.ProjectName)
-	set(&a.UserDomainName, o.UserDomainName)
-	set(&a.UserDomainID, o.UserDomainID)
-	set(&a.ProjectDomainName, o.ProjectDomainName)
-	set(&a.ProjectDomainID, o.ProjectDomainID)
-	set(&a.DomainName, o.DomainName)
-	set(&a.DomainID, o.DomainID)
-	set(&a.Token, o.Token)
-	set(&a.AppCredID, o.AppCredID)
-	set(&a.AppCredName, o.AppCredName)
-	set(&a.AppCredSecret, o.AppCredSecret)
-	return c
+	return -1
+}
+
+// applyCloud fills the options not given explicitly from the cloud entry.
+// This is the one place that maps clouds.yaml keys onto Options.
+func applyCloud(o Options, c cloud) Options {
+	a := c.auth()
+	o.Redactor.Add(a.Password, a.Token, a.ApplicationCredentialSecret)
+	o.AuthType = cmp.Or(o.AuthType, string(c.AuthType))
+	o.AuthURL = cmp.Or(o.AuthURL, a.AuthURL)
+	o.Username = cmp.Or(o.Username, a.Username)
+	o.UserID = cmp.Or(o.UserID, a.UserID)
+	o.Password = cmp.Or(o.Password, a.Password)
+	o.ProjectID = cmp.Or(o.ProjectID, a.ProjectID)
+	o.ProjectName = cmp.Or(o.ProjectName, a.ProjectName)
+	o.UserDomainName = cmp.Or(o.UserDomainName, a.UserDomainName)
+	o.UserDomainID = cmp.Or(o.UserDomainID, a.UserDomainID)
+	o.ProjectDomainName = cmp.Or(o.ProjectDomainName, a.ProjectDomainName)
+	o.ProjectDomainID = cmp.Or(o.ProjectDomainID, a.ProjectDomainID)
+	o.DomainName = cmp.Or(o.DomainName, a.DomainName)
+	o.DomainID = cmp.Or(o.DomainID, a.DomainID)
+	o.DefaultDomain = cmp.Or(o.DefaultDomain, a.DefaultDomain)
+	o.Token = cmp.Or(o.Token, a.Token)
+	o.AppCredID = cmp.Or(o.AppCredID, a.ApplicationCredentialID)
+	o.AppCredName = cmp.Or(o.AppCredName, a.ApplicationCredentialName)
+	o.AppCredSecret = cmp.Or(o.AppCredSecret, a.ApplicationCredentialSecret)
+	o.RegionName = cmp.Or(o.RegionName, c.RegionName)
+	o.Interface = cmp.Or(o.Interface, c.Interface, c.EndpointType)
+	o.CACert = cmp.Or(o.CACert, c.CACertFile)
+	o.CinderEndpoint = cmp.Or(o.CinderEndpoint, c.BlockStorageEndpointOverride, c.VolumeEndpointOverride)
+	o.IronicEndpoint = cmp.Or(o.IronicEndpoint, c.BaremetalEndpointOverride)
+	if c.Verify != nil && !*c.Verify {
+		o.Insecure = true
+	}
+	// auth_type none + auth.endpoint is how openstacksdk spells a
+	// standalone Ironic.
+	if t, _ := normalizeAuthType(string(c.AuthType)); t == AuthNoAuth || t == AuthHTTPBasic {
+		o.IronicEndpoint = cmp.Or(o.IronicEndpoint, c.AuthEndpoint)
+	}
+	return o
 }
 
 // Resolve returns the options with the clouds.yaml entry (if Cloud is set)
@@ -159,45 +227,7 @@ func Resolve(o Options) (Options, error) {
 		if err != nil {
 			return o, err
 		}
-		o.Redactor.Add(c.Auth.Password, c.Auth.Token, c.Auth.AppCredSecret)
-		def := func(dst *string, vals ...string) {
-			for _, v := range vals {
-				if *dst == "" && v != "" {
-					*dst = v
-				}
-			}
-		}
-		a := c.Auth
-		def(&o.AuthType, c.AuthType)
-		def(&o.AuthURL, a.AuthURL)
-		def(&o.Username, a.Username)
-		def(&o.UserID, a.UserID)
-		def(&o.Password, a.Password)
-		def(&o.ProjectID, a.ProjectID)
-		def(&o.ProjectName, a.ProjectName)
-		def(&o.UserDomainName, a.UserDomainName)
-		def(&o.UserDomainID, a.UserDomainID)
-		def(&o.ProjectDomainName, a.ProjectDomainName)
-		def(&o.ProjectDomainID, a.ProjectDomainID)
-		def(&o.DomainName, a.DomainName)
-		def(&o.DomainID, a.DomainID)
-		def(&o.Token, a.Token)
-		def(&o.AppCredID, a.AppCredID)
-		def(&o.AppCredName, a.AppCredName)
-		def(&o.AppCredSecret, a.AppCredSecret)
-		def(&o.RegionName, c.RegionName)
-		def(&o.Interface, c.Interface, c.EndpointType)
-		def(&o.CACert, c.CACert)
-		def(&o.CinderEndpoint, c.BlockStorageEndpointOverride, c.VolumeEndpointOverride)
-		def(&o.IronicEndpoint, c.BaremetalEndpointOverride)
-		if c.Verify != nil && !*c.Verify {
-			o.Insecure = true
-		}
-		// auth_type none + auth.endpoint is how openstacksdk spells a
-		// standalone Ironic.
-		if t, _ := normalizeAuthType(c.AuthType); t == AuthNoAuth || t == AuthHTTPBasic {
-			def(&o.IronicEndpoint, a.Endpoint)
-		}
+		o = applyCloud(o, c)
 	}
 	o.Redactor.Add(o.secrets()...)
 	t, err := normalizeAuthType(o.AuthType)
@@ -217,6 +247,7 @@ func Resolve(o Options) (Options, error) {
 		}
 	}
 	o.AuthType = t
+	o.DefaultDomain = cmp.Or(o.DefaultDomain, DefaultDomain)
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}

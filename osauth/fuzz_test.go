@@ -2,8 +2,8 @@ package osauth
 
 import "testing"
 
-// FuzzParseCloud feeds arbitrary clouds.yaml contents to the parser: no
-// panic (a YAML bomb or a wrong type is an error, not a crash).
+// FuzzParseCloud feeds arbitrary clouds.yaml contents to the parser and
+// the secure.yaml overlay: no panic (a YAML bomb or a wrong type is an error, not a crash).
 func FuzzParseCloud(f *testing.F) {
 	f.Add([]byte("clouds:\n  c:\n    auth:\n      auth_url: https://k/v3\n      password: pw\n    region_name: R\n    verify: false\n    cacert: /ca.pem\n"), "c")
 	f.Add([]byte("clouds: [1, 2]\n"), "c")
@@ -13,9 +13,12 @@ func FuzzParseCloud(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
-		c, ok, err := parseCloud(data, name)
+		_, _, _ = parseCloud(data, name)
+		base, ok, err := findCloud(data, name)
 		if err == nil && ok {
-			_ = mergeCloud(c, c)
+			over, _, _ := findCloud(data, name)
+			overlay(&base, &over)
+			_, _ = decodeCloud(&base)
 		}
 	})
 }

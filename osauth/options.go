@@ -42,6 +42,11 @@ const DefaultNoAuthProject = "00000000000000000000000000000000"
 // DefaultNoAuthUser is the user put in the noauth token "<user>:<project>".
 const DefaultNoAuthUser = "brick"
 
+// DefaultDomain is the domain id used for a user named without a domain
+// and for a project named without one, as openstackclient's
+// --os-default-domain defaults.
+const DefaultDomain = "default"
+
 // DefaultTimeout bounds each HTTP request when Options.Timeout is zero.
 const DefaultTimeout = 60 * time.Second
 
@@ -56,9 +61,10 @@ type Options struct {
 	// Cloud names a clouds.yaml entry (--os-cloud, OS_CLOUD).
 	Cloud string
 	// CloudsFiles are the clouds.yaml files tried in order; empty: the
-	// standard locations (./clouds.yaml, $XDG_CONFIG_HOME or
-	// ~/.config/openstack/clouds.yaml, /etc/openstack/clouds.yaml). A
-	// secure.yaml next to the file found is merged in.
+	// file named by OS_CLIENT_CONFIG_FILE, else the standard locations
+	// (./clouds.yaml, $XDG_CONFIG_HOME or ~/.config/openstack/clouds.yaml,
+	// /etc/openstack/clouds.yaml). A secure.yaml next to the file found is
+	// laid over the entry.
 	CloudsFiles []string
 
 	// AuthType: password, token, v3applicationcredential, noauth ("none"
@@ -79,10 +85,14 @@ type Options struct {
 	ProjectDomainID   string
 	DomainName        string
 	DomainID          string
-	Token             string
-	AppCredID         string
-	AppCredName       string
-	AppCredSecret     string
+	// DefaultDomain is the domain id for a user or project named without
+	// a domain (--os-default-domain, OS_DEFAULT_DOMAIN); empty:
+	// DefaultDomain.
+	DefaultDomain string
+	Token         string
+	AppCredID     string
+	AppCredName   string
+	AppCredSecret string
 
 	RegionName string
 	// Interface is the catalog endpoint interface: public (default),

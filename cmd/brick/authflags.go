@@ -1,9 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
-
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/osauth"
@@ -25,6 +22,7 @@ type authFlags struct {
 	userDomainID      string
 	projectDomainName string
 	projectDomainID   string
+	defaultDomain     string
 	token             string
 	appCredID         string
 	appCredName       string
@@ -60,6 +58,7 @@ func (a *app) addAuthFlags(cmd *cobra.Command) {
 	str(&f.userDomainID, "os-user-domain-id", "OS_USER_DOMAIN_ID", "user's domain id")
 	str(&f.projectDomainName, "os-project-domain-name", "OS_PROJECT_DOMAIN_NAME", "project's domain name")
 	str(&f.projectDomainID, "os-project-domain-id", "OS_PROJECT_DOMAIN_ID", "project's domain id")
+	str(&f.defaultDomain, "os-default-domain", "OS_DEFAULT_DOMAIN", "domain id for a user or project given without a domain (default: "+osauth.DefaultDomain+")")
 	str(&f.token, "os-token", "OS_TOKEN", "Keystone token (auth type token)")
 	str(&f.appCredID, "os-application-credential-id", "OS_APPLICATION_CREDENTIAL_ID", "application credential id")
 	str(&f.appCredName, "os-application-credential-name", "OS_APPLICATION_CREDENTIAL_NAME", "application credential name")
@@ -78,13 +77,8 @@ func (a *app) addAuthFlags(cmd *cobra.Command) {
 // config, with secrets going to the app's redactor.
 func (a *app) authOptions() osauth.Options {
 	f := a.auth
-	var files []string
-	if p := os.Getenv("OS_CLIENT_CONFIG_FILE"); p != "" {
-		files = append(files, filepath.Clean(p))
-	}
 	return osauth.Options{
 		Cloud:             f.cloud,
-		CloudsFiles:       files,
 		AuthType:          f.authType,
 		AuthURL:           f.authURL,
 		Username:          f.username,
@@ -96,6 +90,7 @@ func (a *app) authOptions() osauth.Options {
 		UserDomainID:      f.userDomainID,
 		ProjectDomainName: f.projectDomainName,
 		ProjectDomainID:   f.projectDomainID,
+		DefaultDomain:     f.defaultDomain,
 		Token:             f.token,
 		AppCredID:         f.appCredID,
 		AppCredName:       f.appCredName,
