@@ -207,20 +207,13 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 	if err != nil {
 		return nil, err
 	}
-	config, err := ParseMountOptions("nfs-mount-options", c.opts.MountOptions)
+	config, err := c.hostMountOptions()
 	if err != nil {
-		// The host's configuration, not the connection info, is at fault.
-		var ie *connector.InvalidError
-		if errors.As(err, &ie) {
-			return nil, fmt.Errorf("nfs: invalid --nfs-mount-options (config nfs-mount-options): %s", ie.Reason)
-		}
 		return nil, err
 	}
 	if c.opts.AsBlock && s.vol.Format != "" && s.vol.Format != "raw" {
 		return nil, connector.Invalid("format", "a %s volume cannot be attached as a block device; attach the file", connector.Quote(s.vol.Format))
 	}
-	exp := s.vol.Export.String()
-
 	unlock, err := c.lock(ctx, s)
 	if err != nil {
 		return nil, err
@@ -237,65 +230,96 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 			return dev, nil
 		}
 	}
-
-	m, mounted, err := c.mountAt(s.mountPoint, exp)
+	version, reused, err := c.ensureMounted(ctx, s, st, config)
 	if err != nil {
 		return nil, err
 	}
-	reused := mounted
-	version := ""
-	if mounted {
-		version = versionOf(m.Options)
-		c.h.Log.Info("nfs: reusing mount", "export", exp, "mount_point", s.mountPoint, "version", version)
-	} else {
-		if len(st.Users) > 0 {
-			// A reboot or a manual umount took the share away from
-			// volumes brick still lists: they are gone too.
-			c.h.Log.Warn("nfs: share was not mounted; forgetting its stale users", "export", exp, "users", strings.Join(st.userNames(), ","))
-			st.Users = map[string]user{}
-		}
-		version, err = c.mount(ctx, s, mountOptions(s.vol.Options, config))
-		if err != nil {
-			return nil, err
-		}
+	loop, err := c.openVolume(ctx, s)
+	if err == nil {
+		err = c.addUser(ctx, s, st, version, loop)
 	}
-	// Undo what this call did, newest first, if a later step fails.
-	undoMount := func() {
-		if !reused && len(st.Users) == 0 {
-			if err := c.unmount(ctx, s.mountPoint, false); err != nil {
-				c.h.Log.Warn("nfs: undo mount", "mount_point", s.mountPoint, "err", err)
-				return
-			}
-			c.removeMountPoint(s.mountPoint)
-		}
-	}
-
-	if err := c.checkFile(s); err != nil {
-		undoMount()
-		return nil, err
-	}
-
-	loop := ""
-	if c.opts.AsBlock {
-		loop, err = c.attachLoop(ctx, s)
-		if err != nil {
-			undoMount()
-			return nil, err
-		}
-	}
-	st.Export, st.MountPoint, st.Version = exp, s.mountPoint, version
-	st.Users[s.vol.Name] = user{Loop: loop}
-	if err := c.writeState(s.id, st); err != nil {
-		if loop != "" {
-			if derr := c.detachLoop(ctx, loop, s.file); derr != nil {
-				c.h.Log.Warn("nfs: undo loop device", "device", loop, "err", derr)
-			}
-		}
-		delete(st.Users, s.vol.Name)
-		undoMount()
+	if err != nil {
+		c.undoMount(ctx, s, st, reused)
 		return nil, err
 	}
 	return c.device(s, version, loop, reused), nil
+}
+
+// hostMountOptions parses the host's --nfs-mount-options; a mistake there
+// is the host's configuration, not the connection info, at fault.
+func (c *Connector) hostMountOptions() ([]string, error) {
+	config, err := ParseMountOptions("nfs-mount-options", c.opts.MountOptions)
+	var ie *connector.InvalidError
+	if errors.As(err, &ie) {
+		return nil, fmt.Errorf("nfs: invalid --nfs-mount-options (config nfs-mount-options): %s", ie.Reason)
+	}
+	return config, err
+}
+
+// ensureMounted reuses brick's mount of the share or mounts it, and
+// returns the NFS version and whether the mount was reused.
+func (c *Connector) ensureMounted(ctx context.Context, s share, st *shareState, config []string) (string, bool, error) {
+	exp := s.vol.Export.String()
+	m, mounted, err := c.mountAt(s.mountPoint, exp)
+	if err != nil {
+		return "", false, err
+	}
+	if mounted {
+		version := versionOf(m.Options)
+		c.h.Log.Info("nfs: reusing mount", "export", exp, "mount_point", s.mountPoint, "version", version)
+		return version, true, nil
+	}
+	if len(st.Users) > 0 {
+		// A reboot or a manual umount took the share away from volumes
+		// brick still lists: they are gone too.
+		c.h.Log.Warn("nfs: share was not mounted; forgetting its stale users", "export", exp, "users", strings.Join(st.userNames(), ","))
+		st.Users = map[string]user{}
+	}
+	version, err := c.mount(ctx, s, mountOptions(s.vol.Options, config))
+	return version, false, err
+}
+
+// openVolume checks the volume file and, with AsBlock, sets up the loop
+// device over it (returned; "" without AsBlock).
+func (c *Connector) openVolume(ctx context.Context, s share) (string, error) {
+	if err := c.checkFile(s); err != nil {
+		return "", err
+	}
+	if !c.opts.AsBlock {
+		return "", nil
+	}
+	return c.attachLoop(ctx, s)
+}
+
+// addUser records the volume as a user of the share; if the record cannot
+// be saved, the loop device is detached again.
+func (c *Connector) addUser(ctx context.Context, s share, st *shareState, version, loop string) error {
+	st.Export, st.MountPoint, st.Version = s.vol.Export.String(), s.mountPoint, version
+	st.Users[s.vol.Name] = user{Loop: loop}
+	err := c.writeState(s.id, st)
+	if err == nil {
+		return nil
+	}
+	if loop != "" {
+		if derr := c.detachLoop(ctx, loop, s.file); derr != nil {
+			c.h.Log.Warn("nfs: undo loop device", "device", loop, "err", derr)
+		}
+	}
+	delete(st.Users, s.vol.Name)
+	return err
+}
+
+// undoMount unmounts a share this connect mounted, after a later step
+// failed, unless other volumes use it.
+func (c *Connector) undoMount(ctx context.Context, s share, st *shareState, reused bool) {
+	if reused || len(st.Users) > 0 {
+		return
+	}
+	if err := c.unmount(ctx, s.mountPoint, false); err != nil {
+		c.h.Log.Warn("nfs: undo mount", "mount_point", s.mountPoint, "err", err)
+		return
+	}
+	c.removeMountPoint(s.mountPoint)
 }
 
 func (c *Connector) device(s share, version, loop string, reused bool) *connector.Device {
@@ -546,16 +570,7 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 	if err != nil {
 		return err
 	}
-	if dev != nil && dev.Extra[ExtraMountPoint] != "" && dev.Extra[ExtraMountPoint] != s.mountPoint {
-		// Attached under another --nfs-mount-base: follow the record, but
-		// only to a mount point named for this export.
-		mp := filepath.Clean(dev.Extra[ExtraMountPoint])
-		if filepath.IsAbs(mp) && filepath.Base(mp) == s.id {
-			s.mountPoint, s.file = mp, filepath.Join(mp, s.vol.Name)
-		}
-	}
-	exp := s.vol.Export.String()
-
+	s = s.followRecord(dev)
 	unlock, err := c.lock(ctx, s)
 	if err != nil {
 		return err
@@ -566,54 +581,17 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 	if err != nil {
 		return err
 	}
-	loop := st.Users[s.vol.Name].Loop
-	if loop == "" && dev != nil && loopDevRE().MatchString(dev.Extra[ExtraLoop]) {
-		loop = dev.Extra[ExtraLoop]
-	}
-	if loop != "" && !c.isBacking(c.loopBacking(loop), s.file) {
-		loop = "" // detached already, or reused for another file
-	}
-	_, mounted, err := c.mountAt(s.mountPoint, exp)
+	loop := c.attachedLoop(s, st, dev)
+	_, mounted, err := c.mountAt(s.mountPoint, s.vol.Export.String())
 	if err != nil {
 		return err
 	}
-	others := 0
-	for name := range st.Users {
-		if name != s.vol.Name {
-			others++
-		}
-	}
-	last := others == 0
-
+	last := st.onlyUser(s.vol.Name)
 	if !opts.Force && mounted {
-		paths := []string{s.file}
-		if loop != "" {
-			paths = append(paths, loop)
-			if err := c.h.FS.CheckNotInUse(loop); err != nil {
-				return fmt.Errorf("nfs disconnect %s: loop device %w (mounted or held)", s.file, err)
-			}
-		}
-		dir := ""
-		if last {
-			dir = s.mountPoint
-		}
-		var skip []string
-		if loop != "" {
-			skip = []string{loop}
-		}
-		u, err := c.users(paths, dir, skip)
-		if err != nil {
-			return fmt.Errorf("nfs disconnect %s: find open files: %w", s.file, err)
-		}
-		if len(u) > 0 {
-			what := s.file
-			if last {
-				what = "share " + s.mountPoint
-			}
-			return fmt.Errorf("nfs disconnect: %s is in use by %s: %w (use --force to detach anyway)", what, strings.Join(u, ", "), ErrBusy)
+		if err := c.checkUnused(s, loop, last); err != nil {
+			return err
 		}
 	}
-
 	if loop != "" {
 		if err := c.detachLoop(ctx, loop, s.file); err != nil {
 			return err
@@ -626,14 +604,83 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 		}
 	}
 	if !last {
-		c.h.Log.Info("nfs: share stays mounted for other volumes", "export", exp, "users", strings.Join(st.userNames(), ","))
+		c.h.Log.Info("nfs: share stays mounted for other volumes", "export", s.vol.Export.String(), "users", strings.Join(st.userNames(), ","))
 		return nil
 	}
+	return c.releaseShare(ctx, s, st, mounted, opts.Force)
+}
+
+// followRecord moves s to the mount point the attachment record names when
+// it was made under another --nfs-mount-base, but only to a mount point
+// named for this export.
+func (s share) followRecord(dev *connector.Device) share {
+	if dev == nil || dev.Extra[ExtraMountPoint] == "" || dev.Extra[ExtraMountPoint] == s.mountPoint {
+		return s
+	}
+	mp := filepath.Clean(dev.Extra[ExtraMountPoint])
+	if filepath.IsAbs(mp) && filepath.Base(mp) == s.id {
+		s.mountPoint, s.file = mp, filepath.Join(mp, s.vol.Name)
+	}
+	return s
+}
+
+// attachedLoop is the loop device brick made over the volume file (from
+// the share's record, else the attachment record), or "" when there is
+// none or it now backs something else.
+func (c *Connector) attachedLoop(s share, st *shareState, dev *connector.Device) string {
+	loop := st.Users[s.vol.Name].Loop
+	if loop == "" && dev != nil && loopDevRE().MatchString(dev.Extra[ExtraLoop]) {
+		loop = dev.Extra[ExtraLoop]
+	}
+	if loop != "" && !c.isBacking(c.loopBacking(loop), s.file) {
+		return "" // detached already, or reused for another file
+	}
+	return loop
+}
+
+// onlyUser reports whether no volume but name uses the share.
+func (st *shareState) onlyUser(name string) bool {
+	for n := range st.Users {
+		if n != name {
+			return false
+		}
+	}
+	return true
+}
+
+// checkUnused refuses (ErrBusy) while the volume file or its loop device
+// is open, or, when the share is to be unmounted, anything on it.
+func (c *Connector) checkUnused(s share, loop string, last bool) error {
+	paths := []string{s.file}
+	var skip []string
+	if loop != "" {
+		if err := c.h.FS.CheckNotInUse(loop); err != nil {
+			return fmt.Errorf("nfs disconnect %s: loop device %w (mounted or held)", s.file, err)
+		}
+		paths, skip = append(paths, loop), []string{loop}
+	}
+	dir, what := "", s.file
+	if last {
+		dir, what = s.mountPoint, "share "+s.mountPoint
+	}
+	u, err := c.users(paths, dir, skip)
+	if err != nil {
+		return fmt.Errorf("nfs disconnect %s: find open files: %w", s.file, err)
+	}
+	if len(u) > 0 {
+		return fmt.Errorf("nfs disconnect: %s is in use by %s: %w (use --force to detach anyway)", what, strings.Join(u, ", "), ErrBusy)
+	}
+	return nil
+}
+
+// releaseShare unmounts the share its last volume left and removes the
+// mount point and the share's record.
+func (c *Connector) releaseShare(ctx context.Context, s share, st *shareState, mounted, force bool) error {
 	if mounted {
-		if err := c.unmount(ctx, s.mountPoint, opts.Force); err != nil {
+		if err := c.unmount(ctx, s.mountPoint, force); err != nil {
 			return err
 		}
-		c.h.Log.Info("nfs: unmounted", "export", exp, "mount_point", s.mountPoint)
+		c.h.Log.Info("nfs: unmounted", "export", s.vol.Export.String(), "mount_point", s.mountPoint)
 	}
 	c.removeMountPoint(s.mountPoint)
 	return c.writeState(s.id, st) // no users: removes the record

@@ -101,58 +101,28 @@ func ParseVolume(info connector.ConnectionInfo) (Volume, error) {
 	if v.User, err = parseUser(info); err != nil {
 		return v, err
 	}
-	cluster, _, err := info.String("cluster_name")
-	if err != nil {
+	if v.Cluster, err = parseCluster(info); err != nil {
 		return v, err
 	}
-	if cluster == "" {
-		cluster = defaultCluster
-	}
-	if len(cluster) > maxClusterLen || !clusterRE().MatchString(cluster) {
-		return v, connector.Invalid("cluster_name", "must be letters, digits, '-' and '_' (at most %d), got %s", maxClusterLen, connector.Quote(cluster))
-	}
-	v.Cluster = cluster
-
-	keyring, _, err := info.String("keyring")
-	if err != nil {
+	if v.Keyring, _, err = info.String("keyring"); err != nil {
 		return v, err
 	}
-	if keyring != "" {
-		v.Keyring = keyring
-		if v.User, v.Key, err = keyFromKeyring(keyring, v.User); err != nil {
+	if v.Keyring != "" {
+		if v.User, v.Key, err = keyFromKeyring(v.Keyring, v.User); err != nil {
 			return v, err
 		}
 	}
-
-	v.ReadOnly, err = info.ReadOnly()
-	if err != nil {
+	if v.ReadOnly, err = info.ReadOnly(); err != nil {
 		return v, err
 	}
-
-	if b, ok, err := info.Bool("discard"); err != nil {
-		return v, err
-	} else if ok {
-		v.Discard = &b
-	}
-	if b, ok, err := info.Bool("auth_enabled"); err != nil {
-		return v, err
-	} else if ok {
-		v.AuthEnabled = &b
-	}
-	if v.SecretType, _, err = info.String("secret_type"); err != nil {
+	if v.Discard, err = optionalBool(info, "discard"); err != nil {
 		return v, err
 	}
-	if len(v.SecretType) > 64 {
-		return v, connector.Invalid("secret_type", "longer than 64 bytes")
-	}
-	if s, _, err := info.String("secret_uuid"); err != nil {
+	if v.AuthEnabled, err = optionalBool(info, "auth_enabled"); err != nil {
 		return v, err
-	} else if s != "" {
-		u, ok := ident.ParseUUID(s)
-		if !ok {
-			return v, connector.Invalid("secret_uuid", "must be a UUID, got %s", connector.Quote(s))
-		}
-		v.SecretUUID = u
+	}
+	if v.SecretType, v.SecretUUID, err = parseSecretRef(info); err != nil {
+		return v, err
 	}
 	if v.VolumeID, err = info.VolumeID(); err != nil {
 		return v, err
@@ -161,6 +131,51 @@ func ParseVolume(info connector.ConnectionInfo) (Volume, error) {
 		return v, err
 	}
 	return v, nil
+}
+
+// parseCluster returns cluster_name, defaultCluster when absent.
+func parseCluster(info connector.ConnectionInfo) (string, error) {
+	cluster, _, err := info.String("cluster_name")
+	if err != nil {
+		return "", err
+	}
+	if cluster == "" {
+		return defaultCluster, nil
+	}
+	if len(cluster) > maxClusterLen || !clusterRE().MatchString(cluster) {
+		return "", connector.Invalid("cluster_name", "must be letters, digits, '-' and '_' (at most %d), got %s", maxClusterLen, connector.Quote(cluster))
+	}
+	return cluster, nil
+}
+
+// optionalBool returns the boolean key, nil when absent.
+func optionalBool(info connector.ConnectionInfo, key string) (*bool, error) {
+	b, ok, err := info.Bool(key)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// parseSecretRef returns secret_type and secret_uuid (Nova's libvirt
+// secret reference; brick only checks them).
+func parseSecretRef(info connector.ConnectionInfo) (string, string, error) {
+	typ, _, err := info.String("secret_type")
+	if err != nil {
+		return "", "", err
+	}
+	if len(typ) > 64 {
+		return "", "", connector.Invalid("secret_type", "longer than 64 bytes")
+	}
+	s, _, err := info.String("secret_uuid")
+	if err != nil || s == "" {
+		return typ, "", err
+	}
+	u, ok := ident.ParseUUID(s)
+	if !ok {
+		return "", "", connector.Invalid("secret_uuid", "must be a UUID, got %s", connector.Quote(s))
+	}
+	return typ, u, nil
 }
 
 // parseName splits "pool/image" or "pool/namespace/image".
