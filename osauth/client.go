@@ -76,9 +76,10 @@ func BlockStorageClient(ctx context.Context, opts Options) (*gophercloud.Service
 		}
 		return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: endpoint, Type: "block-storage"}, nil
 	}
-	sc, err := openstack.NewBlockStorageV3(pc, endpointOpts(o))
+	eo := endpointOpts(o)
+	sc, err := openstack.NewBlockStorageV3(pc, eo)
 	if err != nil {
-		return nil, fmt.Errorf("find the Cinder (block-storage v3) endpoint in the catalog: %w", err)
+		return nil, endpointFailure(pc, "Cinder", "block-storage", "--cinder-endpoint", eo, err)
 	}
 	return sc, nil
 }
@@ -131,9 +132,10 @@ func BaremetalClient(ctx context.Context, opts Options) (*gophercloud.ServiceCli
 			}
 			return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: endpoint, Type: "baremetal"}, nil
 		}
-		sc, err := openstack.NewBareMetalV1(pc, endpointOpts(o))
+		eo := endpointOpts(o)
+		sc, err := openstack.NewBareMetalV1(pc, eo)
 		if err != nil {
-			return nil, fmt.Errorf("find the Ironic (baremetal) endpoint in the catalog: %w", err)
+			return nil, endpointFailure(pc, "Ironic", "baremetal", "--ironic-endpoint", eo, err)
 		}
 		return sc, nil
 	}
@@ -159,7 +161,7 @@ func keystoneClient(ctx context.Context, o Options, hc *http.Client) (*gopherclo
 	pc.HTTPClient = *hc
 	pc.UserAgent.Prepend(o.UserAgent)
 	if err := openstack.Authenticate(ctx, pc, ao); err != nil {
-		return nil, fmt.Errorf("authenticate at %s: %w", o.AuthURL, err)
+		return nil, authFailure(ctx, o, hc, ao, err)
 	}
 	o.Redactor.Add(pc.Token())
 	return pc, nil

@@ -1,0 +1,141 @@
+package osauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+)
+
+// ErrUnauthorized marks credentials Keystone refused.
+var ErrUnauthorized = errors.New("keystone refused the credentials")
+
+// ErrNoEndpoint marks a catalog without the service endpoint asked for.
+var ErrNoEndpoint = errors.New("no such endpoint in the service catalog")
+
+// failure is an error with a one-line message for the user that still
+// unwraps to its kind (ErrUnauthorized, ErrNoEndpoint) and to gophercloud's
+// error, so gophercloud.ResponseCodeIs keeps working.
+type failure struct {
+	msg   string
+	kind  error
+	cause error
+}
+
+func (f *failure) Error() string   { return f.msg }
+func (f *failure) Unwrap() []error { return []error{f.kind, f.cause} }
+
+// authFailure turns Keystone's refusal into a line naming what was sent.
+// Keystone answers a wrong password and an unknown project alike (401), so
+// for a project-scoped password login it asks once more without the
+// project to tell the two apart. Other errors are returned as they are.
+func authFailure(ctx context.Context, o Options, hc *http.Client, ao gophercloud.AuthOptions, err error) error {
+	refused := gophercloud.ResponseCodeIs(err, http.StatusUnauthorized) ||
+		(o.AuthType == AuthToken && gophercloud.ResponseCodeIs(err, http.StatusNotFound))
+	if !refused {
+		return fmt.Errorf("authenticate at %s: %w", o.AuthURL, err)
+	}
+	at := "authenticate at " + o.AuthURL
+	var msg string
+	switch o.AuthType {
+	case AuthToken:
+		msg = at + ": the token was refused: it expired or was revoked (get a new one, e.g. with 'openstack token issue', and pass it as --os-token or OS_TOKEN)"
+	case AuthApplicationCredential:
+		msg = fmt.Sprintf("%s: application credential %s was refused: wrong secret, or it expired or was deleted (check --os-application-credential-id or -name and --os-application-credential-secret)",
+			at, quoted(first(o.AppCredID, o.AppCredName)))
+	default:
+		if ao.Scope != nil && passwordValid(ctx, o, hc, ao) {
+			msg = fmt.Sprintf("%s: %s may not use %s: it does not exist there or the user has no role on it (check --os-project-name or --os-project-id and --os-project-domain-name)",
+				at, describeUser(ao), describeProject(ao.Scope))
+		} else {
+			msg = fmt.Sprintf("%s: wrong password, or no %s (check --os-username or --os-user-id, --os-password and --os-user-domain-name)",
+				at, describeUser(ao))
+		}
+	}
+	return &failure{msg: msg, kind: ErrUnauthorized, cause: err}
+}
+
+// passwordValid reports whether the user's password works without a
+// project scope.
+func passwordValid(ctx context.Context, o Options, hc *http.Client, ao gophercloud.AuthOptions) bool {
+	pc, err := openstack.NewClient(o.AuthURL)
+	if err != nil {
+		return false
+	}
+	pc.HTTPClient = *hc
+	ao.Scope, ao.AllowReauth = nil, false
+	return openstack.Authenticate(ctx, pc, ao) == nil
+}
+
+func describeUser(ao gophercloud.AuthOptions) string {
+	if ao.UserID != "" {
+		return "user id " + quoted(ao.UserID)
+	}
+	return "user " + quoted(ao.Username) + " in " + describeDomain(ao.DomainName, ao.DomainID)
+}
+
+func describeProject(s *gophercloud.AuthScope) string {
+	if s.ProjectID != "" {
+		return "project id " + quoted(s.ProjectID)
+	}
+	return "project " + quoted(s.ProjectName) + " in " + describeDomain(s.DomainName, s.DomainID)
+}
+
+func describeDomain(name, id string) string {
+	if name != "" {
+		return "domain " + quoted(name)
+	}
+	return "domain id " + quoted(id)
+}
+
+func quoted(s string) string { return fmt.Sprintf("%q", s) }
+
+// endpointFailure explains a missing catalog endpoint: which service,
+// interface and region were asked for, and where the catalog has one.
+func endpointFailure(pc *gophercloud.ProviderClient, service, serviceType, flag string, eo gophercloud.EndpointOpts, err error) error {
+	if !errors.As(err, new(*gophercloud.ErrEndpointNotFound)) {
+		return fmt.Errorf("version discovery at the %s (%s) endpoint from the catalog: %w", service, serviceType, err)
+	}
+	eo.ApplyDefaults(serviceType)
+	where := "in any region"
+	if eo.Region != "" {
+		where = "in region " + quoted(eo.Region)
+	}
+	msg := fmt.Sprintf("the service catalog has no %s endpoint (type %s) for interface %q %s",
+		service, strings.Join(eo.Types(), ", "), eo.Availability, where)
+	if have := catalogEndpoints(pc, eo.Types()); len(have) > 0 {
+		msg += "; it has: " + strings.Join(have, ", ")
+	}
+	msg += " (set --os-region-name, --os-interface or " + flag + ")"
+	return &failure{msg: msg, kind: ErrNoEndpoint, cause: err}
+}
+
+// catalogEndpoints lists "region interface" of the catalog's endpoints of
+// the given service types.
+func catalogEndpoints(pc *gophercloud.ProviderClient, types []string) []string {
+	r, ok := pc.GetAuthResult().(tokens.CreateResult)
+	if !ok {
+		return nil
+	}
+	catalog, err := r.ExtractServiceCatalog()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range catalog.Entries {
+		if !slices.Contains(types, e.Type) {
+			continue
+		}
+		for _, ep := range e.Endpoints {
+			out = append(out, first(ep.Region, ep.RegionID, "(no region)")+" "+ep.Interface)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
