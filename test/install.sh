@@ -8,6 +8,8 @@ packages=(
   python3-cinder tgt sqlite3
   # real Ironic
   python3-ironic python3-ironicclient
+  # real Keystone (test/keystone/up.sh)
+  python3-keystone
   # the qemu guest with Debian's kernel
   qemu-system-x86 linux-image-amd64 busybox-static kmod cpio
   # what runs inside the guest

@@ -1,0 +1,252 @@
+//go:build e2e
+
+package e2e
+
+// brick's OpenStack authentication against the test bed's real Keystone
+// (test/keystone/up.sh): clouds.yaml and openrc-style OS_* variables
+// without domains, application credentials, tokens, and the one-line
+// errors a cloud user meets. No guest and no Cinder: the catalog is what
+// is checked, and the CLI's debug log shows the token request and the
+// endpoint it then used.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/internal/testbed"
+	"github.com/brick-storage/brick/osauth"
+)
+
+func needKeystone(t *testing.T) *testbed.Keystone {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), serviceStartTimeout)
+	defer cancel()
+	start := time.Now()
+	k, err := testbed.StartKeystone(ctx, testbed.KeystoneOptions{})
+	if err != nil {
+		t.Fatalf("starting the test bed Keystone: %v", err)
+	}
+	t.Logf("Keystone %s (project %s %s): ready in %s (started by this run: %v)",
+		k.AuthURL, k.Project, k.ProjectID, time.Since(start).Round(time.Millisecond), k.Started)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := k.Done(ctx); err != nil {
+			t.Errorf("stopping the test bed Keystone: %v", err)
+		}
+	})
+	return k
+}
+
+func TestKeystone(t *testing.T) {
+	k := needKeystone(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cinderURL := func(host string) string { return "http://" + host + ":8776/v3/" + k.ProjectID + "/" }
+	// openrc as Horizon writes it, minus the domains.
+	openrc := []string{
+		"OS_AUTH_URL=" + k.AuthURL, "OS_USERNAME=" + k.Member.Name, "OS_PASSWORD=" + k.Member.Password,
+		"OS_PROJECT_NAME=" + k.Project, "OS_REGION_NAME=RegionTwo", "OS_INTERFACE=public",
+	}
+	// Ironic's version discovery contacts the endpoint: serve the
+	// addresses the catalog keeps for tests.
+	ironic := map[string]*fakeIronic{}
+	for _, host := range []string{"127.0.0.2", "127.0.0.3"} {
+		ironic[host] = serveFakeIronic(t, host+":6385")
+	}
+
+	t.Run("CloudsYAMLWithoutDomains", func(t *testing.T) {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "clouds.yaml")
+		require.NoError(t, os.WriteFile(file, []byte(`clouds:
+  brick:
+    auth:
+      auth_url: `+k.AuthURL+`
+      username: `+k.Member.Name+`
+      project_name: `+k.Project+`
+    region_name: RegionOne
+`), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "secure.yaml"), []byte(`clouds:
+  brick:
+    auth:
+      password: `+k.Member.Password+`
+`), 0o600))
+		for _, tc := range []struct{ region, iface, cinder, ironic string }{
+			// The test bed's Ironic may not run: its endpoint is not contacted.
+			{"", "", cinderURL("127.0.0.1"), ""},
+			{"RegionOne", "internal", cinderURL("127.0.0.3"), "http://127.0.0.3:6385/"},
+			{"RegionTwo", "", cinderURL("127.0.0.2"), "http://127.0.0.2:6385/"}, // Cinder as volumev3
+		} {
+			opts := osauth.Options{Cloud: "brick", CloudsFiles: []string{file}, RegionName: tc.region, Interface: tc.iface}
+			sc, err := osauth.BlockStorageClient(ctx, opts)
+			require.NoError(t, err)
+			require.Equal(t, tc.cinder, sc.Endpoint, tc.region+" "+tc.iface)
+			if tc.ironic == "" {
+				continue
+			}
+			bm, err := osauth.BaremetalClient(ctx, opts)
+			require.NoError(t, err)
+			require.Equal(t, tc.ironic, bm.Endpoint, tc.region+" "+tc.iface)
+		}
+	})
+
+	t.Run("OpenrcVariables", func(t *testing.T) {
+		r := runBrickBin(t, ctx, openrc, "--debug", "ironic", "connector", "list")
+		require.Equal(t, 0, r.code)
+		requireAuthenticatedThenCalled(t, r, k.AuthURL, "http://127.0.0.2:6385/")
+		require.NotEmpty(t, ironic["127.0.0.2"].lastToken(), "Ironic got the Keystone token")
+
+		// OS_DEFAULT_DOMAIN is where a user named without a domain is looked for.
+		r = runBrickBin(t, ctx, append(openrc, "OS_DEFAULT_DOMAIN=elsewhere"), "ironic", "connector", "list")
+		require.Equal(t, 1, r.code)
+		require.Equal(t, `brick: authenticate at `+k.AuthURL+`: wrong password, or no user "`+k.Member.Name+
+			`" in domain id "elsewhere" (check --os-username or --os-user-id, --os-password and --os-user-domain-name)`+"\n", r.stderr)
+	})
+
+	t.Run("ApplicationCredential", func(t *testing.T) {
+		ac, err := k.CreateApplicationCredential(ctx, k.Member, "brick-e2e-"+randomHex(t))
+		require.NoError(t, err)
+		for _, opts := range []osauth.Options{
+			{AuthURL: k.AuthURL, AppCredID: ac.ID, AppCredSecret: ac.Secret},
+			{AuthURL: k.AuthURL, AppCredName: ac.Name, Username: k.Member.Name, AppCredSecret: ac.Secret},
+		} {
+			sc, err := osauth.BlockStorageClient(ctx, opts)
+			require.NoError(t, err)
+			require.Equal(t, cinderURL("127.0.0.1"), sc.Endpoint)
+		}
+		r := runBrickBin(t, ctx, []string{"OS_AUTH_TYPE=v3applicationcredential", "OS_AUTH_URL=" + k.AuthURL,
+			"OS_APPLICATION_CREDENTIAL_ID=" + ac.ID, "OS_APPLICATION_CREDENTIAL_SECRET=" + ac.Secret,
+			"OS_REGION_NAME=RegionOne", "OS_INTERFACE=internal"}, "--debug", "ironic", "connector", "list")
+		require.Equal(t, 0, r.code)
+		requireAuthenticatedThenCalled(t, r, k.AuthURL, "http://127.0.0.3:6385/")
+		require.NotEmpty(t, ironic["127.0.0.3"].lastToken(), "Ironic got the Keystone token")
+
+		_, err = osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, AppCredID: ac.ID, AppCredSecret: "wrong"})
+		require.ErrorIs(t, err, osauth.ErrUnauthorized)
+		require.Equal(t, `authenticate at `+k.AuthURL+`: application credential "`+ac.ID+
+			`" was refused: wrong secret, or it expired or was deleted (check --os-application-credential-id or -name and --os-application-credential-secret)`, err.Error())
+	})
+
+	t.Run("Token", func(t *testing.T) {
+		tok, err := k.Token(ctx, k.Member)
+		require.NoError(t, err)
+		sc, err := osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, Token: tok, ProjectID: k.ProjectID})
+		require.NoError(t, err)
+		require.Equal(t, cinderURL("127.0.0.1"), sc.Endpoint)
+		_, err = osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, Token: "gAAAAAbogus", ProjectID: k.ProjectID})
+		require.ErrorIs(t, err, osauth.ErrUnauthorized)
+		require.Equal(t, `authenticate at `+k.AuthURL+`: the token was refused: it expired or was revoked (get a new one, e.g. with 'openstack token issue', and pass it as --os-token or OS_TOKEN)`, err.Error())
+	})
+
+	t.Run("Errors", func(t *testing.T) {
+		member := osauth.Options{AuthURL: k.AuthURL, Username: k.Member.Name, Password: k.Member.Password, ProjectName: k.Project}
+		for _, tc := range []struct {
+			name string
+			edit func(*osauth.Options)
+			kind error
+			want string
+		}{
+			{"wrong password", func(o *osauth.Options) { o.Password = "not-the-password" }, osauth.ErrUnauthorized,
+				`authenticate at ` + k.AuthURL + `: wrong password, or no user "` + k.Member.Name +
+					`" in domain id "default" (check --os-username or --os-user-id, --os-password and --os-user-domain-name)`},
+			{"unknown project", func(o *osauth.Options) { o.ProjectName = "no-such-project" }, osauth.ErrUnauthorized,
+				`authenticate at ` + k.AuthURL + `: user "` + k.Member.Name + `" in domain id "default" may not use project "no-such-project" in domain id "default": ` +
+					`it does not exist there or the user has no role on it (check --os-project-name or --os-project-id and --os-project-domain-name)`},
+			{"no Cinder in region", func(o *osauth.Options) { o.RegionName = "RegionThree" }, osauth.ErrNoEndpoint,
+				`the service catalog has no Cinder endpoint (type block-storage, block-store, volume, volumev2, volumev3) for interface "public" in region "RegionThree"; ` +
+					`it has: RegionOne internal, RegionOne public, RegionTwo public (set --os-region-name, --os-interface or --cinder-endpoint)`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				o := member
+				tc.edit(&o)
+				_, err := osauth.BlockStorageClient(ctx, o)
+				require.ErrorIs(t, err, tc.kind)
+				require.Equal(t, tc.want, err.Error())
+				if tc.kind == osauth.ErrUnauthorized {
+					require.True(t, gophercloud.ResponseCodeIs(err, 401), "the cause stays reachable")
+				}
+			})
+		}
+		o := member
+		o.RegionName = "RegionThree"
+		_, err := osauth.BaremetalClient(ctx, o)
+		require.ErrorIs(t, err, osauth.ErrNoEndpoint)
+		require.Equal(t, `the service catalog has no Ironic endpoint (type baremetal, bare-metal) for interface "public" in region "RegionThree"; `+
+			`it has: RegionOne internal, RegionOne public, RegionTwo public (set --os-region-name, --os-interface or --ironic-endpoint)`, err.Error())
+
+		// The CLI prints the same one line, exit code 1, no password.
+		r := runBrickBin(t, ctx, append(openrc, "OS_PASSWORD=wrong-pw"), "ironic", "connector", "list")
+		require.Equal(t, 1, r.code)
+		require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+		require.Contains(t, r.stderr, "wrong password")
+		require.NotContains(t, r.stderr, "wrong-pw")
+	})
+}
+
+// requireAuthenticatedThenCalled checks the debug log of a brick run: a
+// token was issued, then the service endpoint from the catalog was called.
+func requireAuthenticatedThenCalled(t *testing.T, r brickRun, authURL, endpoint string) {
+	t.Helper()
+	i := strings.Index(r.stderr, "url="+authURL+"/auth/tokens status=201")
+	require.GreaterOrEqual(t, i, 0, "no successful token request in the debug log")
+	require.Contains(t, r.stderr[i:], "url="+endpoint, "the catalog's endpoint was not called after the token")
+}
+
+// fakeIronic answers Ironic's version discovery and an empty volume
+// connector list, and remembers the token it was sent.
+type fakeIronic struct {
+	mu    sync.Mutex
+	token string
+}
+
+func serveFakeIronic(t *testing.T, addr string) *fakeIronic {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err, "the Keystone catalog keeps %s for tests", addr)
+	f := &fakeIronic{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/":
+			_, _ = w.Write([]byte(`{"name":"OpenStack Ironic API","versions":[{"id":"v1","status":"CURRENT","version":"1.82","min_version":"1.1"}]}`))
+		case strings.HasPrefix(r.URL.Path, "/v1/volume/connectors"):
+			f.mu.Lock()
+			f.token = r.Header.Get("X-Auth-Token")
+			f.mu.Unlock()
+			_, _ = w.Write([]byte(`{"connectors":[]}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return f
+}
+
+func (f *fakeIronic) lastToken() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.token
+}
+
+func randomHex(t *testing.T) string {
+	b := make([]byte, 4)
+	_, err := rand.Read(b)
+	require.NoError(t, err)
+	return hex.EncodeToString(b)
+}
