@@ -38,7 +38,7 @@ func BlockStorageClient(ctx context.Context, opts Options) (*gophercloud.Service
 	switch o.AuthType {
 	case AuthNoAuth:
 		if o.CinderEndpoint == "" {
-			return nil, fmt.Errorf("%w: noauth Cinder needs --cinder-endpoint (BRICK_CINDER_ENDPOINT), e.g. http://host:8776/v3", ErrConfig)
+			return nil, noEndpoint(o, "Cinder", "--cinder-endpoint (BRICK_CINDER_ENDPOINT), e.g. http://host:8776/v3")
 		}
 		project := o.ProjectID
 		if project == "" {
@@ -100,7 +100,7 @@ func BaremetalClient(ctx context.Context, opts Options) (*gophercloud.ServiceCli
 	switch o.AuthType {
 	case AuthNoAuth:
 		if o.IronicEndpoint == "" {
-			return nil, fmt.Errorf("%w: noauth Ironic needs --ironic-endpoint (BRICK_IRONIC_ENDPOINT), e.g. http://host:6385", ErrConfig)
+			return nil, noEndpoint(o, "Ironic", "--ironic-endpoint (BRICK_IRONIC_ENDPOINT), e.g. http://host:6385")
 		}
 		if _, err := checkURL(o.IronicEndpoint); err != nil {
 			return nil, err
@@ -145,6 +145,16 @@ func BaremetalClient(ctx context.Context, opts Options) (*gophercloud.ServiceCli
 	sc.ProviderClient.HTTPClient = *hc
 	sc.ProviderClient.UserAgent.Prepend(o.UserAgent)
 	return sc, nil
+}
+
+// noEndpoint explains a noauth client without its endpoint: when noauth
+// was only the fallback, the user gave no credentials at all.
+func noEndpoint(o Options, service, flag string) error {
+	if o.noCredentials {
+		return fmt.Errorf("%w: no OpenStack credentials: set OS_CLOUD (a clouds.yaml entry), or OS_AUTH_URL with OS_USERNAME, OS_PASSWORD and OS_PROJECT_NAME (an openrc file), or use --os-auth-type noauth with %s when %s runs without Keystone",
+			ErrConfig, strings.Fields(flag)[0], service)
+	}
+	return fmt.Errorf("%w: noauth %s needs %s", ErrConfig, service, flag)
 }
 
 // keystoneClient authenticates with password, token or application

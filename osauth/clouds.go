@@ -243,7 +243,7 @@ func Resolve(o Options) (Options, error) {
 		case o.AuthURL != "":
 			t = AuthPassword
 		default:
-			t = AuthNoAuth
+			t, o.noCredentials = AuthNoAuth, true
 		}
 	}
 	o.AuthType = t

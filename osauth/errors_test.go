@@ -55,3 +55,14 @@ func TestAuthErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestNoCredentials(t *testing.T) {
+	_, err := BlockStorageClient(context.Background(), Options{})
+	require.ErrorIs(t, err, ErrConfig)
+	require.Equal(t, "openstack auth configuration: no OpenStack credentials: set OS_CLOUD (a clouds.yaml entry), or OS_AUTH_URL with OS_USERNAME, OS_PASSWORD and OS_PROJECT_NAME (an openrc file), or use --os-auth-type noauth with --cinder-endpoint when Cinder runs without Keystone", err.Error())
+	_, err = BaremetalClient(context.Background(), Options{})
+	require.ErrorIs(t, err, ErrConfig)
+	require.Contains(t, err.Error(), "--os-auth-type noauth with --ironic-endpoint when Ironic runs")
+	_, err = BaremetalClient(context.Background(), Options{AuthType: "none"})
+	require.Equal(t, "openstack auth configuration: noauth Ironic needs --ironic-endpoint (BRICK_IRONIC_ENDPOINT), e.g. http://host:6385", err.Error())
+}

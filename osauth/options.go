@@ -125,6 +125,10 @@ type Options struct {
 	// Log receives one debug line per HTTP request (method, URL, status,
 	// duration; never headers or bodies); may be nil.
 	Log *slog.Logger
+
+	// noCredentials: Resolve fell back to noauth because nothing else
+	// was given.
+	noCredentials bool
 }
 
 // normalizeAuthType maps openstackclient's spellings onto ours.
