@@ -70,6 +70,7 @@ const (
 	ExtraControllers = "controllers"
 	ExtraWWID        = "wwid"
 	ExtraNSID        = "nsid"
+	ExtraReadOnly    = "read_only"
 )
 
 // ErrNoPortal marks a connect where no portal gave a controller.
@@ -118,6 +119,12 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 	}
 	sort.Strings(ctrls)
 	dev.Extra[ExtraControllers] = strings.Join(ctrls, ",")
+	if v.ReadOnly {
+		if err := c.h.FS.SetReadOnly(dev.Path); err != nil {
+			return nil, fmt.Errorf("nvmeof connect %s: %w", v.NQN, err)
+		}
+		dev.Extra[ExtraReadOnly] = "true"
+	}
 	return dev, nil
 }
 

@@ -213,6 +213,12 @@ func TestConnectTwoPortalsOneHead(t *testing.T) {
 	require.Equal(t, "/dev/nvme0n1", dev.Path)
 	require.Equal(t, 2, r.k.connects(), "no new controller")
 
+	ro := infoFor(t, uuidA, p1, p2)
+	ro.Data["access_mode"] = "ro"
+	dev, err = r.c.Connect(context.Background(), ro)
+	require.NoError(t, err)
+	require.Equal(t, "true", dev.Extra[ExtraReadOnly])
+
 	paths, err := r.c.DevicePaths(context.Background(), infoFor(t, uuidA, p1))
 	require.NoError(t, err)
 	require.Equal(t, []string{"/dev/nvme0n1"}, paths)
