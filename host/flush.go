@@ -1,7 +1,6 @@
 package host
 
 import (
-	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -14,20 +13,7 @@ import (
 // the device cannot take writes (a map queueing I/O with no path); callers
 // bound it.
 func (f FS) FlushBuffers(devPath string) error {
-	file, err := os.OpenFile(f.Path(devPath), os.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	st, err := file.Stat()
-	if err != nil {
-		return fmt.Errorf("flush %s: %w", devPath, err)
-	}
-	if st.Mode()&os.ModeDevice == 0 || st.Mode()&os.ModeCharDevice != 0 {
-		return file.Sync()
-	}
-	if err := unix.IoctlSetInt(int(file.Fd()), unix.BLKFLSBUF, 0); err != nil {
-		return fmt.Errorf("flush %s: BLKFLSBUF: %w", devPath, err)
-	}
-	return nil
+	return f.blockIoctl(devPath, "flush", "BLKFLSBUF", func(fd int) error {
+		return unix.IoctlSetInt(fd, unix.BLKFLSBUF, 0)
+	}, (*os.File).Sync)
 }

@@ -12,6 +12,14 @@ import (
 // volume Cinder exported read-only is not written by mistake. A path that is
 // not a block device (a file in a fixture tree) is left alone.
 func (f FS) SetReadOnly(devPath string) error {
+	return f.blockIoctl(devPath, "set read-only", "BLKROSET", func(fd int) error {
+		return unix.IoctlSetPointerInt(fd, unix.BLKROSET, 1)
+	}, func(*os.File) error { return nil })
+}
+
+// blockIoctl opens devPath read-only and runs ioctl on it when it is a
+// block device, else notBlock (fixture trees hold plain files).
+func (f FS) blockIoctl(devPath, what, op string, ioctl func(fd int) error, notBlock func(*os.File) error) error {
 	file, err := os.OpenFile(f.Path(devPath), os.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -19,13 +27,13 @@ func (f FS) SetReadOnly(devPath string) error {
 	defer file.Close()
 	st, err := file.Stat()
 	if err != nil {
-		return fmt.Errorf("set %s read-only: %w", devPath, err)
+		return fmt.Errorf("%s %s: %w", what, devPath, err)
 	}
 	if st.Mode()&os.ModeDevice == 0 || st.Mode()&os.ModeCharDevice != 0 {
-		return nil
+		return notBlock(file)
 	}
-	if err := unix.IoctlSetPointerInt(int(file.Fd()), unix.BLKROSET, 1); err != nil {
-		return fmt.Errorf("set %s read-only: BLKROSET: %w", devPath, err)
+	if err := ioctl(int(file.Fd())); err != nil {
+		return fmt.Errorf("%s %s: %s: %w", what, devPath, op, err)
 	}
 	return nil
 }
