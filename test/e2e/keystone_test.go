@@ -18,6 +18,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -30,17 +31,17 @@ import (
 	"github.com/brick-storage/brick/osauth"
 )
 
-func needKeystone(t *testing.T) *testbed.Keystone {
+func needKeystone(t *testing.T, opts testbed.KeystoneOptions) *testbed.Keystone {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), serviceStartTimeout)
 	defer cancel()
 	start := time.Now()
-	k, err := testbed.StartKeystone(ctx, testbed.KeystoneOptions{})
+	k, err := testbed.StartKeystone(ctx, opts)
 	if err != nil {
 		t.Fatalf("starting the test bed Keystone: %v", err)
 	}
-	t.Logf("Keystone %s (project %s %s): ready in %s (started by this run: %v)",
-		k.AuthURL, k.Project, k.ProjectID, time.Since(start).Round(time.Millisecond), k.Started)
+	t.Logf("Keystone %s (project %s %s, tokens for %s): ready in %s (started by this run: %v)",
+		k.AuthURL, k.Project, k.ProjectID, k.TokenExpiration, time.Since(start).Round(time.Millisecond), k.Started)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -52,7 +53,7 @@ func needKeystone(t *testing.T) *testbed.Keystone {
 }
 
 func TestKeystone(t *testing.T) {
-	k := needKeystone(t)
+	k := needKeystone(t, testbed.KeystoneOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cinderURL := func(host string) string { return "http://" + host + ":8776/v3/" + k.ProjectID + "/" }
@@ -65,7 +66,7 @@ func TestKeystone(t *testing.T) {
 	// addresses the catalog keeps for tests.
 	ironic := map[string]*fakeIronic{}
 	for _, host := range []string{"127.0.0.2", "127.0.0.3"} {
-		ironic[host] = serveFakeIronic(t, host+":6385")
+		ironic[host] = serveFakeIronic(t, host+":6385", "")
 	}
 
 	t.Run("CloudsYAMLWithoutDomains", func(t *testing.T) {
@@ -206,13 +207,16 @@ func requireAuthenticatedThenCalled(t *testing.T, r brickRun, authURL, endpoint 
 }
 
 // fakeIronic answers Ironic's version discovery and an empty volume
-// connector list, and remembers the token it was sent.
+// connector list, and remembers the token it was sent. With validateAt (a
+// Keystone URL) it refuses (401) tokens Keystone no longer accepts, as
+// keystonemiddleware does.
 type fakeIronic struct {
-	mu    sync.Mutex
-	token string
+	mu     sync.Mutex
+	token  string
+	tokens []string // every token accepted, in order, without repeats
 }
 
-func serveFakeIronic(t *testing.T, addr string) *fakeIronic {
+func serveFakeIronic(t *testing.T, addr, validateAt string) *fakeIronic {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err, "the Keystone catalog keeps %s for tests", addr)
@@ -223,8 +227,17 @@ func serveFakeIronic(t *testing.T, addr string) *fakeIronic {
 		case r.URL.Path == "/":
 			_, _ = w.Write([]byte(`{"name":"OpenStack Ironic API","versions":[{"id":"v1","status":"CURRENT","version":"1.82","min_version":"1.1"}]}`))
 		case strings.HasPrefix(r.URL.Path, "/v1/volume/connectors"):
+			tok := r.Header.Get("X-Auth-Token")
+			if validateAt != "" && !tokenValid(r.Context(), validateAt, tok) {
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = w.Write([]byte(`{"error":{"code":401,"title":"Unauthorized","message":"The request you have made requires authentication."}}`))
+				return
+			}
 			f.mu.Lock()
-			f.token = r.Header.Get("X-Auth-Token")
+			f.token = tok
+			if n := len(f.tokens); n == 0 || f.tokens[n-1] != tok {
+				f.tokens = append(f.tokens, tok)
+			}
 			f.mu.Unlock()
 			_, _ = w.Write([]byte(`{"connectors":[]}`))
 		default:
@@ -236,6 +249,29 @@ func serveFakeIronic(t *testing.T, addr string) *fakeIronic {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return f
+}
+
+// tokenValid asks Keystone whether tok is still valid (a token may
+// validate itself).
+func tokenValid(ctx context.Context, authURL, tok string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL+"/auth/tokens", nil)
+	if err != nil {
+		return false
+	}
+	req.Header.Set("X-Auth-Token", tok)
+	req.Header.Set("X-Subject-Token", tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func (f *fakeIronic) acceptedTokens() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.tokens)
 }
 
 func (f *fakeIronic) lastToken() string {

@@ -1,0 +1,65 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/internal/testbed"
+	"github.com/brick-storage/brick/osauth"
+)
+
+// TestKeystoneTokenExpiry: with 20-second tokens, a client that logged in
+// with a password or an application credential gets a new token when the
+// service refuses the expired one, and the call succeeds; a fixed
+// --os-token cannot be renewed and fails with 401.
+func TestKeystoneTokenExpiry(t *testing.T) {
+	k := needKeystone(t, testbed.KeystoneOptions{TokenExpiration: 20 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ironic := serveFakeIronic(t, "127.0.0.2:6385", k.AuthURL)
+	ac, err := k.CreateApplicationCredential(ctx, k.Member, "brick-e2e-expiry-"+randomHex(t))
+	require.NoError(t, err)
+	tok, err := k.Token(ctx, k.Member)
+	require.NoError(t, err)
+
+	region := osauth.Options{AuthURL: k.AuthURL, RegionName: "RegionTwo"}
+	clients := map[string]osauth.Options{}
+	o := region
+	o.Username, o.Password, o.ProjectName = k.Member.Name, k.Member.Password, k.Project
+	clients["password"] = o
+	o = region
+	o.AppCredID, o.AppCredSecret = ac.ID, ac.Secret
+	clients["application credential"] = o
+	o = region
+	o.Token, o.ProjectID = tok, k.ProjectID
+	clients["token"] = o
+
+	list := func(sc *gophercloud.ServiceClient) error {
+		_, err := sc.Get(ctx, sc.ServiceURL("volume", "connectors"), nil, nil)
+		return err
+	}
+	scs := map[string]*gophercloud.ServiceClient{}
+	first := map[string]string{}
+	for name, opts := range clients {
+		sc, err := osauth.BaremetalClient(ctx, opts)
+		require.NoError(t, err, name)
+		require.NoError(t, list(sc), name)
+		scs[name], first[name] = sc, sc.Token()
+	}
+	start := time.Now()
+	time.Sleep(k.TokenExpiration + 3*time.Second)
+	for _, name := range []string{"password", "application credential"} {
+		require.NoError(t, list(scs[name]), "%s: the expired token is renewed", name)
+		require.NotEqual(t, first[name], scs[name].Token(), name)
+	}
+	err = list(scs["token"])
+	require.True(t, gophercloud.ResponseCodeIs(err, 401), "%v", err)
+	t.Logf("with an expired --os-token the service call fails: %v", err)
+	t.Logf("tokens accepted by the service: %d; waited %s for expiry", len(ironic.acceptedTokens()), time.Since(start).Round(time.Second))
+}
