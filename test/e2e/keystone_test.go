@@ -117,6 +117,22 @@ func TestKeystone(t *testing.T) {
 			`" in domain id "elsewhere" (check --os-username or --os-user-id, --os-password and --os-user-domain-name)`+"\n", r.stderr)
 	})
 
+	t.Run("FlagsAndOverrides", func(t *testing.T) {
+		// Flags as a script would pass them; the Ironic endpoint flag
+		// overrides RegionOne's catalog entry (whose Ironic may not run).
+		r := runBrickBin(t, ctx, nil, "--debug", "--os-auth-url", k.AuthURL, "--os-username", k.Member.Name,
+			"--os-password", k.Member.Password, "--os-project-name", k.Project, "--os-region-name", "RegionOne",
+			"--ironic-endpoint", "http://127.0.0.2:6385", "ironic", "connector", "list")
+		require.Equal(t, 0, r.code)
+		requireAuthenticatedThenCalled(t, r, k.AuthURL, "http://127.0.0.2:6385/")
+
+		member := osauth.Options{AuthURL: k.AuthURL, Username: k.Member.Name, Password: k.Member.Password, ProjectName: k.Project,
+			CinderEndpoint: "http://127.0.0.9:8776/v3/$(project_id)s"}
+		sc, err := osauth.BlockStorageClient(ctx, member)
+		require.NoError(t, err)
+		require.Equal(t, cinderURL("127.0.0.9"), sc.Endpoint, "the override gets the token's project")
+	})
+
 	t.Run("ApplicationCredential", func(t *testing.T) {
 		ac, err := k.CreateApplicationCredential(ctx, k.Member, "brick-e2e-"+randomHex(t))
 		require.NoError(t, err)
@@ -150,6 +166,12 @@ func TestKeystone(t *testing.T) {
 		_, err = osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, Token: "gAAAAAbogus", ProjectID: k.ProjectID})
 		require.ErrorIs(t, err, osauth.ErrUnauthorized)
 		require.Equal(t, `authenticate at `+k.AuthURL+`: the token was refused: it expired or was revoked (get a new one, e.g. with 'openstack token issue', and pass it as --os-token or OS_TOKEN)`, err.Error())
+
+		r := runBrickBin(t, ctx, []string{"OS_AUTH_URL=" + k.AuthURL, "OS_TOKEN=" + tok, "OS_PROJECT_ID=" + k.ProjectID, "OS_REGION_NAME=RegionTwo"},
+			"--debug", "ironic", "connector", "list")
+		require.Equal(t, 0, r.code)
+		requireAuthenticatedThenCalled(t, r, k.AuthURL, "http://127.0.0.2:6385/")
+		require.NotContains(t, r.stderr, tok, "the token is masked in the debug log")
 	})
 
 	t.Run("Errors", func(t *testing.T) {
