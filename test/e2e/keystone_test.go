@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -217,6 +218,34 @@ func TestKeystone(t *testing.T) {
 		require.Contains(t, r.stderr, "wrong password")
 		require.NotContains(t, r.stderr, "wrong-pw")
 	})
+}
+
+// TestKeystoneIronicRegister: brick ironic register and connector list as
+// the member user, the Ironic endpoint taken from the Keystone catalog
+// (RegionOne's public endpoint is the test bed's Ironic, which runs
+// noauth: it proves brick's side, not Ironic's token check).
+func TestKeystoneIronicRegister(t *testing.T) {
+	bed := realIronic(t)
+	require.Equal(t, "http://127.0.0.1:6385", bed.endpoint, "the catalog's RegionOne Ironic")
+	k := needKeystone(t, testbed.KeystoneOptions{})
+	ctx := testContext(t)
+	sc, _ := bed.client(t)
+	node := newNode(t, ctx, sc, "ks", "")
+	n := time.Now().UnixNano()
+	iqn := iqnFor(node.Name, 0)
+	root := registerHost(t, iqn, fmt.Sprintf("21%014x", n&0xffffffffffffff),
+		fmt.Sprintf("20010db8000000000000%012x", n&0xffffffffffff), fmt.Sprintf("52:54:%02x:%02x:%02x:%02x", byte(n>>24), byte(n>>16), byte(n>>8), byte(n)))
+	env := []string{"OS_AUTH_URL=" + k.AuthURL, "OS_USERNAME=" + k.Member.Name, "OS_PASSWORD=" + k.Member.Password,
+		"OS_PROJECT_NAME=" + k.Project, "OS_REGION_NAME=RegionOne", "BRICK_HOST_ROOT=" + root}
+
+	r := runBrickBin(t, ctx, env, "--debug", "ironic", "register", "--node", node.Name, "--nic", "eth1", "-f", "value", "-c", "Action")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, strings.Repeat("created\n", 5), r.stdout)
+	requireAuthenticatedThenCalled(t, r, k.AuthURL, bed.endpoint+"/")
+
+	r = runBrickBin(t, ctx, env, "ironic", "connector", "list", "--node", node.UUID, "-f", "value", "-c", "Connector ID")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, iqn+"\n")
 }
 
 // requireAuthenticatedThenCalled checks the debug log of a brick run: a
