@@ -279,7 +279,7 @@ func (m *Manager) lock(ctx context.Context, vol *cinderapi.Volume) (string, func
 
 // hostConnector gathers this host's connector and turns it into what
 // Cinder takes; unreadable sources are warnings.
-func (m *Manager) hostConnector(o connector.GatherOptions) (connector.Properties, cinderapi.Connector, error) {
+func (m *Manager) hostConnector(o connector.GatherOptions) (connector.Properties, cinderapi.HostConnector, error) {
 	props, warns, err := connector.Gather(m.Host.FS, o)
 	for _, w := range warns {
 		m.Host.Log.Warn("connector: left out", "file", w.File, "reason", w.Err.Error())
@@ -287,7 +287,7 @@ func (m *Manager) hostConnector(o connector.GatherOptions) (connector.Properties
 	if err != nil {
 		return props, nil, fmt.Errorf("connector: %w", err)
 	}
-	conn, err := cinderapi.ConnectorFrom(props)
+	conn, err := cinderapi.HostConnectorFrom(props)
 	if err != nil {
 		return props, nil, fmt.Errorf("connector: %w", err)
 	}

@@ -21,11 +21,11 @@ type attachRun struct {
 
 	reserved   string // the attachment ID Reserve returned (v3)
 	reserveErr error
+	exported   bool                     // Export ran (perhaps half way)
 	info       connector.ConnectionInfo // with its secrets, unlike rec's
 	conn       connector.Connector
 	dev        *connector.Device
 	connectErr error
-	complete   cinderapi.CompleteOpts
 }
 
 func (m *Manager) newAttachRun(vol *cinderapi.Volume, id, mode string, opts AttachOptions) (*attachRun, error) {
@@ -54,10 +54,12 @@ func (m *Manager) newAttachRun(vol *cinderapi.Volume, id, mode string, opts Atta
 // steps are local-attach's steps for these options, in order.
 func (r *attachRun) steps() []rollback.Step {
 	steps := []rollback.Step{
-		{Name: StepReserve, Do: r.reserve, Undo: r.unreserve, UndoName: "unreserve"},
-		{Name: StepExport, Do: r.export, Undo: r.undo.unexport, UndoName: "unexport"},
+		// One Cinder undo takes back the reservation, the export and the
+		// completion alike, after the device is gone.
+		{Name: StepReserve, Do: r.reserve, Undo: r.release, UndoName: "release"},
+		{Name: StepExport, Do: r.export},
 		{Name: StepConnect, Do: r.connect, Undo: r.disconnect, UndoName: "disconnect"},
-		{Name: StepComplete, Do: r.completeStep, Undo: r.uncomplete, UndoName: "uncomplete"},
+		{Name: StepComplete, Do: r.complete},
 	}
 	if r.opts.Mkfs != "" {
 		steps = append(steps, rollback.Step{Name: StepMkfs, Do: r.mkfs})
@@ -77,19 +79,20 @@ func (r *attachRun) reserve(ctx context.Context) error {
 	return r.reserveErr
 }
 
-// unreserve runs even when Reserve failed: a legacy reserve may have
+// release runs even when Reserve failed: a legacy reserve may have
 // reserved the volume (a v3 one that failed left no ID to delete).
-func (r *attachRun) unreserve(ctx context.Context) error {
+func (r *attachRun) release(ctx context.Context) error {
 	if isInvalidState(r.reserveErr) {
 		// The volume was not ours to reserve (in-use elsewhere):
 		// unreserving would free someone else's claim.
 		return nil
 	}
-	return r.flow.Unreserve(ctx, r.rec.VolumeID, r.reserved)
+	return r.undo.release(ctx, r.exported)
 }
 
 // export asks Cinder for the connection info and picks its connector.
 func (r *attachRun) export(ctx context.Context) error {
+	r.exported = true
 	info, err := r.flow.Export(ctx, r.rec.VolumeID, r.reserved, r.rec.Connector)
 	if err != nil {
 		return err
@@ -122,23 +125,21 @@ func (r *attachRun) disconnect(ctx context.Context) error {
 	return r.undo.disconnect(ctx, r.info, r.dev)
 }
 
-func (r *attachRun) completeStep(ctx context.Context) error {
+func (r *attachRun) complete(ctx context.Context) error {
 	// Cinder shows the mountpoint as the attachment's device; without one
 	// the device path is the most useful thing to show.
 	mp := r.opts.Mountpoint
 	if mp == "" {
 		mp = r.dev.Path
 	}
-	r.complete = cinderapi.CompleteOpts{HostName: r.rec.HostName, Mountpoint: mp, Mode: r.rec.Mode}
-	id, err := r.flow.Complete(ctx, r.rec.VolumeID, r.reserved, r.complete)
+	o := cinderapi.CompleteOpts{HostName: r.rec.HostName, Mountpoint: mp, Mode: r.rec.Mode}
+	id, err := r.flow.Complete(ctx, r.rec.VolumeID, r.reserved, o)
 	if err != nil {
 		return err
 	}
 	r.rec.AttachmentID = id
 	return nil
 }
-
-func (r *attachRun) uncomplete(ctx context.Context) error { return r.undo.uncomplete(ctx, r.complete) }
 
 func (r *attachRun) mkfs(ctx context.Context) error {
 	formatted, err := r.m.mkfsIfBlank(ctx, r.dev.Path, r.opts.Mkfs)

@@ -119,20 +119,14 @@ func (m *Manager) cleanupOne(ctx context.Context, id string, force bool) Cleanup
 // undoAttach reverses an unfinished attach from its record, whatever step
 // it reached; each undo tolerates "never happened".
 func (m *Manager) undoAttach(ctx context.Context, rec *Record) error {
-	u := undoer{m: m, flow: m.flowFor(rec), rec: rec}
+	u := undoer{m: m, flow: m.flowFor(rec), rec: rec, orphans: true}
 	j := m.journal(rec)
 	reached := stepIndex(rec.Step)
-	j.Push("unreserve", u.unreserveOrphan)
-	if reached >= stepIndex(StepExport) {
-		j.Push("unexport", u.unexport)
-	}
+	exported := reached >= stepIndex(StepExport)
+	j.Push("release", func(ctx context.Context) error { return u.release(ctx, exported) })
 	if reached >= stepIndex(StepConnect) && rec.ConnectionInfo != nil {
 		info := *rec.ConnectionInfo
 		j.Push("disconnect", func(ctx context.Context) error { return u.disconnect(ctx, info, rec.Device) })
-	}
-	if reached >= stepIndex(StepComplete) {
-		cop := cinderapi.CompleteOpts{HostName: rec.HostName, Mountpoint: rec.Mountpoint, Mode: rec.Mode}
-		j.Push("uncomplete", func(ctx context.Context) error { return u.uncomplete(ctx, cop) })
 	}
 	if reached >= stepIndex(StepMount) && rec.Mountpoint != "" {
 		j.Push("unmount", u.unmount)

@@ -81,8 +81,8 @@ type detachRun struct {
 	conn  connector.Connector
 	// wasDetaching: an earlier detach got past its first step.
 	wasDetaching bool
-	// began: this run marked the volume detaching in Cinder (legacy).
-	began bool
+	// unmark rolls back this run's BeginDetach (legacy); nil when none.
+	unmark func(context.Context) error
 }
 
 // detach runs the detach steps from a record; every step tolerates being
@@ -152,21 +152,21 @@ func (d *detachRun) unmount(ctx context.Context) error {
 }
 
 func (d *detachRun) beginDetach(ctx context.Context) error {
-	err := d.flow.BeginDetach(ctx, d.rec.VolumeID)
+	unmark, err := d.flow.BeginDetach(ctx, d.rec.VolumeID)
 	if isInvalidState(err) {
 		return nil // already detaching (an earlier try): carry on
 	}
-	d.began = err == nil
+	d.unmark = unmark
 	return err
 }
 
 // rollDetach puts the volume back in-use; a failure is a warning, the
 // error that matters is the disconnect's.
 func (d *detachRun) rollDetach(ctx context.Context) error {
-	if !d.began {
+	if d.unmark == nil {
 		return nil
 	}
-	if err := d.flow.RollDetach(ctx, d.rec.VolumeID); err != nil {
+	if err := d.unmark(ctx); err != nil {
 		d.m.Host.Log.Warn("roll_detaching failed", "volume", d.rec.VolumeID, "err", err.Error())
 	}
 	return nil
@@ -193,7 +193,9 @@ func (d *detachRun) restoreAttached(context.Context) error {
 }
 
 func (d *detachRun) cinderDetach(ctx context.Context) error {
-	return d.flow.Detach(ctx, d.rec.VolumeID, d.rec.AttachmentID, d.rec.Connector)
+	return d.flow.Release(ctx, d.rec.VolumeID, cinderapi.ReleaseOpts{
+		AttachmentID: d.rec.AttachmentID, Connector: d.rec.Connector, HostName: d.rec.HostName,
+	})
 }
 
 func (d *detachRun) unregister(ctx context.Context) error {

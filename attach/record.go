@@ -46,7 +46,7 @@ type Record struct {
 	Mode         string `json:"mode"`
 	// Connector is what was sent to Cinder; terminate_connection needs the
 	// same one.
-	Connector      cinderapi.Connector       `json:"connector"`
+	Connector      cinderapi.HostConnector   `json:"connector"`
 	ConnectionInfo *connector.ConnectionInfo `json:"connection_info,omitempty"`
 	Device         *connector.Device         `json:"device,omitempty"`
 	Mountpoint     string                    `json:"mountpoint,omitempty"`

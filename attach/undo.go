@@ -14,25 +14,28 @@ type undoer struct {
 	m    *Manager
 	flow cinderapi.Flow
 	rec  *Record
+	// orphans: look for an attachment brick created but never recorded
+	// (cleanup after a crash).
+	orphans bool
 }
 
-// unreserveOrphan gives the reservation back. For v3 without an
-// attachment ID the crash came inside attachment create: it finds the
-// orphan that left.
-func (u undoer) unreserveOrphan(ctx context.Context) error {
-	attID := u.rec.AttachmentID
-	if attID == "" && u.flow.Name() == cinderapi.FlowV3 {
+// release takes back what Cinder did for the attach, as far as it got:
+// exported says whether the export ran. For v3 without an attachment ID
+// brick died inside attachment create (orphans set): the orphan that left
+// is looked for.
+func (u undoer) release(ctx context.Context, exported bool) error {
+	o := cinderapi.ReleaseOpts{AttachmentID: u.rec.AttachmentID, HostName: u.rec.HostName}
+	if exported {
+		o.Connector = u.rec.Connector
+	}
+	if o.AttachmentID == "" && u.orphans && u.flow.Name() == cinderapi.FlowV3 {
 		found, err := u.m.orphanAttachment(ctx, u.rec.VolumeID)
 		if err != nil || found == "" {
 			return err
 		}
-		attID = found
+		o.AttachmentID = found
 	}
-	return u.flow.Unreserve(ctx, u.rec.VolumeID, attID)
-}
-
-func (u undoer) unexport(ctx context.Context) error {
-	return u.flow.Unexport(ctx, u.rec.VolumeID, u.rec.AttachmentID, u.rec.Connector)
+	return u.flow.Release(ctx, u.rec.VolumeID, o)
 }
 
 func (u undoer) disconnect(ctx context.Context, info connector.ConnectionInfo, dev *connector.Device) error {
@@ -43,10 +46,6 @@ func (u undoer) disconnect(ctx context.Context, info connector.ConnectionInfo, d
 	// The device never reached the user: force past a udev probe holding
 	// it open.
 	return c.Disconnect(ctx, info, dev, connector.DisconnectOptions{Force: true})
-}
-
-func (u undoer) uncomplete(ctx context.Context, o cinderapi.CompleteOpts) error {
-	return u.flow.Uncomplete(ctx, u.rec.VolumeID, u.rec.AttachmentID, o)
 }
 
 func (u undoer) unmount(ctx context.Context) error {

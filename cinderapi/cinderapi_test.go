@@ -18,7 +18,7 @@ import (
 
 const vol1 = "11111111-1111-4111-8111-111111111111"
 
-var conn = cinderapi.Connector{
+var conn = cinderapi.HostConnector{
 	"platform": "x86_64", "os_type": "linux", "ip": "10.0.2.15", "host": "node1",
 	"multipath": false, "initiator": "iqn.1993-08.org.debian:01:abc",
 	"wwnns": []any{"2000000000000001"}, "do_local_attach": false,
@@ -110,8 +110,9 @@ func TestV3Flow(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, info.Data["target_iqn"], again.Data["target_iqn"])
 
-		require.NoError(t, f.Detach(ctx, vol1, id, conn))
-		require.NoError(t, f.Detach(ctx, vol1, id, conn), "detach twice is fine")
+		rel := cinderapi.ReleaseOpts{AttachmentID: id, Connector: conn, HostName: "node1"}
+		require.NoError(t, f.Release(ctx, vol1, rel))
+		require.NoError(t, f.Release(ctx, vol1, rel), "detach twice is fine")
 		st, n := fake.Status(vol1)
 		require.Equal(t, "available", st)
 		require.Zero(t, n)
@@ -153,12 +154,19 @@ func TestLegacyFlow(t *testing.T) {
 	id, err = f.Complete(ctx, vol1, id, cinderapi.CompleteOpts{HostName: "node1", Mountpoint: "/mnt/x"})
 	require.NoError(t, err)
 	require.NotEmpty(t, id)
-	require.NoError(t, f.BeginDetach(ctx, vol1))
-	require.NoError(t, f.RollDetach(ctx, vol1))
-	require.NoError(t, f.BeginDetach(ctx, vol1))
-	require.NoError(t, f.Detach(ctx, vol1, id, conn))
-	require.NoError(t, f.Detach(ctx, vol1, id, conn), "detach twice is fine")
+	roll, err := f.BeginDetach(ctx, vol1)
+	require.NoError(t, err)
 	st, _ := fake.Status(vol1)
+	require.Equal(t, "detaching", st)
+	require.NoError(t, roll(ctx))
+	st, _ = fake.Status(vol1)
+	require.Equal(t, "in-use", st)
+	_, err = f.BeginDetach(ctx, vol1)
+	require.NoError(t, err)
+	rel := cinderapi.ReleaseOpts{AttachmentID: id, Connector: conn, HostName: "node1"}
+	require.NoError(t, f.Release(ctx, vol1, rel))
+	require.NoError(t, f.Release(ctx, vol1, rel), "detach twice is fine")
+	st, _ = fake.Status(vol1)
 	require.Equal(t, "available", st)
 	require.Zero(t, fake.Exports())
 
@@ -187,21 +195,32 @@ func TestLegacyUndo(t *testing.T) {
 	require.NoError(t, err)
 	id, err := f.Complete(ctx, vol1, "", cinderapi.CompleteOpts{HostName: "node1"})
 	require.NoError(t, err)
-	require.NoError(t, f.Uncomplete(ctx, vol1, id, cinderapi.CompleteOpts{HostName: "node1"}))
-	require.NoError(t, f.Unexport(ctx, vol1, "", conn))
-	require.NoError(t, f.Unreserve(ctx, vol1, ""))
+	require.NoError(t, f.Release(ctx, vol1, cinderapi.ReleaseOpts{AttachmentID: id, Connector: conn, HostName: "node1"}))
 	st, n := fake.Status(vol1)
 	require.Equal(t, "available", st)
 	require.Zero(t, n)
 	require.Zero(t, fake.Exports())
 
-	// Reserve then undo before export.
+	// Reserve + export, then undo: the attachment ID is not known.
 	_, err = f.Reserve(ctx, vol1, "")
 	require.NoError(t, err)
-	require.NoError(t, f.Uncomplete(ctx, vol1, "", cinderapi.CompleteOpts{HostName: "node1"}))
-	require.NoError(t, f.Unreserve(ctx, vol1, ""))
+	_, err = f.Export(ctx, vol1, "", conn)
+	require.NoError(t, err)
+	require.NoError(t, f.Release(ctx, vol1, cinderapi.ReleaseOpts{Connector: conn, HostName: "node1"}))
 	st, _ = fake.Status(vol1)
 	require.Equal(t, "available", st)
+	require.Zero(t, fake.Exports())
+
+	// Reserve then undo before export: no terminate_connection.
+	_, err = f.Reserve(ctx, vol1, "")
+	require.NoError(t, err)
+	before := len(fake.Requests())
+	require.NoError(t, f.Release(ctx, vol1, cinderapi.ReleaseOpts{HostName: "node1"}))
+	st, _ = fake.Status(vol1)
+	require.Equal(t, "available", st)
+	for _, r := range fake.Requests()[before:] {
+		require.NotEqual(t, "os-terminate_connection", r.Op)
+	}
 }
 
 func TestErrors(t *testing.T) {
@@ -236,6 +255,50 @@ func TestErrors(t *testing.T) {
 	var ce *cinderapi.Error
 	require.True(t, errors.As(err, &ce))
 	require.Equal(t, 403, ce.Status)
+}
+
+// The typed errors keep gophercloud's error as their cause, without the
+// response body (a traceback).
+func TestErrorsKeepCause(t *testing.T) {
+	fake := cindertest.New(t)
+	fake.AddVolume(vol1, "data")
+	c := newClient(t, fake, "")
+	ctx := context.Background()
+	_, err := c.Volume(ctx, "22222222-2222-4222-8222-222222222222")
+	require.ErrorIs(t, err, cinderapi.ErrNotFound)
+	require.True(t, gophercloud.ResponseCodeIs(err, 404))
+	require.False(t, gophercloud.ResponseCodeIs(err, 500))
+
+	fake.Fail("attachment-create", cindertest.Fault{Status: 500, Body: `{"computeFault": {"code": 500, "message": "boom\nTraceback (most recent call last):\n secret stuff"}}`})
+	_, err = c.Flow().Reserve(ctx, vol1, "rw")
+	require.ErrorIs(t, err, cinderapi.ErrUnavailable)
+	require.True(t, gophercloud.ResponseCodeIs(err, 500))
+	var code gophercloud.ErrUnexpectedResponseCode
+	require.ErrorAs(t, err, &code)
+	require.Empty(t, code.Body)
+	require.NotContains(t, code.Error(), "secret stuff")
+	var ce *cinderapi.Error
+	require.ErrorAs(t, err, &ce)
+	require.NotContains(t, ce.Err.Error(), "Traceback")
+}
+
+// A server that hands out next links forever does not keep brick busy.
+func TestEndlessPages(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/" {
+			_, _ = w.Write([]byte(`{"versions":[{"id":"v3.0","status":"CURRENT","version":"3.70","min_version":"3.0"}]}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"volumes":[{"id":"x","name":"other"}],"volumes_links":[{"rel":"next","href":"` + srv.URL + `/v3/p/volumes/detail?marker=x"}]}`))
+	}))
+	defer srv.Close()
+	sc := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{}, Endpoint: srv.URL + "/v3/p/", Type: "block-storage"}
+	c, err := cinderapi.NewClient(context.Background(), sc, "")
+	require.NoError(t, err)
+	_, err = c.FindVolume(context.Background(), "data")
+	require.ErrorContains(t, err, "more than 100 pages")
 }
 
 func TestFindVolume(t *testing.T) {

@@ -45,7 +45,9 @@ type Error struct {
 	Status  int    // HTTP status, 0 for network errors
 	Message string // short, single line
 	Kind    error  // one of the Err* kinds
-	Err     error  // underlying error (gophercloud's, or the network's)
+	// Err is the cause: gophercloud's error (its body dropped), or the
+	// network's.
+	Err error
 }
 
 func (e *Error) Error() string {
@@ -92,9 +94,11 @@ func mapError(step, volume string, err error) error {
 		e.Status = code.Actual
 		e.Message = ShortMessage(code.Body)
 		e.Kind = kindOf(code.Actual, e.Message)
-		// Keep the cause without its body: gophercloud's message repeats
-		// the whole response, traceback included.
-		e.Err = fmt.Errorf("%s %s: HTTP %d", code.Method, redactURL(code.URL), code.Actual)
+		// Keep gophercloud's error as the cause (ResponseCodeIs works),
+		// but without the body: it repeats the whole response, traceback
+		// included, and the URL without credentials.
+		code.Body, code.URL = nil, redactURL(code.URL)
+		e.Err = code
 	case errors.Is(err, context.DeadlineExceeded):
 		e.Kind, e.Message = ErrUnavailable, "timed out"
 	case errors.Is(err, context.Canceled):
@@ -108,6 +112,12 @@ func mapError(step, volume string, err error) error {
 		e.Kind, e.Message = ErrUnexpected, oneLine(err.Error())
 	}
 	return e
+}
+
+// isKind reports whether err is an *Error of that kind.
+func isKind(err, kind error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Kind == kind
 }
 
 func kindOf(status int, msg string) error {

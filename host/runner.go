@@ -40,7 +40,8 @@ type Command struct {
 	Timeout time.Duration
 	// Secrets are masked, with the runner's known secrets, in logs and errors.
 	Secrets []string
-	// Env adds KEY=VALUE pairs to the inherited environment.
+	// Env adds KEY=VALUE pairs to the child's environment, which is
+	// otherwise only ChildEnv's: nothing of brick's own is inherited.
 	Env []string
 	// OKExitCodes are exit codes the caller treats as success (iscsiadm's 15,
 	// "session exists", for instance); Run returns them without an error.
@@ -127,9 +128,8 @@ func (r *ExecRunner) Run(ctx context.Context, cmd Command) (Result, error) {
 		return Result{ExitCode: -1}, &ExitError{Argv: masked, ExitCode: -1, Err: ErrShell}
 	}
 	c := exec.CommandContext(ctx, cmd.Name, cmd.Args...)
-	if len(cmd.Env) > 0 {
-		c.Env = append(c.Environ(), cmd.Env...)
-	}
+	c.Path, c.Err = lookPath(cmd.Name)
+	c.Env = ChildEnv(cmd.Env...)
 	if cmd.Stdin != nil {
 		c.Stdin = bytes.NewReader(cmd.Stdin)
 	}

@@ -5,6 +5,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,4 +50,30 @@ func TestExecRunner(t *testing.T) {
 	_, err = r.Run(ctx, Command{Name: "/nonexistent/brick-no-such-tool"})
 	require.Error(t, err)
 	require.Equal(t, -1, ExitCodeOf(err))
+}
+
+// TestChildEnvironment: a child sees a fixed PATH and the C locale, never
+// brick's own environment (passwords, tokens, CEPH_ARGS, a user's PATH).
+func TestChildEnvironment(t *testing.T) {
+	t.Setenv("OS_PASSWORD", "hunter2")
+	t.Setenv("CEPH_ARGS", "--id evil")
+	t.Setenv("PATH", t.TempDir()+":"+os.Getenv("PATH"))
+	r := &ExecRunner{}
+	res, err := r.Run(context.Background(), Command{Name: "env", Env: []string{"EXTRA=1"}})
+	require.NoError(t, err)
+	got := strings.Fields(string(res.Stdout))
+	require.ElementsMatch(t, []string{"PATH=" + ChildPath, "LC_ALL=C", "EXTRA=1"}, got)
+}
+
+// TestLookPathIgnoresCallerPATH: a program planted in a directory of the
+// caller's PATH is not the one brick runs.
+func TestLookPathIgnoresCallerPATH(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "brick-planted"), []byte("#!/bin/true\n"), 0o755))
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	_, err := lookPath("brick-planted")
+	require.ErrorIs(t, err, exec.ErrNotFound)
+	p, err := lookPath("env")
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(p, "/"), p)
 }

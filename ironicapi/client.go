@@ -1,10 +1,10 @@
 package ironicapi
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/utils"
 )
 
 // MinMicroversion is the first Ironic API version with volume connectors
@@ -19,8 +19,9 @@ const (
 )
 
 // volumeClient returns a shallow copy of client that sends at least
-// MinMicroversion and the Ironic version header, without changing the
-// caller's client (it may be shared with code using other versions).
+// MinMicroversion and the Ironic version header, with its resource base
+// at /v1/, without changing the caller's client (it may be shared with
+// code using other versions).
 func volumeClient(client *gophercloud.ServiceClient) *gophercloud.ServiceClient {
 	c := *client
 	if c.Type == "" {
@@ -31,6 +32,9 @@ func volumeClient(client *gophercloud.ServiceClient) *gophercloud.ServiceClient 
 	if compareVersions(c.Microversion, MinMicroversion) < 0 {
 		c.Microversion = MinMicroversion
 	}
+	// gophercloud's own baremetal requests (nodes) join paths to the
+	// resource base: give them the /v1/ base the endpoint may lack.
+	c.ResourceBase = v1Base(client)
 	if c.MoreHeaders != nil {
 		// MoreHeaders are applied after the microversion and would win:
 		// drop a stale version pin there.
@@ -45,35 +49,30 @@ func volumeClient(client *gophercloud.ServiceClient) *gophercloud.ServiceClient 
 	return &c
 }
 
-// parseVersion splits "1.32" into (1, 32); ok is false for anything else.
-func parseVersion(v string) (major, minor int, ok bool) {
-	a, b, found := strings.Cut(strings.TrimSpace(v), ".")
-	if !found {
-		return 0, 0, false
-	}
-	ma, err1 := strconv.Atoi(a)
-	mi, err2 := strconv.Atoi(b)
-	if err1 != nil || err2 != nil || ma < 0 || mi < 0 {
-		return 0, 0, false
-	}
-	return ma, mi, true
-}
-
-// compareVersions orders API versions; an unparsable version sorts first.
+// compareVersions orders API versions (gophercloud's ParseMicroversion
+// reads them); an unparsable or negative version sorts first.
 func compareVersions(a, b string) int {
-	amaj, amin, aok := parseVersion(a)
-	bmaj, bmin, bok := parseVersion(b)
+	amaj, amin, aerr := parseVersion(a)
+	bmaj, bmin, berr := parseVersion(b)
 	switch {
-	case !aok && !bok:
+	case aerr != nil && berr != nil:
 		return 0
-	case !aok:
+	case aerr != nil:
 		return -1
-	case !bok:
+	case berr != nil:
 		return 1
 	case amaj != bmaj:
 		return cmpInt(amaj, bmaj)
 	}
 	return cmpInt(amin, bmin)
+}
+
+func parseVersion(v string) (major, minor int, err error) {
+	major, minor, err = utils.ParseMicroversion(strings.TrimSpace(v))
+	if err == nil && (major < 0 || minor < 0) {
+		err = errNegativeVersion
+	}
+	return major, minor, err
 }
 
 func cmpInt(a, b int) int {

@@ -1,9 +1,11 @@
 // Package ironicapi is a gophercloud-shaped client for Ironic's volume
 // resources, which gophercloud itself does not cover: volume connectors (a
 // node's storage initiators: iqn, wwpn, wwnn, ip, mac, port, portgroup) and
-// volume targets (the volumes a node boots from or uses), plus the node
-// calls brick needs around them (lookup by name or UUID, power state,
-// capabilities).
+// volume targets (the volumes a node boots from or uses). The node calls
+// around them (get by name or UUID, power state, patch) are gophercloud's
+// baremetal/v1/nodes, sent at the volume API version with errors as *Error.
+// What brick does with them (register a host, export a volume to a node)
+// is in package ironicattach.
 //
 // Every call takes a plain *gophercloud.ServiceClient for the baremetal
 // service (Keystone, noauth or http_basic) and always sends
@@ -17,7 +19,8 @@
 // them and would mix other nodes' records into a node's list.
 //
 // Errors are *Error values that unwrap to ErrTooOld, ErrConflict,
-// ErrNotPoweredOff, ErrNotFound or ErrInvalid, with Ironic's own message
+// ErrNotPoweredOff, ErrNotFound or ErrInvalid and to gophercloud's own
+// error (so gophercloud.ResponseCodeIs works), with Ironic's own message
 // (decoded from its double-encoded error_message) and a hint saying what to
 // do.
 //

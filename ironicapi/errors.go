@@ -12,22 +12,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 )
 
-// Sentinel errors; *Error unwraps to one of them so callers (and the CLI's
-// exit codes) can tell the cases apart with errors.Is.
-var (
-	// ErrTooOld: the server has no volume API (its API version is < 1.32).
-	ErrTooOld = errors.New("Ironic too old for volume resources")
-	// ErrConflict: a duplicate (connector type+ID anywhere, node+boot index, UUID).
-	ErrConflict = errors.New("already exists")
-	// ErrNotPoweredOff: Ironic changes and deletes volume resources only
-	// while the node's power state is "power off".
-	ErrNotPoweredOff = errors.New("node is not powered off")
-	// ErrNotFound: no such node, connector or target.
-	ErrNotFound = errors.New("not found")
-	// ErrInvalid: a value brick refused before sending it, or Ironic's 400.
-	ErrInvalid = errors.New("invalid")
-)
-
 // Error is a failed Ironic call, with Ironic's own message and a hint.
 type Error struct {
 	// Op names the call: "create volume connector", "get node node-1".
@@ -43,6 +27,10 @@ type Error struct {
 	Kind error
 	// Node and PowerState are set for ErrNotPoweredOff when Ironic named them.
 	Node, PowerState string
+	// Err is the cause: gophercloud's error for an HTTP failure (so
+	// gophercloud.ResponseCodeIs works on an *Error), nil when brick
+	// refused to send the request.
+	Err error
 }
 
 func (e *Error) Error() string {
@@ -65,7 +53,16 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-func (e *Error) Unwrap() error { return e.Kind }
+// Unwrap returns the kind and the cause, so errors.Is and errors.As see both.
+func (e *Error) Unwrap() []error {
+	var out []error
+	for _, err := range []error{e.Kind, e.Err} {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
 
 // call describes a request for error messages: what was done to which
 // kind of resource.
@@ -105,63 +102,78 @@ func convert(c call, err error) error {
 		return fmt.Errorf("ironic %s: %w", c, err)
 	}
 	msg, bare := DecodeErrorBody(ue.Body)
-	e := &Error{Op: c.String(), StatusCode: ue.Actual, Message: msg}
+	e := &Error{Op: c.String(), StatusCode: ue.Actual, Message: msg, Err: err}
 	switch ue.Actual {
 	case http.StatusNotFound:
-		if bare && !strings.HasPrefix(c.resource, "volume") {
-			e.Kind = ErrNotFound
-			e.Message = fmt.Sprintf("%s %s answered a bare 404", ue.Method, ue.URL)
-			e.Hint = "the server has no such URL: check that the endpoint (--ironic-endpoint, the catalog) is Ironic's"
-			break
-		}
-		if bare {
-			// A 404 without a faultstring is a routing miss: the server has
-			// no such URL at the version sent. For the volume URLs that
-			// means an Ironic older than 1.32 (or an endpoint that is not
-			// Ironic's).
-			e.Kind = ErrTooOld
-			e.Message = fmt.Sprintf("%s %s answered a bare 404 at API version %s", ue.Method, ue.URL, MinMicroversion)
-			e.Hint = "volume connectors and targets need Ironic API " + MinMicroversion + " or later (Ironic 9.0, Pike); also check that the endpoint is Ironic's"
-			break
-		}
-		e.Kind = ErrNotFound
-		e.Hint = notFoundHint(c)
+		e.notFound(c, ue, bare)
 	case http.StatusNotAcceptable:
-		max := ue.ResponseHeader.Get(maxVersionHeader)
-		if max == "" {
-			if m := rangeRE().FindStringSubmatch(msg); m != nil {
-				max = m[1]
-			}
-		}
-		if max != "" && compareVersions(max, MinMicroversion) < 0 {
-			e.Kind = ErrTooOld
-			e.Message = fmt.Sprintf("its newest API version is %s", max)
-			e.Hint = "volume connectors and targets need Ironic API " + MinMicroversion + " or later (Ironic 9.0, Pike): upgrade Ironic"
-		} else {
-			e.Hint = "the requested Ironic API version is not supported by this server; leave the microversion unset"
-		}
+		e.notAcceptable(ue)
 	case http.StatusConflict:
 		e.Kind = ErrConflict
 		e.Hint = conflictHint(c)
 	case http.StatusBadRequest:
-		if m := powerStateRE().FindStringSubmatch(msg); m != nil {
-			e.Kind = ErrNotPoweredOff
-			e.Node, e.PowerState = m[1], m[2]
-			state := strconvQuote(e.PowerState)
-			if e.PowerState == "None" {
-				state = "unknown (never set)"
-			}
-			e.Hint = fmt.Sprintf("Ironic changes and deletes volume connectors and targets only while the node is powered off, and node %s is in power state %s: power it off (openstack baremetal node power off %s) and run this again", e.Node, state, e.Node)
-		} else {
-			e.Kind = ErrInvalid
-			if strings.Contains(msg, "node_uuid") {
-				e.Hint = "no node has this UUID: check it (openstack baremetal node list)"
-			}
-		}
+		e.badRequest()
 	case http.StatusUnauthorized, http.StatusForbidden:
 		e.Hint = "check the credentials (--os-cloud, OS_* variables, or --os-auth-type and the Ironic user/password)"
 	}
 	return e
+}
+
+// notFound tells a missing resource from a URL the server does not have.
+func (e *Error) notFound(c call, ue gophercloud.ErrUnexpectedResponseCode, bare bool) {
+	switch {
+	case bare && !strings.HasPrefix(c.resource, "volume"):
+		e.Kind = ErrNotFound
+		e.Message = fmt.Sprintf("%s %s answered a bare 404", ue.Method, ue.URL)
+		e.Hint = "the server has no such URL: check that the endpoint (--ironic-endpoint, the catalog) is Ironic's"
+	case bare:
+		// A 404 without a faultstring is a routing miss: the server has no
+		// such URL at the version sent. For the volume URLs that means an
+		// Ironic older than 1.32 (or an endpoint that is not Ironic's).
+		e.Kind = ErrTooOld
+		e.Message = fmt.Sprintf("%s %s answered a bare 404 at API version %s", ue.Method, ue.URL, MinMicroversion)
+		e.Hint = "volume connectors and targets need Ironic API " + MinMicroversion + " or later (Ironic 9.0, Pike); also check that the endpoint is Ironic's"
+	default:
+		e.Kind = ErrNotFound
+		e.Hint = notFoundHint(c)
+	}
+}
+
+// notAcceptable tells an Ironic older than the volume API from a version
+// pinned too high.
+func (e *Error) notAcceptable(ue gophercloud.ErrUnexpectedResponseCode) {
+	max := ue.ResponseHeader.Get(maxVersionHeader)
+	if max == "" {
+		if m := rangeRE().FindStringSubmatch(e.Message); m != nil {
+			max = m[1]
+		}
+	}
+	if max != "" && compareVersions(max, MinMicroversion) < 0 {
+		e.Kind = ErrTooOld
+		e.Message = fmt.Sprintf("its newest API version is %s", max)
+		e.Hint = "volume connectors and targets need Ironic API " + MinMicroversion + " or later (Ironic 9.0, Pike): upgrade Ironic"
+		return
+	}
+	e.Hint = "the requested Ironic API version is not supported by this server; leave the microversion unset"
+}
+
+// badRequest picks out Ironic's power-state refusal from other 400s.
+func (e *Error) badRequest() {
+	m := powerStateRE().FindStringSubmatch(e.Message)
+	if m == nil {
+		e.Kind = ErrInvalid
+		if strings.Contains(e.Message, "node_uuid") {
+			e.Hint = "no node has this UUID: check it (openstack baremetal node list)"
+		}
+		return
+	}
+	e.Kind = ErrNotPoweredOff
+	e.Node, e.PowerState = m[1], m[2]
+	state := strconvQuote(e.PowerState)
+	if e.PowerState == "None" {
+		state = "unknown (never set)"
+	}
+	e.Hint = fmt.Sprintf("Ironic changes and deletes volume connectors and targets only while the node is powered off, and node %s is in power state %s: power it off (openstack baremetal node power off %s) and run this again", e.Node, state, e.Node)
 }
 
 func notFoundHint(c call) string {
@@ -245,6 +257,9 @@ func oneLine(s string) string {
 }
 
 func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
+
+// errNegativeVersion: a microversion with a negative part.
+var errNegativeVersion = errors.New("negative microversion")
 
 // quote prints an untrusted identifier safely in messages.
 func quote(s string) string {

@@ -57,26 +57,6 @@ func FuzzNextURL(f *testing.F) {
 	})
 }
 
-func FuzzParseCapabilities(f *testing.F) {
-	for _, s := range []string{"boot_mode:uefi,iscsi_boot:True", "", ",,", "a", ":", "a:b:c, d :e"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		caps, err := ParseCapabilities(s)
-		if err != nil {
-			return
-		}
-		// Formatting and parsing again is stable.
-		again, err := ParseCapabilities(FormatCapabilities(caps))
-		if err != nil {
-			t.Fatalf("reparse of %q: %v", FormatCapabilities(caps), err)
-		}
-		if FormatCapabilities(again) != FormatCapabilities(caps) {
-			t.Fatalf("unstable: %q -> %q", FormatCapabilities(caps), FormatCapabilities(again))
-		}
-	})
-}
-
 func FuzzNormalizeConnectorID(f *testing.F) {
 	for _, s := range [][2]string{{"iqn", "iqn.2004-10.com.example:a"}, {"ip", "::1"}, {"mac", "52:54:00:ab:cd:ef"}, {"wwpn", "0x2100000000000001"}, {"port", "3b6d0e34-0b0c-4e3f-9a6a-111111111111"}, {"wwnn", "-1"}} {
 		f.Add(s[0], s[1])

@@ -11,6 +11,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/ironicapi/ironictest"
 )
 
 const (
@@ -29,14 +31,14 @@ func TestMicroversionAlwaysAtLeast132(t *testing.T) {
 		{name: "pin in MoreHeaders dropped", mv: "", want: "1.32", more: map[string]string{"X-OpenStack-Ironic-API-Version": "1.31"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeIronic(t, 100)
-			f.addNode("node-a", nodeA, "")
+			f := ironictest.New(t, 100)
+			f.AddNode("node-a", nodeA, "")
 			// A hand-built client with no Type: gophercloud would send no
 			// version header at all for it.
-			sc := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{}, Endpoint: f.srv.URL + "/", Microversion: tc.mv, MoreHeaders: tc.more}
+			sc := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{}, Endpoint: f.URL + "/", Microversion: tc.mv, MoreHeaders: tc.more}
 			_, err := AllConnectors(context.Background(), ListConnectors(sc, nil), 0)
 			require.NoError(t, err)
-			require.Equal(t, []string{tc.want}, f.versions)
+			require.Equal(t, []string{tc.want}, f.Versions)
 			require.Equal(t, tc.mv, sc.Microversion, "caller's client unchanged")
 		})
 	}
@@ -48,7 +50,38 @@ func TestV1URL(t *testing.T) {
 		require.Equal(t, "http://h:6385/v1/volume/connectors", connectorKind().collectionURL(sc), ep)
 	}
 	sc := &gophercloud.ServiceClient{Endpoint: "http://h/", ResourceBase: "http://h/baremetal/v1/"}
-	require.Equal(t, "http://h/baremetal/v1/nodes/n%2F1", nodeURL(sc, "n/1"))
+	require.Equal(t, "http://h/baremetal/v1/nodes/n%2F1/volume/connectors", connectorKind().nodeURL(sc, "n/1"))
+	// gophercloud's node requests join to the resource base: /v1/ there too.
+	for _, ep := range []string{"http://h:6385/", "http://h:6385/v1/"} {
+		vc := volumeClient(&gophercloud.ServiceClient{Endpoint: ep})
+		require.Equal(t, "http://h:6385/v1/nodes/n1", vc.ServiceURL("nodes", "n1"), ep)
+	}
+}
+
+// TestErrorKeepsCause: an *Error unwraps to its kind and to gophercloud's
+// error, so gophercloud's own helpers work on it.
+func TestErrorKeepsCause(t *testing.T) {
+	f := ironictest.New(t, 10)
+	sc := f.Client(t)
+	ctx := context.Background()
+	_, err := GetNode(ctx, sc, "nosuch").Extract()
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	require.ErrorIs(t, err, ErrNotFound)
+	require.True(t, gophercloud.ResponseCodeIs(err, http.StatusNotFound))
+	var ue gophercloud.ErrUnexpectedResponseCode
+	require.True(t, errors.As(err, &ue))
+	require.Equal(t, "Node nosuch could not be found.", e.Message)
+	require.Contains(t, err.Error(), "baremetal node list", "hint kept")
+
+	err = DeleteConnector(ctx, sc, "00000000-0000-4000-8000-000000000009").ExtractErr()
+	require.ErrorIs(t, err, ErrNotFound)
+	require.True(t, gophercloud.ResponseCodeIs(err, http.StatusNotFound))
+
+	// A request brick refused to send has a kind but no HTTP cause.
+	_, err = GetNode(ctx, sc, "a/b").Extract()
+	require.ErrorIs(t, err, ErrInvalid)
+	require.False(t, gophercloud.ResponseCodeIs(err, http.StatusNotFound))
 }
 
 // Bodies as the real Ironic 21.4.4 sent them.
@@ -150,31 +183,31 @@ func TestDecodeErrorBody(t *testing.T) {
 }
 
 func TestPagerKeepsNodeFilter(t *testing.T) {
-	f := newFakeIronic(t, 2)
-	f.addNode("node-a", nodeA, PowerOff)
-	f.addNode("node-b", nodeB, PowerOff)
+	f := ironictest.New(t, 2)
+	f.AddNode("node-a", nodeA, PowerOff)
+	f.AddNode("node-b", nodeB, PowerOff)
 	var wantA []string
 	for i := 0; i < 5; i++ {
-		f.addConnector(nodeB, "ip", "10.0.0."+string(rune('0'+i)))
-		wantA = append(wantA, f.addConnector(nodeA, "ip", "10.0.1."+string(rune('0'+i))).UUID)
+		f.AddConnector(nodeB, "ip", "10.0.0."+string(rune('0'+i)))
+		wantA = append(wantA, f.AddConnector(nodeA, "ip", "10.0.1."+string(rune('0'+i))).UUID)
 	}
-	sc := f.client(t)
+	sc := f.Client(t)
 	ctx := context.Background()
 
 	for _, tc := range []struct {
 		name  string
-		pager func() ([]Connector, error)
+		pager func() ([]VolumeConnector, error)
 		path  string
 	}{
-		{"node= by name", func() ([]Connector, error) {
+		{"node= by name", func() ([]VolumeConnector, error) {
 			return AllConnectors(ctx, ListConnectors(sc, ConnectorListOpts{Node: "node-a", Detail: true}), 0)
 		}, "/v1/volume/connectors"},
-		{"node-scoped path", func() ([]Connector, error) {
+		{"node-scoped path", func() ([]VolumeConnector, error) {
 			return AllConnectors(ctx, ListNodeConnectors(sc, nodeA, ConnectorListOpts{Fields: []string{"uuid", "node_uuid"}}), 0)
 		}, "/v1/nodes/" + nodeA + "/volume/connectors"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f.requests = nil
+			f.Requests = nil
 			got, err := tc.pager()
 			require.NoError(t, err)
 			var ids []string
@@ -183,28 +216,28 @@ func TestPagerKeepsNodeFilter(t *testing.T) {
 				ids = append(ids, c.UUID)
 			}
 			require.Equal(t, wantA, ids)
-			require.Len(t, f.requests, 3) // 2+2+1
-			for _, r := range f.requests {
+			require.Len(t, f.Requests, 3) // 2+2+1
+			for _, r := range f.Requests {
 				u, err := url.Parse(strings.TrimPrefix(r, "GET "))
 				require.NoError(t, err)
 				require.Equal(t, tc.path, u.Path, "next page must keep the path (not the advertised host/path)")
 			}
-			require.Contains(t, f.requests[1], "marker=")
+			require.Contains(t, f.Requests[1], "marker=")
 			if strings.Contains(tc.name, "node=") {
-				require.Contains(t, f.requests[2], "node=node-a")
-				require.Contains(t, f.requests[2], "detail=True")
+				require.Contains(t, f.Requests[2], "node=node-a")
+				require.Contains(t, f.Requests[2], "detail=True")
 			} else {
-				require.Contains(t, f.requests[2], "fields=uuid%2Cnode_uuid")
+				require.Contains(t, f.Requests[2], "fields=uuid%2Cnode_uuid")
 			}
 		})
 	}
 
 	t.Run("max stops early", func(t *testing.T) {
-		f.requests = nil
+		f.Requests = nil
 		got, err := AllConnectors(ctx, ListConnectors(sc, ConnectorListOpts{Node: nodeA, Limit: 2}), 3)
 		require.NoError(t, err)
 		require.Len(t, got, 3)
-		require.Len(t, f.requests, 2)
+		require.Len(t, f.Requests, 2)
 	})
 }
 
@@ -296,115 +329,14 @@ func TestCreateValidation(t *testing.T) {
 	require.Zero(t, hits, "nothing invalid may reach the server")
 }
 
-func TestRegister(t *testing.T) {
+func TestResolveNode(t *testing.T) {
 	ctx := context.Background()
-	setup := func(t *testing.T) (*fakeIronic, *gophercloud.ServiceClient) {
-		f := newFakeIronic(t, 2)
-		f.addNode("node-a", nodeA, "")
-		f.addNode("node-b", nodeB, PowerOff)
-		return f, f.client(t)
-	}
-	want := []ConnectorSpec{
-		{Type: "iqn", ConnectorID: "iqn.2004-10.com.example:host-a"},
-		{Type: "wwpn", ConnectorID: "21:00:00:24:ff:5a:7b:3c"},
-		{Type: "mac", ConnectorID: "52:54:00:AB:CD:EF"},
-	}
-
-	t.Run("twice is idempotent", func(t *testing.T) {
-		f, sc := setup(t)
-		f.addConnector(nodeA, "ip", "10.0.0.9") // another tool's: kept
-		r, err := Register(ctx, sc, nodeA, want, RegisterOpts{})
-		require.NoError(t, err)
-		require.Len(t, r.Created, 3)
-		require.Equal(t, "21000024ff5a7b3c", r.Created[1].ConnectorID)
-		r, err = Register(ctx, sc, nodeA, want, RegisterOpts{})
-		require.NoError(t, err)
-		require.Empty(t, r.Created)
-		require.Len(t, r.Kept, 3)
-		require.Len(t, f.conns, 4)
-	})
-
-	t.Run("owned by another node", func(t *testing.T) {
-		f, sc := setup(t)
-		other := f.addConnector(nodeB, "iqn", "iqn.2004-10.com.example:host-a")
-		_, err := Register(ctx, sc, nodeA, want, RegisterOpts{})
-		require.ErrorIs(t, err, ErrConflict)
-		require.ErrorContains(t, err, "registered to node node-b ("+nodeB+") as connector "+other.UUID)
-		require.Len(t, f.conns, 1, "nothing created")
-	})
-
-	t.Run("prune needs power off", func(t *testing.T) {
-		f, sc := setup(t)
-		f.addConnector(nodeA, "iqn", "iqn.2004-10.com.example:old")
-		f.addConnector(nodeA, "port", "3b6d0e34-0b0c-4e3f-9a6a-111111111111") // never pruned
-		_, err := Register(ctx, sc, nodeA, want, RegisterOpts{Prune: true})
-		require.ErrorIs(t, err, ErrNotPoweredOff)
-		require.ErrorContains(t, err, "power it off")
-		f.nodes[nodeA].PowerState = PowerOff
-		r, err := Register(ctx, sc, nodeA, want, RegisterOpts{Prune: true})
-		require.NoError(t, err)
-		require.Len(t, r.Pruned, 1)
-		require.Equal(t, "iqn.2004-10.com.example:old", r.Pruned[0].ConnectorID)
-		require.Len(t, f.conns, 4)
-	})
-
-	t.Run("invalid spec", func(t *testing.T) {
-		_, sc := setup(t)
-		_, err := Register(ctx, sc, nodeA, []ConnectorSpec{{Type: "wwpn", ConnectorID: "zz"}}, RegisterOpts{})
-		require.ErrorIs(t, err, ErrInvalid)
-		_, err = Register(ctx, sc, "node-a", want, RegisterOpts{})
-		require.ErrorIs(t, err, ErrInvalid)
-	})
-}
-
-func TestResolveNodeAndCapabilities(t *testing.T) {
-	ctx := context.Background()
-	f := newFakeIronic(t, 10)
-	f.addNode("node-a", nodeA, "")
-	sc := f.client(t)
+	f := ironictest.New(t, 10)
+	f.AddNode("node-a", nodeA, "")
+	sc := f.Client(t)
 	id, err := ResolveNode(ctx, sc, "node-a")
 	require.NoError(t, err)
 	require.Equal(t, nodeA, id)
 	_, err = ResolveNode(ctx, sc, "nosuch")
 	require.ErrorIs(t, err, ErrNotFound)
-
-	f.nodes[nodeA].Properties["capabilities"] = "boot_mode:uefi,iscsi_boot:False"
-	changed, err := SetCapabilities(ctx, sc, nodeA, []Capability{{"iscsi_boot", "True"}, {"fibre_channel_boot", "True"}})
-	require.NoError(t, err)
-	require.True(t, changed)
-	require.Equal(t, "boot_mode:uefi,iscsi_boot:True,fibre_channel_boot:True", f.nodes[nodeA].Properties["capabilities"])
-	changed, err = SetCapabilities(ctx, sc, nodeA, []Capability{{"iscsi_boot", "True"}})
-	require.NoError(t, err)
-	require.False(t, changed)
-	_, err = SetCapabilities(ctx, sc, nodeA, []Capability{{"a,b", "c"}})
-	require.ErrorIs(t, err, ErrInvalid)
-}
-
-func TestParseCapabilities(t *testing.T) {
-	caps, err := ParseCapabilities(" boot_mode:uefi, ,secure_boot ,a:b:c")
-	require.NoError(t, err)
-	require.Equal(t, []Capability{{"boot_mode", "uefi"}, {"secure_boot", ""}, {"a", "b:c"}}, caps)
-	_, err = ParseCapabilities(":x")
-	require.Error(t, err)
-}
-
-func TestCinderConnector(t *testing.T) {
-	conns := []Connector{
-		{Type: "mac", ConnectorID: "52:54:00:ab:cd:ef"},
-		{Type: "iqn", ConnectorID: "iqn.2004-10.com.example:a"},
-		{Type: "iqn", ConnectorID: "iqn.2004-10.com.example:b"},
-		{Type: "ip", ConnectorID: "192.0.2.7"},
-		{Type: "wwpn", ConnectorID: "21:00:00:24:ff:5a:7b:3c"},
-		{Type: "wwnn", ConnectorID: "20000024ff5a7b3c"},
-		{Type: "wwpn", ConnectorID: "garbage"},
-	}
-	got, err := CinderConnector(nodeA, conns, true)
-	require.NoError(t, err)
-	require.Equal(t, map[string]any{
-		"host": nodeA, "multipath": true, "platform": "x86_64", "os_type": "linux",
-		"initiator": "iqn.2004-10.com.example:a", "ip": "192.0.2.7",
-		"wwpns": []string{"21000024ff5a7b3c"}, "wwnns": []string{"20000024ff5a7b3c"},
-	}, got)
-	_, err = CinderConnector(nodeA, conns[:1], false)
-	require.True(t, errors.Is(err, ErrNoInitiator))
 }

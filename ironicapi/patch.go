@@ -1,8 +1,11 @@
 package ironicapi
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/brick-storage/brick/ident"
 )
 
 // PatchOp is one JSON-patch (RFC 6902) operation on a connector or target.
@@ -56,6 +59,15 @@ func checkKeyPath(path string) error {
 	_, key, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
 	if !keyRE().MatchString(key) {
 		return fmt.Errorf("path %s: keys may hold only letters, digits, '_' and '-'", quote(path))
+	}
+	return nil
+}
+
+// checkNodeUUIDOp: a connector or target moves to another node by UUID
+// and cannot lose its node.
+func checkNodeUUIDOp(op PatchOp) error {
+	if s, _ := op.Value.(string); op.Op == "remove" || !ident.IsUUID(s) {
+		return errors.New("node_uuid must be replaced by a node UUID")
 	}
 	return nil
 }

@@ -16,16 +16,17 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ironicapi"
+	"github.com/brick-storage/brick/rollback"
 )
 
 // Cinder is what the use case needs from *cinderapi.Client.
 type Cinder interface {
 	FindVolume(ctx context.Context, ref string) (*cinderapi.Volume, error)
-	Volume(ctx context.Context, id string) (*cinderapi.Volume, error)
 	Flow() cinderapi.Flow
 }
 
@@ -38,8 +39,9 @@ type Manager struct {
 	Ironic  *gophercloud.ServiceClient
 	Secrets Secrets      // may be nil
 	Log     *slog.Logger // may be nil
-	// UndoTimeout bounds the rollback after a failure (default 2 min); it
-	// runs even when the caller's context was cancelled.
+	// UndoTimeout bounds the rollback after a failure (default
+	// rollback.DefaultTimeout); it runs even when the caller's context was
+	// cancelled.
 	UndoTimeout time.Duration
 }
 
@@ -54,12 +56,12 @@ type AttachOpts struct {
 
 // Result describes an export recorded in Ironic.
 type Result struct {
-	Node         ironicapi.Node
+	Node         nodes.Node
 	VolumeID     string
 	AttachmentID string
 	Flow         string
-	Target       *ironicapi.Target
-	Connector    cinderapi.Connector
+	Target       *ironicapi.VolumeTarget
+	Connector    cinderapi.HostConnector
 }
 
 func (m *Manager) log() *slog.Logger {
@@ -72,98 +74,140 @@ func (m *Manager) log() *slog.Logger {
 // AttachVolume exports the volume to the node's initiators and creates the
 // node's volume target with Cinder's connection info. Any failure undoes
 // every step already done, newest first, and returns the first error.
-func (m *Manager) AttachVolume(ctx context.Context, o AttachOpts) (res *Result, err error) {
+func (m *Manager) AttachVolume(ctx context.Context, o AttachOpts) (*Result, error) {
 	op := fmt.Sprintf("attach-volume %s to node %s", o.Volume, o.Node)
 	if o.BootIndex < 0 {
 		return nil, fmt.Errorf("%s: boot index %d is negative", op, o.BootIndex)
 	}
-	node, err := ironicapi.GetNode(ctx, m.Ironic, o.Node).Extract()
+	p, err := m.planAttach(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	res, err := m.export(ctx, p, o.BootIndex)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return res, nil
+}
+
+// attachPlan is what attach-volume found before changing anything.
+type attachPlan struct {
+	node *nodes.Node
+	conn cinderapi.HostConnector
+	vol  *cinderapi.Volume
+}
+
+// planAttach looks up the node, its connectors and the volume, and checks
+// everything Ironic or Cinder would refuse only after the export.
+func (m *Manager) planAttach(ctx context.Context, o AttachOpts) (*attachPlan, error) {
+	node, err := ironicapi.GetNode(ctx, m.Ironic, o.Node).Extract()
+	if err != nil {
+		return nil, err
 	}
 	conns, err := ironicapi.AllConnectors(ctx, ironicapi.ListNodeConnectors(m.Ironic, node.UUID, nil), 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+		return nil, err
 	}
-	conn, err := ironicapi.CinderConnector(node.UUID, conns, o.Multipath)
+	conn, err := CinderConnector(node.UUID, conns, o.Multipath)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+		return nil, err
 	}
 	vol, err := m.Cinder.FindVolume(ctx, o.Volume)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+		return nil, err
 	}
-	targets, err := ironicapi.AllTargets(ctx, ironicapi.ListNodeTargets(m.Ironic, node.UUID, nil), 0)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	for _, t := range targets {
-		// Checked before Cinder is touched: Ironic would refuse the target
-		// only after the export, with more to undo.
-		if t.VolumeID == vol.ID {
-			return nil, fmt.Errorf("%s: node %s has volume %s already (target %s)", op, node.Display(), vol.ID, t.UUID)
-		}
-		if t.BootIndex == o.BootIndex {
-			return nil, fmt.Errorf("%s: node %s uses boot index %d already (target %s, volume %s): pick another --boot-index", op, node.Display(), o.BootIndex, t.UUID, t.VolumeID)
-		}
+	if err := m.checkTargets(ctx, node, vol.ID, o.BootIndex); err != nil {
+		return nil, err
 	}
 	if vol.Status != "available" {
-		return nil, fmt.Errorf("%s: volume %s is %s, not available", op, vol.ID, vol.Status)
+		return nil, fmt.Errorf("volume %s is %s, not available", vol.ID, vol.Status)
 	}
+	return &attachPlan{node: node, conn: conn, vol: vol}, nil
+}
 
-	var undo []func(context.Context) error
-	var undoNames []string
-	defer func() {
-		if err == nil {
-			return
-		}
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.undoTimeout())
-		defer cancel()
-		for i := len(undo) - 1; i >= 0; i-- {
-			if uerr := undo[i](uctx); uerr != nil {
-				m.log().Error("attach-volume: undo failed", "step", undoNames[i], "volume", vol.ID, "err", uerr.Error())
-				err = fmt.Errorf("%w (undo %s also failed: %v)", err, undoNames[i], uerr)
-			}
-		}
-	}()
-	push := func(name string, f func(context.Context) error) {
-		undo = append(undo, f)
-		undoNames = append(undoNames, name)
+// checkTargets refuses a volume the node has already or a boot index it
+// uses: Ironic would refuse the target only after the export, with more
+// to undo.
+func (m *Manager) checkTargets(ctx context.Context, node *nodes.Node, volID string, bootIndex int) error {
+	targets, err := ironicapi.AllTargets(ctx, ironicapi.ListNodeTargets(m.Ironic, node.UUID, nil), 0)
+	if err != nil {
+		return err
 	}
+	for _, t := range targets {
+		if t.VolumeID == volID {
+			return fmt.Errorf("node %s has volume %s already (target %s)", display(node), volID, t.UUID)
+		}
+		if t.BootIndex == bootIndex {
+			return fmt.Errorf("node %s uses boot index %d already (target %s, volume %s): pick another --boot-index", display(node), bootIndex, t.UUID, t.VolumeID)
+		}
+	}
+	return nil
+}
 
+// display is the node's name, or its UUID when it has none.
+func display(n *nodes.Node) string {
+	if n.Name != "" {
+		return n.Name
+	}
+	return n.UUID
+}
+
+// export runs the Cinder export and records it as the node's target, as
+// named steps; a failed step undoes the ones before it.
+func (m *Manager) export(ctx context.Context, p *attachPlan, bootIndex int) (*Result, error) {
 	flow := m.Cinder.Flow()
-	cconn := cinderapi.Connector(conn)
-	attID, err := flow.Reserve(ctx, vol.ID, "rw")
+	vol := p.vol.ID
+	var attID string
+	var reserved, exported bool
+	var info connector.ConnectionInfo
+	var target *ironicapi.VolumeTarget
+	release := func(c context.Context) error {
+		if !reserved {
+			return nil
+		}
+		o := cinderapi.ReleaseOpts{AttachmentID: attID, HostName: p.node.UUID}
+		if exported {
+			o.Connector = p.conn
+		}
+		return flow.Release(c, vol, o)
+	}
+	j := rollback.Journal{Timeout: m.UndoTimeout, Log: m.Log}
+	err := j.Run(ctx,
+		rollback.Step{Name: "reserve", UndoName: "release", Undo: release, Do: func(ctx context.Context) (err error) {
+			attID, err = flow.Reserve(ctx, vol, "rw")
+			reserved = err == nil
+			return err
+		}},
+		rollback.Step{Name: "export", Do: func(ctx context.Context) (err error) {
+			exported = true // a failed export may have half happened: release it too
+			if info, err = flow.Export(ctx, vol, attID, p.conn); err == nil && m.Secrets != nil {
+				m.Secrets.Add(info.Secrets()...)
+			}
+			return err
+		}},
+		rollback.Step{Name: "complete", Do: func(ctx context.Context) error {
+			done, err := flow.Complete(ctx, vol, attID, cinderapi.CompleteOpts{HostName: p.node.UUID, Mode: "rw"})
+			if done != "" {
+				attID = done
+			}
+			return err
+		}},
+		rollback.Step{Name: "create target", Do: func(ctx context.Context) (err error) {
+			target, err = ironicapi.CreateTarget(ctx, m.Ironic, ironicapi.TargetCreateOpts{
+				NodeUUID: p.node.UUID, VolumeType: info.DriverVolumeType, BootIndex: bootIndex, VolumeID: vol,
+				Properties: m.targetProperties(info),
+			}).Extract()
+			return err
+		}},
+	)
 	if err != nil {
-		return nil, fmt.Errorf("%s: reserve: %w", op, err)
+		if uerr := j.Rollback(ctx); uerr != nil {
+			m.log().Error("attach-volume: undo failed", "volume", vol, "err", uerr.Error())
+			err = fmt.Errorf("%w (undo also failed: %v)", err, uerr)
+		}
+		return nil, err
 	}
-	push("unreserve", func(c context.Context) error { return flow.Unreserve(c, vol.ID, attID) })
-	info, err := flow.Export(ctx, vol.ID, attID, cconn)
-	if err != nil {
-		return nil, fmt.Errorf("%s: export: %w", op, err)
-	}
-	if m.Secrets != nil {
-		m.Secrets.Add(info.Secrets()...)
-	}
-	push("unexport", func(c context.Context) error { return flow.Unexport(c, vol.ID, attID, cconn) })
-	copts := cinderapi.CompleteOpts{HostName: node.UUID, Mode: "rw"}
-	done, err := flow.Complete(ctx, vol.ID, attID, copts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: complete: %w", op, err)
-	}
-	if done != "" {
-		attID = done
-	}
-	push("uncomplete", func(c context.Context) error { return flow.Uncomplete(c, vol.ID, attID, copts) })
-
-	t, err := ironicapi.CreateTarget(ctx, m.Ironic, ironicapi.TargetCreateOpts{
-		NodeUUID: node.UUID, VolumeType: info.DriverVolumeType, BootIndex: o.BootIndex, VolumeID: vol.ID,
-		Properties: m.targetProperties(info),
-	}).Extract()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	return &Result{Node: *node, VolumeID: vol.ID, AttachmentID: attID, Flow: flow.Name(), Target: t, Connector: cconn}, nil
+	return &Result{Node: *p.node, VolumeID: vol, AttachmentID: attID, Flow: flow.Name(), Target: target, Connector: p.conn}, nil
 }
 
 var propKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`) })
@@ -182,13 +226,6 @@ func (m *Manager) targetProperties(info connector.ConnectionInfo) map[string]any
 	return out
 }
 
-func (m *Manager) undoTimeout() time.Duration {
-	if m.UndoTimeout > 0 {
-		return m.UndoTimeout
-	}
-	return 2 * time.Minute
-}
-
 // DetachOpts are detach-volume's inputs.
 type DetachOpts struct {
 	Node   string
@@ -197,7 +234,7 @@ type DetachOpts struct {
 
 // DetachResult says what detach-volume removed.
 type DetachResult struct {
-	Node           ironicapi.Node
+	Node           nodes.Node
 	VolumeID       string
 	DeletedTargets []string
 	Detached       []string // Cinder attachment IDs
@@ -219,54 +256,81 @@ func (m *Manager) DetachVolume(ctx context.Context, o DetachOpts) (*DetachResult
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	res := &DetachResult{Node: *node, VolumeID: vol.ID}
-	targets, err := ironicapi.AllTargets(ctx, ironicapi.ListNodeTargets(m.Ironic, node.UUID, nil), 0)
-	if err != nil {
+	if err := m.deleteTargets(ctx, res); err != nil {
 		return res, fmt.Errorf("%s: %w", op, err)
 	}
+	if err := m.endAttachments(ctx, vol, res); err != nil {
+		return res, fmt.Errorf("%s: %w", op, err)
+	}
+	return res, nil
+}
+
+// deleteTargets deletes the node's targets for the volume; one already
+// gone counts as deleted.
+func (m *Manager) deleteTargets(ctx context.Context, res *DetachResult) error {
+	targets, err := ironicapi.AllTargets(ctx, ironicapi.ListNodeTargets(m.Ironic, res.Node.UUID, nil), 0)
+	if err != nil {
+		return err
+	}
 	for _, t := range targets {
-		if t.VolumeID != vol.ID {
+		if t.VolumeID != res.VolumeID {
 			continue
 		}
-		if err := ironicapi.DeleteTarget(ctx, m.Ironic, t.UUID).ExtractErr(); err != nil && !errors.Is(err, ironicapi.ErrNotFound) {
-			if errors.Is(err, ironicapi.ErrNotPoweredOff) {
-				return res, fmt.Errorf("%s: the node may be running from the volume, so Cinder was not touched: %w", op, err)
-			}
-			return res, fmt.Errorf("%s: %w", op, err)
+		err := ironicapi.DeleteTarget(ctx, m.Ironic, t.UUID).ExtractErr()
+		switch {
+		case errors.Is(err, ironicapi.ErrNotPoweredOff):
+			return fmt.Errorf("the node may be running from the volume, so Cinder was not touched: %w", err)
+		case err != nil && !errors.Is(err, ironicapi.ErrNotFound):
+			return err
 		}
 		res.DeletedTargets = append(res.DeletedTargets, t.UUID)
 	}
+	return nil
+}
 
+// endAttachments ends the volume's Cinder attachments to the node (by
+// UUID or name as host_name).
+func (m *Manager) endAttachments(ctx context.Context, vol *cinderapi.Volume, res *DetachResult) error {
 	var atts []string
 	for _, a := range vol.Attachments {
-		if a.HostName == node.UUID || (node.Name != "" && a.HostName == node.Name) {
+		if a.HostName == res.Node.UUID || (res.Node.Name != "" && a.HostName == res.Node.Name) {
 			atts = append(atts, a.AttachmentID)
 		}
 	}
 	if len(atts) == 0 {
-		return res, nil
+		return nil
 	}
-	// Legacy Cinder needs the connector again to end the export.
-	conn := cinderapi.Connector{"host": node.UUID}
-	if conns, err := ironicapi.AllConnectors(ctx, ironicapi.ListNodeConnectors(m.Ironic, node.UUID, nil), 0); err == nil {
-		if c, err := ironicapi.CinderConnector(node.UUID, conns, false); err == nil {
-			conn = c
-		}
-	}
+	conn := m.detachConnector(ctx, res.Node.UUID)
 	flow := m.Cinder.Flow()
 	for _, id := range atts {
 		if slices.Contains(res.Detached, id) {
 			continue
 		}
-		if err := flow.BeginDetach(ctx, vol.ID); err != nil {
-			return res, fmt.Errorf("%s: begin detach: %w", op, err)
+		roll, err := flow.BeginDetach(ctx, vol.ID)
+		if err != nil {
+			return fmt.Errorf("begin detach: %w", err)
 		}
-		if err := flow.Detach(ctx, vol.ID, id, conn); err != nil {
-			if rerr := flow.RollDetach(context.WithoutCancel(ctx), vol.ID); rerr != nil {
-				err = fmt.Errorf("%w (roll back detaching also failed: %v)", err, rerr)
+		if err := flow.Release(ctx, vol.ID, cinderapi.ReleaseOpts{AttachmentID: id, Connector: conn, HostName: res.Node.UUID}); err != nil {
+			if roll != nil {
+				if rerr := roll(context.WithoutCancel(ctx)); rerr != nil {
+					err = fmt.Errorf("%w (roll back detaching also failed: %v)", err, rerr)
+				}
 			}
-			return res, fmt.Errorf("%s: detach attachment %s: %w", op, id, err)
+			return fmt.Errorf("detach attachment %s: %w", id, err)
 		}
 		res.Detached = append(res.Detached, id)
 	}
-	return res, nil
+	return nil
+}
+
+// detachConnector is the node's connector as at attach time: legacy
+// Cinder needs it again to end the export. Without one, the host alone.
+func (m *Manager) detachConnector(ctx context.Context, nodeUUID string) cinderapi.HostConnector {
+	conns, err := ironicapi.AllConnectors(ctx, ironicapi.ListNodeConnectors(m.Ironic, nodeUUID, nil), 0)
+	if err == nil {
+		if c, err := CinderConnector(nodeUUID, conns, false); err == nil {
+			return c
+		}
+	}
+	return cinderapi.HostConnector{"host": nodeUUID}
 }

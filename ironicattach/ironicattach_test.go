@@ -17,6 +17,7 @@ import (
 	"github.com/brick-storage/brick/cinderapi/cindertest"
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/ironicapi"
+	"github.com/brick-storage/brick/ironicapi/ironictest"
 )
 
 const (
@@ -35,12 +36,6 @@ type fakeIronic struct {
 	seq        int
 }
 
-func fault(w http.ResponseWriter, code int, msg string) {
-	inner, _ := json.Marshal(map[string]any{"faultcode": "Client", "faultstring": msg, "debuginfo": nil})
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error_message": string(inner)})
-}
-
 func (f *fakeIronic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -55,7 +50,7 @@ func (f *fakeIronic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"targets": f.targets})
 	case r.Method == "POST" && p == "/v1/volume/targets":
 		if f.failCreate != 0 {
-			fault(w, f.failCreate, "A volume target with boot index '0' for the same node already exists.")
+			ironictest.Fault(w, f.failCreate, "A volume target with boot index '0' for the same node already exists.")
 			return
 		}
 		var t map[string]any
@@ -74,7 +69,7 @@ func (f *fakeIronic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(t)
 	case r.Method == "DELETE" && strings.HasPrefix(p, "/v1/volume/targets/"):
 		if f.power != "power off" {
-			fault(w, 400, fmt.Sprintf(`The requested action "volume target deletion" can not be performed on node "%s" while it is in state "%s".`, nodeUUID, f.power))
+			ironictest.Fault(w, 400, fmt.Sprintf(`The requested action "volume target deletion" can not be performed on node "%s" while it is in state "%s".`, nodeUUID, f.power))
 			return
 		}
 		id := strings.TrimPrefix(p, "/v1/volume/targets/")
@@ -85,9 +80,9 @@ func (f *fakeIronic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		fault(w, 404, "Volume target "+id+" could not be found.")
+		ironictest.Fault(w, 404, "Volume target "+id+" could not be found.")
 	case r.Method == "GET" && strings.Count(p, "/") == 3 && strings.HasPrefix(p, "/v1/nodes/"):
-		fault(w, 404, "Node "+strings.TrimPrefix(p, "/v1/nodes/")+" could not be found.")
+		ironictest.Fault(w, 404, "Node "+strings.TrimPrefix(p, "/v1/nodes/")+" could not be found.")
 	default:
 		w.WriteHeader(404)
 		_, _ = w.Write([]byte(`{"error_message": "{\"code\": 404, \"title\": \"Not Found\", \"description\": \"\"}"}`))
@@ -182,7 +177,7 @@ func TestAttachRefusals(t *testing.T) {
 		f := newFixture(t, "")
 		f.ironic.connectors = f.ironic.connectors[1:]
 		_, err := f.m.AttachVolume(ctx, AttachOpts{Node: "node-1", Volume: volID})
-		require.ErrorIs(t, err, ironicapi.ErrNoInitiator)
+		require.ErrorIs(t, err, ErrNoInitiator)
 		require.Empty(t, f.cinder.Ops()[1:], "Cinder not asked to export")
 	})
 	t.Run("boot index taken", func(t *testing.T) {

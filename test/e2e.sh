@@ -1,19 +1,73 @@
 #!/usr/bin/env bash
 # Runs the end-to-end suite: real Cinder and Ironic on this host, brick in a
 # qemu guest with Debian's kernel. Installs what it needs first (idempotent).
-# Usage: test/e2e.sh [go test args...], e.g. test/e2e.sh -run TestISCSISinglePath
+#
+# Usage: test/e2e.sh [-short] [go test args...]
+#   test/e2e.sh                      the whole suite (the CI gate)
+#   test/e2e.sh -short               the fast lane: one representative test per
+#                                    protocol plus one Cinder and one Ironic
+#                                    test (E2E_SHORT_RUN below; docs/testing.md)
+#   test/e2e.sh -run TestISCSI       one test alone
+#
+# The run takes the machine's guest slot (test/guest-slot.sh) for its whole
+# length, so two suites, or a suite and bench/run.sh, queue instead of
+# sharing 2 cores. The log is test-e2e.log; per-test wall times end the
+# console output and go to test-e2e-times.tsv (test, result, seconds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The fast lane's tests (docs/testing.md): iSCSI with multipath and
+# failover, FC, NFS, RBD (check 1 only under -short), and local-attach
+# --ironic-node for Cinder and Ironic together.
+short_run='^(TestISCSI|TestFC|TestNFS|TestRBD|TestLocalAttachIronicNode)$'
+
+# times_table LOG TSV WALL: the top-level tests' wall times from go test -v's
+# "--- PASS: TestX (12.34s)" lines, longest first, into TSV (test, result,
+# seconds) and as a table with the total on stdout. A test that started but
+# never reported (a timeout or panic ended the run) is listed as unfinished.
+times_table() {
+  local log=$1 tsv=$2 wall=$3
+  awk '
+    /^=== RUN +Test[^\/ ]+$/ { if (!($3 in res)) { order[++n] = $3; res[$3] = "unfinished"; secs[$3] = "-" } }
+    /^--- (PASS|FAIL|SKIP): Test[^\/ ]+ \([0-9.]+s\)$/ {
+      name = $3; if (!(name in res)) order[++n] = name
+      res[name] = tolower($2); sub(/:$/, "", res[name]); s = $4; gsub(/[()s]/, "", s); secs[name] = s
+    }
+    END { for (i = 1; i <= n; i++) printf "%s\t%s\t%s\n", order[i], res[order[i]], secs[order[i]] }
+  ' "$log" | sort -t$'\t' -k3,3gr >"$tsv.tmp"
+  { printf 'test\tresult\tseconds\n'; cat "$tsv.tmp"; } >"$tsv"
+  rm -f "$tsv.tmp"
+  echo "--- e2e per-test wall times (longest first; also in $tsv)"
+  awk -F'\t' -v wall="$wall" '
+    NR > 1 { printf "%8s s  %-10s %s\n", $3, $2, $1; if ($3 != "-") { sum += $3; k++ } }
+    END { printf "%8.1f s  total of %d tests (go test wall %d s, with build and service stop)\n", sum, k, wall }
+  ' "$tsv"
+}
+
+args=()
+for a in "$@"; do
+  if [[ $a == -short ]]; then
+    args+=(-short -run "${E2E_SHORT_RUN:-$short_run}")
+  else
+    args+=("$a")
+  fi
+done
 
 bash test/install.sh
 go vet -tags e2e ./test/e2e/
 
+# shellcheck source=test/guest-slot.sh
+source test/guest-slot.sh
+guest_slot_acquire "test/e2e.sh ${args[*]}"
+
 log=test-e2e.log
+times=test-e2e-times.tsv
 start=$SECONDS
 set +e
-go test -tags e2e -p 1 -count=1 -timeout "${E2E_TIMEOUT:-60m}" -v ./test/e2e/ "$@" >"$log" 2>&1
+go test -tags e2e -p 1 -count=1 -timeout "${E2E_TIMEOUT:-60m}" -v ./test/e2e/ "${args[@]}" >"$log" 2>&1
 rc=$?
 set -e
+wall=$((SECONDS - start))
 if ((rc != 0)); then
   # What failed and why, before the tail: a CI excerpt may keep only the
   # start of this output.
@@ -30,5 +84,6 @@ fi
 # The summary lines go to the console; everything else stays in the log.
 grep -E '^(\s*--- (PASS|FAIL|SKIP)|PASS$|FAIL|ok |panic:)' "$log" || true
 
-echo "e2e: $((SECONDS - start)) s"
+times_table "$log" "$times" "$wall" | tee -a "$log"
+echo "e2e: $wall s"
 exit "$rc"

@@ -246,7 +246,7 @@ func opName(r *http.Request, body map[string]any) string {
 	switch {
 	case p == "/" || p == "":
 		return "versions"
-	case p == volsPath && r.Method == http.MethodGet:
+	case (p == volsPath || p == volsPath+"/detail") && r.Method == http.MethodGet:
 		return "list"
 	case volRE.MatchString(p) && r.Method == http.MethodGet:
 		return "get"
@@ -305,7 +305,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, mv string, b
 		var out []any
 		for _, v := range s.volumes {
 			if name == "" || v.Name == name {
-				out = append(out, map[string]any{"id": v.ID, "name": v.Name})
+				out = append(out, s.volumeView(v))
 			}
 		}
 		writeJSON(w, 200, map[string]any{"volumes": out})
@@ -355,16 +355,63 @@ func (s *Server) volumeView(v *Volume) map[string]any {
 		"attachments": atts, "migration_status": nil, "encrypted": false, "volume_type": "__DEFAULT__"}
 }
 
+// action runs a legacy volume action and answers 202, or writes the error.
 func (s *Server) action(w http.ResponseWriter, v *Volume, op string, body map[string]any) {
 	args, _ := body[op].(map[string]any)
-	invalid := func(want string) {
-		writeErr(w, 400, "badRequest", fmt.Sprintf("Invalid volume: Volume status must be %s, but the status is %s.\nTraceback (most recent call last):\n  File \"x.py\"", want, v.Status))
+	var status int
+	var msg string
+	switch op {
+	case "os-initialize_connection":
+		s.initializeConnection(w, v, args)
+		return
+	case "os-reserve", "os-unreserve", "os-begin_detaching", "os-roll_detaching":
+		status, msg = s.stateAction(v, op)
+	case "os-terminate_connection":
+		delete(s.legacyExports, v.ID)
+	case "os-attach":
+		status, msg = s.osAttach(v, args)
+	case "os-detach", "os-force_detach":
+		status, msg = s.osDetach(v, op, args)
+	case "os-reset_status":
+		v.Status = str(args["status"])
+		if str(args["attach_status"]) == "detached" {
+			v.Attachments = nil
+		}
+	default:
+		status, msg = 400, "There is no such action: "+op
 	}
+	if status != 0 {
+		writeErr(w, status, errKey(status), msg)
+		return
+	}
+	w.WriteHeader(202)
+}
+
+func errKey(status int) string {
+	switch status {
+	case 404:
+		return "itemNotFound"
+	case 409:
+		return "conflictingRequest"
+	case 500:
+		return "computeFault"
+	}
+	return "badRequest"
+}
+
+// invalidState is Cinder's 400 for a volume in the wrong state, traceback
+// included (brick must not print it).
+func invalidState(v *Volume, want string) (int, string) {
+	return 400, fmt.Sprintf("Invalid volume: Volume status must be %s, but the status is %s.\nTraceback (most recent call last):\n  File \"x.py\"", want, v.Status)
+}
+
+// stateAction moves a volume between available, attaching, in-use and
+// detaching.
+func (s *Server) stateAction(v *Volume, op string) (int, string) {
 	switch op {
 	case "os-reserve":
 		if v.Status != "available" {
-			invalid("available to reserve")
-			return
+			return invalidState(v, "available to reserve")
 		}
 		v.Status = "attaching"
 		v.Attachments = append(v.Attachments, &Attachment{ID: s.newID(), Status: "reserved"})
@@ -373,195 +420,68 @@ func (s *Server) action(w http.ResponseWriter, v *Volume, op string, body map[st
 			v.Status = "available"
 			v.Attachments = keep(v.Attachments, func(a *Attachment) bool { return a.Status == "attached" })
 		}
-	case "os-initialize_connection":
-		conn, _ := args["connector"].(map[string]any)
-		if conn["initiator"] == nil {
-			writeErr(w, 400, "badRequest", "Invalid input received: connector has no initiator")
-			return
-		}
-		s.legacyExports[v.ID] = true
-		writeJSON(w, 200, map[string]any{"connection_info": nest(s.ConnectionInfo(v.ID, conn))})
-		return
-	case "os-terminate_connection":
-		delete(s.legacyExports, v.ID)
-	case "os-attach":
-		if _, ok := args["mountpoint"]; !ok {
-			writeErr(w, 400, "badRequest", "Invalid input for field/attribute os-attach. 'mountpoint' is a required property")
-			return
-		}
-		if v.Status != "attaching" && v.Status != "available" {
-			invalid("attaching")
-			return
-		}
-		var a *Attachment
-		for _, x := range v.Attachments {
-			if x.Status == "reserved" {
-				a = x
-			}
-		}
-		if a == nil {
-			a = &Attachment{ID: s.newID()}
-			v.Attachments = append(v.Attachments, a)
-		}
-		a.Status, a.Host, a.Mountpoint, a.Mode = "attached", str(args["host_name"]), str(args["mountpoint"]), str(args["mode"])
-		v.Status = "in-use"
 	case "os-begin_detaching":
 		if v.Status != "in-use" {
-			invalid("in-use")
-			return
+			return invalidState(v, "in-use")
 		}
 		v.Status = "detaching"
 	case "os-roll_detaching":
 		if v.Status == "detaching" {
 			v.Status = "in-use"
 		}
-	case "os-detach", "os-force_detach":
-		id := str(args["attachment_id"])
-		found := false
-		v.Attachments = keep(v.Attachments, func(a *Attachment) bool {
-			if a.ID == id {
-				found = true
-				return false
-			}
-			return true
-		})
-		if !found && op == "os-detach" {
-			writeErr(w, 409, "conflictingRequest", "ConflictNovaUsingAttachment: Detach volume from instance  using the Compute API")
-			return
-		}
-		if len(v.Attachments) == 0 {
-			v.Status = "available"
-		}
-	case "os-reset_status":
-		v.Status = str(args["status"])
-		if str(args["attach_status"]) == "detached" {
-			v.Attachments = nil
-		}
-	default:
-		writeErr(w, 400, "badRequest", "There is no such action: "+op)
+	}
+	return 0, ""
+}
+
+func (s *Server) initializeConnection(w http.ResponseWriter, v *Volume, args map[string]any) {
+	conn, _ := args["connector"].(map[string]any)
+	if conn["initiator"] == nil {
+		writeErr(w, 400, "badRequest", "Invalid input received: connector has no initiator")
 		return
 	}
-	w.WriteHeader(202)
+	s.legacyExports[v.ID] = true
+	writeJSON(w, 200, map[string]any{"connection_info": nest(s.ConnectionInfo(v.ID, conn))})
 }
 
-func (s *Server) attachment(w http.ResponseWriter, r *http.Request, op, mv string, body map[string]any) {
-	find := func(id string) (*Volume, *Attachment) {
-		for _, v := range s.volumes {
-			for _, a := range v.Attachments {
-				if a.ID == id {
-					return v, a
-				}
-			}
-		}
-		return nil, nil
+func (s *Server) osAttach(v *Volume, args map[string]any) (int, string) {
+	if _, ok := args["mountpoint"]; !ok {
+		return 400, "Invalid input for field/attribute os-attach. 'mountpoint' is a required property"
 	}
-	notFound := func(id string) {
-		writeErr(w, 404, "itemNotFound", "Volume attachment could not be found with filter: attachment_id = "+id+".")
+	if v.Status != "attaching" && v.Status != "available" {
+		return invalidState(v, "attaching")
 	}
-	switch op {
-	case "attachment-create":
-		a, _ := body["attachment"].(map[string]any)
-		if _, ok := a["instance_uuid"]; ok && a["instance_uuid"] == nil {
-			writeErr(w, 400, "badRequest", "Invalid input for field/attribute instance_uuid. Value: None. None is not of type 'string'")
-			return
+	var a *Attachment
+	for _, x := range v.Attachments {
+		if x.Status == "reserved" {
+			a = x
 		}
-		if _, ok := a["mode"]; ok && !mvAtLeast(mv, 54) {
-			writeErr(w, 400, "badRequest", "Invalid input for field/attribute attachment. Additional properties are not allowed ('mode' was unexpected)")
-			return
-		}
-		v := s.volumes[str(a["volume_uuid"])]
-		if v == nil {
-			writeErr(w, 404, "itemNotFound", "Volume could not be found.")
-			return
-		}
-		if v.Status != "available" {
-			writeErr(w, 400, "badRequest", "Invalid volume: Volume "+v.ID+" status must be available or downloading")
-			return
-		}
-		att := &Attachment{ID: s.newID(), Status: "reserved", Mode: str(a["mode"])}
-		v.Attachments = append(v.Attachments, att)
-		v.Status = "reserved"
-		if conn, ok := a["connector"].(map[string]any); ok {
-			att.Connector, att.Exported, att.Status, att.Host = conn, true, "attaching", str(conn["host"])
-			v.Status = "attaching"
-		}
-		writeJSON(w, 200, map[string]any{"attachment": s.attachmentView(v, att)})
-	case "attachment-update":
-		id := attRE.FindStringSubmatch(r.URL.Path)[1]
-		v, att := find(id)
-		if att == nil {
-			notFound(id)
-			return
-		}
-		a, _ := body["attachment"].(map[string]any)
-		conn, _ := a["connector"].(map[string]any)
-		if conn["initiator"] == nil {
-			// Cinder answers 500 here and leaves the volume reserved.
-			writeErr(w, 500, "computeFault", "The server has either erred or is incapable of performing the requested operation.")
-			return
-		}
-		att.Connector, att.Exported, att.Status, att.Host = conn, true, "attaching", str(conn["host"])
-		att.Mountpoint = str(conn["mountpoint"])
-		v.Status = "attaching"
-		writeJSON(w, 200, map[string]any{"attachment": s.attachmentView(v, att)})
-	case "attachment-complete":
-		if !mvAtLeast(mv, 44) {
-			writeErr(w, 404, "itemNotFound", "The resource could not be found.")
-			return
-		}
-		id := attActRE.FindStringSubmatch(r.URL.Path)[1]
-		v, att := find(id)
-		if att == nil {
-			notFound(id)
-			return
-		}
-		att.Status = "attached"
-		v.Status = "in-use"
-		w.WriteHeader(204)
-	case "attachment-delete":
-		id := attRE.FindStringSubmatch(r.URL.Path)[1]
-		v, att := find(id)
-		if att == nil {
-			notFound(id)
-			return
-		}
-		v.Attachments = keep(v.Attachments, func(a *Attachment) bool { return a != att })
-		if len(v.Attachments) == 0 {
-			v.Status = "available"
-		}
-		writeJSON(w, 200, map[string]any{"attachments": []any{}})
-	case "attachment-show":
-		id := attRE.FindStringSubmatch(r.URL.Path)[1]
-		v, att := find(id)
-		if att == nil {
-			notFound(id)
-			return
-		}
-		writeJSON(w, 200, map[string]any{"attachment": s.attachmentView(v, att)})
-	case "attachment-list":
-		vid := r.URL.Query().Get("volume_id")
-		var out []any
-		for _, v := range s.volumes {
-			if vid != "" && v.ID != vid {
-				continue
-			}
-			for _, a := range v.Attachments {
-				out = append(out, s.attachmentView(v, a))
-			}
-		}
-		writeJSON(w, 200, map[string]any{"attachments": out})
 	}
+	if a == nil {
+		a = &Attachment{ID: s.newID()}
+		v.Attachments = append(v.Attachments, a)
+	}
+	a.Status, a.Host, a.Mountpoint, a.Mode = "attached", str(args["host_name"]), str(args["mountpoint"]), str(args["mode"])
+	v.Status = "in-use"
+	return 0, ""
 }
 
-func (s *Server) attachmentView(v *Volume, a *Attachment) map[string]any {
-	var ci any
-	if a.Exported {
-		m := s.ConnectionInfo(v.ID, a.Connector)
-		m["attachment_id"] = a.ID
-		ci = m
+func (s *Server) osDetach(v *Volume, op string, args map[string]any) (int, string) {
+	id := str(args["attachment_id"])
+	found := false
+	v.Attachments = keep(v.Attachments, func(a *Attachment) bool {
+		if a.ID == id {
+			found = true
+			return false
+		}
+		return true
+	})
+	if !found && op == "os-detach" {
+		return 409, "ConflictNovaUsingAttachment: Detach volume from instance  using the Compute API"
 	}
-	return map[string]any{"id": a.ID, "status": a.Status, "instance": nil, "volume_id": v.ID,
-		"attached_at": "", "detached_at": "", "attach_mode": a.Mode, "connection_info": ci}
+	if len(v.Attachments) == 0 {
+		v.Status = "available"
+	}
+	return 0, ""
 }
 
 func nest(flat map[string]any) map[string]any {

@@ -12,7 +12,7 @@ import (
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
-	"github.com/brick-storage/brick/ironicapi"
+	"github.com/brick-storage/brick/ironicattach"
 	"github.com/brick-storage/brick/osauth"
 )
 
@@ -121,7 +121,7 @@ printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
 				if err != nil {
 					return err
 				}
-				m.Targets = ironicapi.TargetRegistry{Client: sc}
+				m.Targets = ironicattach.TargetRegistry{Client: sc}
 			}
 			ao.Volume = args[0]
 			ao.Gather = vf.gather()
@@ -194,7 +194,7 @@ func (a *app) ironicClientIfConfigured(ctx context.Context) (attach.TargetRegist
 	if err != nil {
 		return nil, err
 	}
-	return ironicapi.TargetRegistry{Client: sc}, nil
+	return ironicattach.TargetRegistry{Client: sc}, nil
 }
 
 func (a *app) getVolumePathsCommand() *cobra.Command {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -124,33 +125,45 @@ func (l *listFlags) add(cmd *cobra.Command, what string, fields []string) {
 	cmd.MarkFlagsMutuallyExclusive("long", "fields")
 }
 
-// column maps an Ironic field to its openstackclient column label.
-type column struct{ field, label string }
-
-var connectorColumns = []column{
-	{"uuid", "UUID"}, {"node_uuid", "Node UUID"}, {"type", "Type"}, {"connector_id", "Connector ID"},
-	{"extra", "Extra"}, {"created_at", "Created At"}, {"updated_at", "Updated At"},
+// column maps an Ironic field to its openstackclient column label and
+// its value in a T.
+type column[T any] struct {
+	field, label string
+	value        func(T) any
 }
 
-var targetColumns = []column{
-	{"uuid", "UUID"}, {"node_uuid", "Node UUID"}, {"volume_type", "Driver Volume Type"}, {"boot_index", "Boot Index"},
-	{"volume_id", "Volume ID"}, {"properties", "Properties"}, {"extra", "Extra"}, {"created_at", "Created At"}, {"updated_at", "Updated At"},
+var connectorColumns = []column[ironicapi.VolumeConnector]{
+	{"uuid", "UUID", func(c ironicapi.VolumeConnector) any { return c.UUID }},
+	{"node_uuid", "Node UUID", func(c ironicapi.VolumeConnector) any { return c.NodeUUID }},
+	{"type", "Type", func(c ironicapi.VolumeConnector) any { return c.Type }},
+	{"connector_id", "Connector ID", func(c ironicapi.VolumeConnector) any { return c.ConnectorID }},
+	{"extra", "Extra", func(c ironicapi.VolumeConnector) any { return emptyIfNil(c.Extra) }},
+	{"created_at", "Created At", func(c ironicapi.VolumeConnector) any { return timeValue(c.CreatedAt) }},
+	{"updated_at", "Updated At", func(c ironicapi.VolumeConnector) any { return timeValue(c.UpdatedAt) }},
+}
+
+var targetColumns = []column[ironicapi.VolumeTarget]{
+	{"uuid", "UUID", func(t ironicapi.VolumeTarget) any { return t.UUID }},
+	{"node_uuid", "Node UUID", func(t ironicapi.VolumeTarget) any { return t.NodeUUID }},
+	{"volume_type", "Driver Volume Type", func(t ironicapi.VolumeTarget) any { return t.VolumeType }},
+	{"boot_index", "Boot Index", func(t ironicapi.VolumeTarget) any { return t.BootIndex }},
+	{"volume_id", "Volume ID", func(t ironicapi.VolumeTarget) any { return t.VolumeID }},
+	{"properties", "Properties", func(t ironicapi.VolumeTarget) any { return maskProperties(t.Properties) }},
+	{"extra", "Extra", func(t ironicapi.VolumeTarget) any { return emptyIfNil(t.Extra) }},
+	{"created_at", "Created At", func(t ironicapi.VolumeTarget) any { return timeValue(t.CreatedAt) }},
+	{"updated_at", "Updated At", func(t ironicapi.VolumeTarget) any { return timeValue(t.UpdatedAt) }},
 }
 
 // pickColumns returns the columns for a list: the first n by default, all
 // with --long, the named ones with --fields.
-func pickColumns(all []column, n int, long bool, fields []string) ([]column, error) {
+func pickColumns[T any](all []column[T], n int, long bool, fields []string) ([]column[T], error) {
 	switch {
 	case len(fields) > 0:
-		var out []column
+		var out []column[T]
 		for _, f := range fields {
-			i := indexColumn(all, f)
+			i := slices.IndexFunc(all, func(c column[T]) bool { return c.field == f })
 			if i < 0 {
-				names := make([]string, len(all))
-				for j, c := range all {
-					names[j] = c.field
-				}
-				return nil, usageError{fmt.Errorf("--fields %s: not one of %s", connector.Quote(f), strings.Join(names, ", "))}
+				return nil, usageError{fmt.Errorf("--fields %s: not one of %s", connector.Quote(f), strings.Join(fieldNames(all), ", "))}
 			}
 			out = append(out, all[i])
 		}
@@ -161,16 +174,7 @@ func pickColumns(all []column, n int, long bool, fields []string) ([]column, err
 	return all[:n], nil
 }
 
-func indexColumn(cols []column, field string) int {
-	for i, c := range cols {
-		if c.field == field {
-			return i
-		}
-	}
-	return -1
-}
-
-func fieldNames(cols []column) []string {
+func fieldNames[T any](cols []column[T]) []string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
 		out[i] = c.field
@@ -219,66 +223,22 @@ func emptyIfNil(m map[string]any) map[string]any {
 	return m
 }
 
-func connectorValue(c ironicapi.Connector, field string) any {
-	switch field {
-	case "uuid":
-		return c.UUID
-	case "node_uuid":
-		return c.NodeUUID
-	case "type":
-		return c.Type
-	case "connector_id":
-		return c.ConnectorID
-	case "extra":
-		return emptyIfNil(c.Extra)
-	case "created_at":
-		return timeValue(c.CreatedAt)
-	case "updated_at":
-		return timeValue(c.UpdatedAt)
-	}
-	return nil
-}
-
-func targetValue(t ironicapi.Target, field string) any {
-	switch field {
-	case "uuid":
-		return t.UUID
-	case "node_uuid":
-		return t.NodeUUID
-	case "volume_type":
-		return t.VolumeType
-	case "boot_index":
-		return t.BootIndex
-	case "volume_id":
-		return t.VolumeID
-	case "properties":
-		return maskProperties(t.Properties)
-	case "extra":
-		return emptyIfNil(t.Extra)
-	case "created_at":
-		return timeValue(t.CreatedAt)
-	case "updated_at":
-		return timeValue(t.UpdatedAt)
-	}
-	return nil
-}
-
 // showRecord prints one resource as openstackclient's show does: field
 // names as labels, in the given order (or only --fields).
-func showRecord(cols []column, fields []string, value func(string) any) (record, error) {
+func showRecord[T any](cols []column[T], fields []string, v T) (record, error) {
 	if len(fields) > 0 {
 		var err error
 		if cols, err = pickColumns(cols, 0, false, fields); err != nil {
 			return nil, err
 		}
 	}
-	sorted := append([]column(nil), cols...)
+	sorted := slices.Clone(cols)
 	if len(fields) == 0 {
 		sort.Slice(sorted, func(i, j int) bool { return sorted[i].field < sorted[j].field })
 	}
 	r := make(record, len(sorted))
 	for i, c := range sorted {
-		r[i] = field{c.field, value(c.field)}
+		r[i] = field{c.field, c.value(v)}
 	}
 	return r, nil
 }

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"net"
-	"path"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
-	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/ironicapi"
+	"github.com/brick-storage/brick/ironicattach"
 )
 
 func (a *app) ironicRegisterCommand() *cobra.Command {
@@ -38,60 +36,7 @@ initiator the host has.`,
   brick ironic register --node node-1 --prune -f json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			props, warns, err := connector.Gather(a.host.FS, gopts)
-			for _, w := range warns {
-				a.logger.Warn("get-connector: left out", "file", w.File, "reason", w.Err.Error())
-			}
-			if err != nil {
-				return err
-			}
-			specs, err := a.hostConnectorSpecs(props, gopts.NIC)
-			if err != nil {
-				return err
-			}
-			if len(specs) == 0 {
-				return fmt.Errorf("this host has no initiator to register (no /etc/iscsi/initiatorname.iscsi, no Online FC port, no usable IP)")
-			}
-			ctx := cmd.Context()
-			sc, err := a.ironicClient(ctx)
-			if err != nil {
-				return err
-			}
-			nodeUUID, err := resolveNode(ctx, sc, node)
-			if err != nil {
-				return err
-			}
-			res, err := ironicapi.Register(ctx, sc, nodeUUID, specs, ironicapi.RegisterOpts{Prune: prune})
-			if res != nil {
-				// Print what was done even when pruning failed half-way.
-				if perr := a.printRegister(cmd, res); perr != nil && err == nil {
-					err = perr
-				}
-			}
-			if err != nil {
-				return err
-			}
-			if setCaps {
-				var caps []ironicapi.Capability
-				if props.Initiator != "" {
-					caps = append(caps, ironicapi.Capability{Key: "iscsi_boot", Value: "True"})
-				}
-				if len(props.WWPNs) > 0 {
-					caps = append(caps, ironicapi.Capability{Key: "fibre_channel_boot", Value: "True"})
-				}
-				if len(caps) == 0 {
-					a.logger.Warn("--set-capabilities: the host has no iSCSI initiator and no FC port; no capability set")
-					return nil
-				}
-				changed, err := ironicapi.SetCapabilities(ctx, sc, nodeUUID, caps)
-				if err != nil {
-					return err
-				}
-				if changed {
-					fmt.Fprintf(cmd.ErrOrStderr(), "Set capabilities %s on node %s\n", ironicapi.FormatCapabilities(caps), node)
-				}
-			}
-			return nil
+			return a.ironicRegister(cmd, node, gopts, prune, setCaps)
 		},
 	}
 	f := cmd.Flags()
@@ -106,76 +51,64 @@ initiator the host has.`,
 	return cmd
 }
 
-// hostConnectorSpecs maps get-connector properties to Ironic connectors.
-func (a *app) hostConnectorSpecs(p connector.Properties, nic string) ([]ironicapi.ConnectorSpec, error) {
-	var specs []ironicapi.ConnectorSpec
-	if p.Initiator != "" {
-		specs = append(specs, ironicapi.ConnectorSpec{Type: ironicapi.ConnectorIQN, ConnectorID: p.Initiator})
+// ironicRegister gathers this host's connector, registers it as the
+// node's volume connectors, prints what was done and, when asked, sets the
+// node's boot capabilities.
+func (a *app) ironicRegister(cmd *cobra.Command, node string, gopts connector.GatherOptions, prune, setCaps bool) error {
+	props, warns, err := connector.Gather(a.host.FS, gopts)
+	for _, w := range warns {
+		a.logger.Warn("get-connector: left out", "file", w.File, "reason", w.Err.Error())
 	}
-	for _, w := range p.WWPNs {
-		specs = append(specs, ironicapi.ConnectorSpec{Type: ironicapi.ConnectorWWPN, ConnectorID: w})
-	}
-	for _, w := range p.WWNNs {
-		specs = append(specs, ironicapi.ConnectorSpec{Type: ironicapi.ConnectorWWNN, ConnectorID: w})
-	}
-	ip := net.ParseIP(p.IP)
-	if ip == nil || ip.IsLoopback() {
-		// get-connector falls back to 127.0.0.1: useless to a storage array.
-		a.logger.Warn("register: no routable IP address; no ip or mac connector registered", "ip", p.IP)
-		return specs, nil
-	}
-	specs = append(specs, ironicapi.ConnectorSpec{Type: ironicapi.ConnectorIP, ConnectorID: p.IP})
-	if nic == "" {
-		nic = interfaceOf(a.host.FS, p.IP)
-	}
-	if nic == "" {
-		a.logger.Warn("register: no interface holds the IP; no mac connector registered", "ip", p.IP)
-		return specs, nil
-	}
-	mac, err := interfaceMAC(a.host.FS, nic)
 	if err != nil {
-		a.logger.Warn("register: no mac connector registered", "interface", nic, "reason", err.Error())
-		return specs, nil
+		return err
 	}
-	return append(specs, ironicapi.ConnectorSpec{Type: ironicapi.ConnectorMAC, ConnectorID: mac}), nil
-}
-
-// interfaceOf returns the interface holding ip, or "".
-func interfaceOf(fsys host.FS, ip string) string {
-	addrs, err := fsys.InterfaceAddrs()
+	specs := ironicattach.HostConnectors(a.host.FS, props, gopts.NIC, a.logger)
+	if len(specs) == 0 {
+		return fmt.Errorf("this host has no initiator to register (no /etc/iscsi/initiatorname.iscsi, no Online FC port, no usable IP)")
+	}
+	ctx := cmd.Context()
+	sc, err := a.ironicClient(ctx)
 	if err != nil {
-		return ""
+		return err
 	}
-	for _, a := range addrs {
-		if a.Addr.String() == ip {
-			return a.Interface
+	nodeUUID, err := resolveNode(ctx, sc, node)
+	if err != nil {
+		return err
+	}
+	res, err := ironicattach.Register(ctx, sc, nodeUUID, specs, ironicattach.RegisterOpts{Prune: prune})
+	if res != nil {
+		// Print what was done even when pruning failed half-way.
+		if perr := a.printRegister(cmd, res); perr != nil && err == nil {
+			err = perr
 		}
 	}
-	return ""
+	if err != nil || !setCaps {
+		return err
+	}
+	return a.setBootCapabilities(cmd, sc, node, nodeUUID, props)
 }
 
-// interfaceMAC reads /sys/class/net/<nic>/address.
-func interfaceMAC(fsys host.FS, nic string) (string, error) {
-	if nic == "" || nic == "." || nic == ".." || path.Base(nic) != nic {
-		return "", fmt.Errorf("bad interface name %s", connector.Quote(nic))
+// setBootCapabilities sets iscsi_boot / fibre_channel_boot for the kinds
+// of initiator the host has.
+func (a *app) setBootCapabilities(cmd *cobra.Command, sc *gophercloud.ServiceClient, node, nodeUUID string, props connector.Properties) error {
+	caps := ironicattach.RegisterCapabilities(props)
+	if len(caps) == 0 {
+		a.logger.Warn("--set-capabilities: the host has no iSCSI initiator and no FC port; no capability set")
+		return nil
 	}
-	s, err := fsys.ReadString(path.Join("/sys/class/net", nic, "address"))
+	changed, err := ironicattach.SetCapabilities(cmd.Context(), sc, nodeUUID, caps)
 	if err != nil {
-		return "", err
+		return err
 	}
-	hw, err := net.ParseMAC(s)
-	if err != nil || len(hw) != 6 {
-		return "", fmt.Errorf("%s has no Ethernet address (%s)", nic, connector.Quote(s))
+	if changed {
+		fmt.Fprintf(cmd.ErrOrStderr(), "Set capabilities %s on node %s\n", ironicattach.FormatCapabilities(caps), node)
 	}
-	if hw.String() == "00:00:00:00:00:00" {
-		return "", errors.New(nic + " has an all-zero MAC address")
-	}
-	return hw.String(), nil
+	return nil
 }
 
-func (a *app) printRegister(cmd *cobra.Command, res *ironicapi.RegisterResult) error {
+func (a *app) printRegister(cmd *cobra.Command, res *ironicattach.RegisterResult) error {
 	t := table{Columns: []string{"UUID", "Type", "Connector ID", "Action"}}
-	add := func(cs []ironicapi.Connector, action string) {
+	add := func(cs []ironicapi.VolumeConnector, action string) {
 		for _, c := range cs {
 			t.Rows = append(t.Rows, []any{c.UUID, c.Type, c.ConnectorID, action})
 		}

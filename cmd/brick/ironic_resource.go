@@ -10,33 +10,115 @@ import (
 	"github.com/brick-storage/brick/ironicapi"
 )
 
-// listQuery is what a list command asks of Ironic; each resource turns it
-// into its own ironicapi list options.
-type listQuery struct {
-	node, marker, sortKey, sortDir string
-	limit                          int
-	fields                         []string
-	detail                         bool
+// volumeResource is what the commands connectors and targets share (list,
+// show, delete, create/set/unset, printing) need to know about one of
+// them, so each command is written once.
+type volumeResource[T any] struct {
+	name        string // "connector": used in help and messages
+	short       string // the group command's help line
+	columns     []column[T]
+	listColumns int      // how many columns a plain list shows
+	fields      []string // the fields Ironic accepts in ?fields=
+	listExample string
+	showSecrets bool // show's help says credentials are masked
+	list        func(ctx context.Context, sc *gophercloud.ServiceClient, q ironicapi.ListOpts) ([]T, error)
+	get         func(ctx context.Context, sc *gophercloud.ServiceClient, id string, opts *ironicapi.GetOpts) (*T, error)
+	del         func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error
 }
 
-// volumeResource is what the commands connectors and targets share (list,
-// show, delete, printing) need to know about one of them, so each command
-// is written once.
-type volumeResource[T any] struct {
-	name         string // "connector": used in help and messages
-	columns      []column
-	listColumns  int      // how many columns a plain list shows
-	fields       []string // the fields Ironic accepts in ?fields=
-	listExample  string
-	showSecrets  bool // show's help says credentials are masked
-	value        func(T, string) any
-	list         func(ctx context.Context, sc *gophercloud.ServiceClient, q listQuery) ([]T, error)
-	get          func(ctx context.Context, sc *gophercloud.ServiceClient, id string, opts *ironicapi.GetOpts) (*T, error)
-	deleteByUUID func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error
+// groupCommand is `brick ironic <name>` with list, show and delete plus
+// the resource's own create, set and unset.
+func (r volumeResource[T]) groupCommand(a *app, create, set, unset *cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   r.name,
+		Short: r.short,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(create, r.listCommand(a), r.showCommand(a), set, unset, r.deleteCommand(a))
+	return cmd
+}
+
+func (a *app) ironicConnectorCommand() *cobra.Command {
+	r := connectorResource()
+	return r.groupCommand(a, a.createConnectorCommand(r), a.setConnectorCommand(r), a.unsetConnectorCommand(r))
+}
+
+type connectorCmd = volumeResource[ironicapi.VolumeConnector]
+
+func connectorResource() connectorCmd {
+	return connectorCmd{
+		name: "connector", short: "Manage Ironic volume connectors (a node's storage initiators)",
+		columns: connectorColumns, listColumns: 4, fields: ironicapi.ConnectorFields,
+		listExample: `  brick ironic connector list --node node-1
+  brick ironic connector list --long -f json
+  brick ironic connector list --fields uuid,connector_id --sort connector_id:desc`,
+		list: func(ctx context.Context, sc *gophercloud.ServiceClient, q ironicapi.ListOpts) ([]ironicapi.VolumeConnector, error) {
+			return ironicapi.AllConnectors(ctx, ironicapi.ListConnectors(sc, q), q.Limit)
+		},
+		get: func(ctx context.Context, sc *gophercloud.ServiceClient, id string, opts *ironicapi.GetOpts) (*ironicapi.VolumeConnector, error) {
+			return ironicapi.GetConnector(ctx, sc, id, opts).Extract()
+		},
+		del: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
+			return ironicapi.DeleteConnector(ctx, sc, id).ExtractErr()
+		},
+	}
+}
+
+func (a *app) ironicTargetCommand() *cobra.Command {
+	r := targetResource()
+	return r.groupCommand(a, a.createTargetCommand(r), a.setTargetCommand(r), a.unsetTargetCommand(r))
+}
+
+type targetCmd = volumeResource[ironicapi.VolumeTarget]
+
+func targetResource() targetCmd {
+	return targetCmd{
+		name: "target", short: "Manage Ironic volume targets (the volumes a node uses or boots from)",
+		columns: targetColumns, listColumns: 5, fields: ironicapi.TargetFields, showSecrets: true,
+		listExample: `  brick ironic target list --node node-1
+  brick ironic target list --long -f json`,
+		list: func(ctx context.Context, sc *gophercloud.ServiceClient, q ironicapi.ListOpts) ([]ironicapi.VolumeTarget, error) {
+			return ironicapi.AllTargets(ctx, ironicapi.ListTargets(sc, q), q.Limit)
+		},
+		get: func(ctx context.Context, sc *gophercloud.ServiceClient, id string, opts *ironicapi.GetOpts) (*ironicapi.VolumeTarget, error) {
+			return ironicapi.GetTarget(ctx, sc, id, opts).Extract()
+		},
+		del: func(ctx context.Context, sc *gophercloud.ServiceClient, id string) error {
+			return ironicapi.DeleteTarget(ctx, sc, id).ExtractErr()
+		},
+	}
+}
+
+// writeRequest makes a create or update request and returns the record.
+type writeRequest[T any] func(ctx context.Context, sc *gophercloud.ServiceClient, args []string) (*T, error)
+
+// writeCommand gives a create, set or unset command its RunE: check
+// validates the flags before any request (nil: nothing to check), do
+// makes the request, and the answer is printed as show prints it.
+func (r volumeResource[T]) writeCommand(a *app, cmd *cobra.Command, check func() error, do writeRequest[T]) *cobra.Command {
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
+		}
+		ctx := cmd.Context()
+		sc, err := a.ironicClient(ctx)
+		if err != nil {
+			return err
+		}
+		v, err := do(ctx, sc, args)
+		if err != nil {
+			return err
+		}
+		return r.print(a, cmd, v, nil)
+	}
+	return cmd
 }
 
 func (r volumeResource[T]) print(a *app, cmd *cobra.Command, v *T, fields []string) error {
-	rec, err := showRecord(r.columns, fields, func(f string) any { return r.value(*v, f) })
+	rec, err := showRecord(r.columns, fields, *v)
 	if err != nil {
 		return err
 	}
@@ -57,48 +139,62 @@ keeps the --node filter (Ironic's next-page link drops it).`,
 			if err != nil {
 				return err
 			}
-			key, dir, err := sortOpts(l.sort)
+			q, err := l.query(fieldNames(cols))
 			if err != nil {
 				return err
-			}
-			if l.limit < 0 {
-				return usageError{fmt.Errorf("--limit %d: must be 0 or more", l.limit)}
 			}
 			ctx := cmd.Context()
 			sc, err := a.ironicClient(ctx)
 			if err != nil {
 				return err
 			}
-			nodeUUID, err := resolveNode(ctx, sc, l.node)
-			if err != nil {
+			if q.Node, err = resolveNode(ctx, sc, l.node); err != nil {
 				return err
-			}
-			q := listQuery{node: nodeUUID, limit: l.limit, marker: l.marker, sortKey: key, sortDir: dir}
-			if len(l.fields) > 0 {
-				q.fields = fieldNames(cols)
-			} else if l.long {
-				q.detail = true
 			}
 			list, err := r.list(ctx, sc, q)
 			if err != nil {
 				return err
 			}
-			t := table{Columns: make([]string, len(cols))}
-			for i, c := range cols {
-				t.Columns[i] = c.label
-			}
-			for _, v := range list {
-				row := make([]any, len(cols))
-				for i, col := range cols {
-					row[i] = r.value(v, col.field)
-				}
-				t.Rows = append(t.Rows, row)
-			}
-			return a.out.printTable(cmd.OutOrStdout(), t)
+			return a.out.printTable(cmd.OutOrStdout(), listTable(cols, list))
 		},
 	}
 	l.add(cmd, r.name+"s", r.fields)
 	return cmd
+}
+
+// query is the list request of the flags, asking for fields with
+// --fields; the node is left out (resolving it needs the client).
+func (l *listFlags) query(fields []string) (ironicapi.ListOpts, error) {
+	key, dir, err := sortOpts(l.sort)
+	if err != nil {
+		return ironicapi.ListOpts{}, err
+	}
+	if l.limit < 0 {
+		return ironicapi.ListOpts{}, usageError{fmt.Errorf("--limit %d: must be 0 or more", l.limit)}
+	}
+	q := ironicapi.ListOpts{Limit: l.limit, Marker: l.marker, SortKey: key, SortDir: dir}
+	if len(l.fields) > 0 {
+		q.Fields = fields
+	} else if l.long {
+		q.Detail = true
+	}
+	return q, nil
+}
+
+// listTable is one row per record with the given columns.
+func listTable[T any](cols []column[T], list []T) table {
+	t := table{Columns: make([]string, len(cols))}
+	for i, c := range cols {
+		t.Columns[i] = c.label
+	}
+	for _, v := range list {
+		row := make([]any, len(cols))
+		for i, col := range cols {
+			row[i] = col.value(v)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
 }
 
 func (r volumeResource[T]) showCommand(a *app) *cobra.Command {
@@ -144,8 +240,67 @@ func (r volumeResource[T]) deleteCommand(a *app) *cobra.Command {
 				return err
 			}
 			return a.deleteAll(cmd, "volume "+r.name, args, func(id string) error {
-				return r.deleteByUUID(ctx, sc, id)
+				return r.del(ctx, sc, id)
 			})
 		},
 	}
+}
+
+// patchFlags are the flags set and unset share: the node to move to and
+// KEY=VALUE (set) or KEY (unset) lists, with the parsed maps.
+type patchFlags struct {
+	node         string
+	props, extra []string
+	propMap      map[string]any
+	extraMap     map[string]any
+}
+
+// parse parses --property and --extra as KEY=VALUE; property values that
+// are credentials are masked in all output from here on.
+func (p *patchFlags) parse(a *app) (err error) {
+	if p.propMap, err = parseKV("property", p.props); err != nil {
+		return err
+	}
+	a.registerSecrets(p.propMap)
+	p.extraMap, err = parseKV("extra", p.extra)
+	return err
+}
+
+// setOps are the patch operations of set: --node, then the resource's
+// own (own may be nil), then --property and --extra.
+func (p *patchFlags) setOps(ctx context.Context, sc *gophercloud.ServiceClient, own func() ([]ironicapi.PatchOp, error)) ([]ironicapi.PatchOp, error) {
+	var ops []ironicapi.PatchOp
+	if p.node != "" {
+		nodeUUID, err := resolveNode(ctx, sc, p.node)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, ironicapi.Replace("/node_uuid", nodeUUID))
+	}
+	if own != nil {
+		more, err := own()
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, more...)
+	}
+	for k, v := range p.propMap {
+		ops = append(ops, ironicapi.Add(ironicapi.PropertyPath(k), v))
+	}
+	for k, v := range p.extraMap {
+		ops = append(ops, ironicapi.Add(ironicapi.ExtraPath(k), v))
+	}
+	return ops, nil
+}
+
+// unsetOps are the patch operations of unset's --property and --extra keys.
+func (p *patchFlags) unsetOps() []ironicapi.PatchOp {
+	var ops []ironicapi.PatchOp
+	for _, k := range p.props {
+		ops = append(ops, ironicapi.Remove(ironicapi.PropertyPath(k)))
+	}
+	for _, k := range p.extra {
+		ops = append(ops, ironicapi.Remove(ironicapi.ExtraPath(k)))
+	}
+	return ops
 }

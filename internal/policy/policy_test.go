@@ -142,6 +142,7 @@ var allowedImports = map[string][]string{
 	"attach":               {"cinderapi", "ironicapi", "ironicattach", "connector", "connector/...", "rollback", "host", "ident"},
 	"rollback":             {},
 	"cinderapi/cindertest": {"cinderapi", "connector", "ident"},
+	"ironicapi/ironictest": {},
 }
 
 // allowed reports whether package pkg may import dep under allowedImports.

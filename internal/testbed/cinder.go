@@ -143,7 +143,8 @@ type Cinder struct {
 	// Env is the whole env file.
 	Env map[string]string
 
-	opts CinderOptions
+	opts    CinderOptions
+	volumes *volumeLog // what CreateVolume made, for Leftovers
 }
 
 // StartCinder runs test/cinder/up.sh with opts: it starts Cinder and tgtd,
@@ -164,7 +165,7 @@ func StartCinder(ctx context.Context, opts CinderOptions) (*Cinder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testbed: cinder env file: %w", err)
 	}
-	c := &Cinder{Env: env, opts: opts}
+	c := &Cinder{Env: env, opts: opts, volumes: &volumeLog{}}
 	for _, f := range []struct {
 		dst *string
 		key string
@@ -278,6 +279,7 @@ func (c *Cinder) CreateVolume(ctx context.Context, name string, sizeGB int) (*Vo
 	if err := c.Request(ctx, http.MethodPost, "/volumes", "", body, &r); err != nil {
 		return nil, err
 	}
+	c.volumes.add(r.Volume.ID)
 	v, err := c.WaitVolume(ctx, r.Volume.ID, "available")
 	if err != nil {
 		// Best effort: do not leave an errored volume behind.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/stretchr/testify/require"
 
 	"github.com/brick-storage/brick/cinderapi"
@@ -25,7 +27,7 @@ var guestCinderOptions = testbed.CinderOptions{
 
 // contractConnector is a plausible host connector; wwnns is a list (as
 // Cinder drivers expect, unlike gophercloud's string).
-var contractConnector = cinderapi.Connector{
+var contractConnector = cinderapi.HostConnector{
 	"platform": "x86_64", "os_type": "linux", "ip": "10.0.2.15", "host": "brick-contract",
 	"multipath": false, "enforce_multipath": false,
 	"initiator": "iqn.1993-08.org.debian:01:brickcontract",
@@ -107,7 +109,7 @@ func TestCinderAPIContract(t *testing.T) {
 		// The server agrees: 3.99 is a 406 from Cinder itself.
 		raw := *sc
 		raw.Microversion = "3.99"
-		_, err = cinderapi.Get(ctx, &raw, "00000000-0000-0000-0000-000000000000").Extract()
+		_, err = volumes.Get(ctx, &raw, "00000000-0000-0000-0000-000000000000").Extract()
 		require.Error(t, err)
 		require.Contains(t, err.Error(), "406")
 	})
@@ -144,7 +146,7 @@ func TestCinderAPIContract(t *testing.T) {
 		var att string
 		timed(t, "v3 attachment create (reserve)", func() (err error) { att, err = f.Reserve(ctx, v.ID, "rw"); return })
 		requireStatus(t, cl, v.ID, "reserved")
-		conn := cinderapi.Connector{}
+		conn := cinderapi.HostConnector{}
 		for k, val := range contractConnector {
 			conn[k] = val
 		}
@@ -196,9 +198,10 @@ func TestCinderAPIContract(t *testing.T) {
 		require.ErrorIs(t, err, cinderapi.ErrInvalidState)
 		require.NotContains(t, err.Error(), "\n")
 		t.Logf("in-use reserve error: %v", err)
-		timed(t, "v3 attachment delete", func() error { return f.Detach(ctx, v.ID, att, nil) })
+		rel := cinderapi.ReleaseOpts{AttachmentID: att, HostName: "brick-contract"}
+		timed(t, "v3 attachment delete", func() error { return f.Release(ctx, v.ID, rel) })
 		requireStatus(t, cl, v.ID, "available")
-		require.NoError(t, f.Detach(ctx, v.ID, att, nil), "deleting a deleted attachment is success")
+		require.NoError(t, f.Release(ctx, v.ID, rel), "deleting a deleted attachment is success")
 	})
 
 	t.Run("v3 3.44 sends no mode", func(t *testing.T) {
@@ -207,7 +210,7 @@ func TestCinderAPIContract(t *testing.T) {
 		v := newVolume(t, c, "brick-contract-v3-344")
 		att, err := f.Reserve(ctx, v.ID, "rw")
 		require.NoError(t, err, "mode must not be sent below 3.54")
-		require.NoError(t, f.Unreserve(ctx, v.ID, att))
+		require.NoError(t, f.Release(ctx, v.ID, cinderapi.ReleaseOpts{AttachmentID: att}))
 		requireStatus(t, cl, v.ID, "available")
 	})
 
@@ -236,14 +239,17 @@ func TestCinderAPIContract(t *testing.T) {
 		require.NotEmpty(t, att)
 		vol := requireStatus(t, cl, v.ID, "in-use")
 		require.Equal(t, "brick-contract", vol.Attachments[0].HostName)
-		timed(t, "legacy os-begin_detaching", func() error { return f.BeginDetach(ctx, v.ID) })
+		var roll func(context.Context) error
+		timed(t, "legacy os-begin_detaching", func() (err error) { roll, err = f.BeginDetach(ctx, v.ID); return })
 		requireStatus(t, cl, v.ID, "detaching")
-		timed(t, "legacy os-roll_detaching", func() error { return f.RollDetach(ctx, v.ID) })
+		timed(t, "legacy os-roll_detaching", func() error { return roll(ctx) })
 		requireStatus(t, cl, v.ID, "in-use")
-		require.NoError(t, f.BeginDetach(ctx, v.ID))
-		timed(t, "legacy terminate_connection + os-detach", func() error { return f.Detach(ctx, v.ID, att, contractConnector) })
+		_, err := f.BeginDetach(ctx, v.ID)
+		require.NoError(t, err)
+		rel := cinderapi.ReleaseOpts{AttachmentID: att, Connector: contractConnector, HostName: "brick-contract"}
+		timed(t, "legacy terminate_connection + os-detach", func() error { return f.Release(ctx, v.ID, rel) })
 		requireStatus(t, cl, v.ID, "available")
-		require.NoError(t, f.Detach(ctx, v.ID, att, contractConnector), "detaching twice is success")
+		require.NoError(t, f.Release(ctx, v.ID, rel), "detaching twice is success")
 	})
 
 	t.Run("legacy undo after os-attach", func(t *testing.T) {
@@ -255,27 +261,27 @@ func TestCinderAPIContract(t *testing.T) {
 		_, err = f.Export(ctx, v.ID, "", contractConnector)
 		require.NoError(t, err)
 		cop := cinderapi.CompleteOpts{HostName: "brick-contract"}
-		att, err := f.Complete(ctx, v.ID, "", cop)
+		_, err = f.Complete(ctx, v.ID, "", cop)
 		require.NoError(t, err)
-		// Rollback, newest first, as attach does.
-		require.NoError(t, f.Uncomplete(ctx, v.ID, att, cop))
-		require.NoError(t, f.Unexport(ctx, v.ID, "", contractConnector))
-		require.NoError(t, f.Unreserve(ctx, v.ID, ""))
+		// Rollback as attach does, the attachment ID unknown (brick died
+		// inside os-attach): the host's attachment is found.
+		rel := cinderapi.ReleaseOpts{Connector: contractConnector, HostName: "brick-contract"}
+		require.NoError(t, f.Release(ctx, v.ID, rel))
 		vol := requireStatus(t, cl, v.ID, "available")
 		require.Empty(t, vol.Attachments)
 
-		// Reserve + export, then undo.
+		// Reserve + export, then undo: nothing attached, unreserved.
 		_, err = f.Reserve(ctx, v.ID, "")
 		require.NoError(t, err)
 		_, err = f.Export(ctx, v.ID, "", contractConnector)
 		require.NoError(t, err)
-		require.NoError(t, f.Uncomplete(ctx, v.ID, "", cop), "nothing attached: nothing to undo")
-		require.NoError(t, f.Unexport(ctx, v.ID, "", contractConnector))
-		require.NoError(t, f.Unreserve(ctx, v.ID, ""))
+		require.NoError(t, f.Release(ctx, v.ID, rel))
 		requireStatus(t, cl, v.ID, "available")
 		_, err = f.Reserve(ctx, v.ID, "")
 		require.NoError(t, err, "reservable again")
-		require.NoError(t, f.Unreserve(ctx, v.ID, ""))
+		// Reserve only: no export to terminate.
+		require.NoError(t, f.Release(ctx, v.ID, cinderapi.ReleaseOpts{HostName: "brick-contract"}))
+		requireStatus(t, cl, v.ID, "available")
 	})
 
 	t.Run("admin actions", func(t *testing.T) {
@@ -288,6 +294,8 @@ func TestCinderAPIContract(t *testing.T) {
 		require.NoError(t, err)
 		_, err = f.Complete(ctx, v.ID, att, cinderapi.CompleteOpts{})
 		require.NoError(t, err)
+		_, err = cl.Volume(ctx, "00000000-0000-4000-8000-000000000000")
+		require.True(t, gophercloud.ResponseCodeIs(err, 404), "the typed error keeps gophercloud's cause")
 		timed(t, "os-force_detach", func() error { return cl.ForceDetach(ctx, v.ID, att, contractConnector) })
 		requireStatus(t, cl, v.ID, "available")
 
@@ -304,11 +312,12 @@ func TestCinderAPIContract(t *testing.T) {
 		v := newVolume(t, c, "brick-contract-noinit")
 		att, err := f.Reserve(ctx, v.ID, "rw")
 		require.NoError(t, err)
-		_, err = f.Export(ctx, v.ID, att, cinderapi.Connector{"host": "x", "platform": "x86_64"})
+		_, err = f.Export(ctx, v.ID, att, cinderapi.HostConnector{"host": "x", "platform": "x86_64"})
 		require.Error(t, err)
 		t.Logf("export without initiator: %v", err)
 		require.NotContains(t, err.Error(), "Traceback")
-		require.NoError(t, f.Unreserve(ctx, v.ID, att))
+		require.True(t, gophercloud.ResponseCodeIs(err, 500), "the typed error keeps gophercloud's cause")
+		require.NoError(t, f.Release(ctx, v.ID, cinderapi.ReleaseOpts{AttachmentID: att}))
 		requireStatus(t, cl, v.ID, "available")
 	})
 

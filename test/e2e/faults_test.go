@@ -104,16 +104,19 @@ for f in 3.54 3.0; do
 done
 
 # --- iscsiadm hangs on login ---
-mkdir -p /tmp/wrap
-cat >/tmp/wrap/iscsiadm <<'WRAP'
+# brick looks programs up in its own fixed PATH only, which starts with
+# /usr/local/sbin: the wrapper goes there for this step (the guest's root is
+# a throwaway overlay) and no other.
+cat >/usr/local/sbin/iscsiadm <<'WRAP'
 #!/bin/bash
 for a in "$@"; do [[ $a == --login ]] && exec sleep 600; done
 exec /usr/sbin/iscsiadm "$@"
 WRAP
-chmod +x /tmp/wrap/iscsiadm
+chmod +x /usr/local/sbin/iscsiadm
 t0=$(now)
-PATH=/tmp/wrap:$PATH $B local-attach "$VOL_T" "${COMMON[@]}" --iscsi-command-timeout 5s >/brick/hang.out 2>&1
+$B local-attach "$VOL_T" "${COMMON[@]}" --iscsi-command-timeout 5s >/brick/hang.out 2>&1
 echo "RC hang $?"
+rm -f /usr/local/sbin/iscsiadm
 took hang "$t0"
 sed "s/^/ERR hang /" /brick/hang.out
 echo "SLEEPERS hang $(pgrep -xc sleep || true)"

@@ -20,9 +20,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/stretchr/testify/require"
 
 	"github.com/brick-storage/brick/ironicapi"
+	"github.com/brick-storage/brick/ironicattach"
 )
 
 func iqnFor(prefix string, i int) string {
@@ -170,7 +172,7 @@ func TestIronicPaginationKeepsNode(t *testing.T) {
 	var wantConn, wantTgt []string
 	for i := 0; i < n; i++ {
 		// Interleave so that every page of the unfiltered list mixes nodes.
-		for _, nd := range []ironicapi.Node{b, a} {
+		for _, nd := range []nodes.Node{b, a} {
 			c, err := ironicapi.CreateConnector(ctx, sc, ironicapi.ConnectorCreateOpts{NodeUUID: nd.UUID, Type: "iqn", ConnectorID: iqnFor(nd.Name, i)}).Extract()
 			require.NoError(t, err)
 			tg, err := ironicapi.CreateTarget(ctx, sc, ironicapi.TargetCreateOpts{NodeUUID: nd.UUID, VolumeType: "iscsi", BootIndex: i, VolumeID: newVolumeID(i)}).Extract()
@@ -217,11 +219,11 @@ func TestIronicPaginationKeepsNode(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) { require.Equal(t, sorted(wantConn), sorted(pages(list))) })
 	}
-	for name, list := range map[string]func() ([]ironicapi.Target, error){
-		"targets node=name": func() ([]ironicapi.Target, error) {
+	for name, list := range map[string]func() ([]ironicapi.VolumeTarget, error){
+		"targets node=name": func() ([]ironicapi.VolumeTarget, error) {
 			return ironicapi.AllTargets(ctx, ironicapi.ListTargets(sc, ironicapi.TargetListOpts{Node: a.Name, SortKey: "boot_index"}), 0)
 		},
-		"targets node-scoped": func() ([]ironicapi.Target, error) {
+		"targets node-scoped": func() ([]ironicapi.VolumeTarget, error) {
 			return ironicapi.AllTargets(ctx, ironicapi.ListNodeTargets(sc, a.UUID, ironicapi.TargetListOpts{SortKey: "boot_index"}), 0)
 		},
 	} {
@@ -298,14 +300,14 @@ func TestIronicErrors(t *testing.T) {
 		require.ErrorContains(t, err, "unknown (never set)")
 	})
 	t.Run("TargetRegistry delete while on says how to finish", func(t *testing.T) {
-		err := ironicapi.TargetRegistry{Client: sc}.DeleteTarget(ctx, on.Name, tg.UUID)
+		err := ironicattach.TargetRegistry{Client: sc}.DeleteTarget(ctx, on.Name, tg.UUID)
 		require.ErrorIs(t, err, ironicapi.ErrNotPoweredOff)
 		require.ErrorContains(t, err, "brick ironic target delete "+tg.UUID)
 	})
 	t.Run("after power off they work", func(t *testing.T) {
 		setPower(t, ctx, sc, on.UUID, ironicapi.PowerOff)
-		require.NoError(t, ironicapi.TargetRegistry{Client: sc}.DeleteTarget(ctx, on.Name, tg.UUID))
-		require.NoError(t, ironicapi.TargetRegistry{Client: sc}.DeleteTarget(ctx, on.Name, tg.UUID), "already gone is success")
+		require.NoError(t, ironicattach.TargetRegistry{Client: sc}.DeleteTarget(ctx, on.Name, tg.UUID))
+		require.NoError(t, ironicattach.TargetRegistry{Client: sc}.DeleteTarget(ctx, on.Name, tg.UUID), "already gone is success")
 		require.NoError(t, ironicapi.DeleteConnector(ctx, sc, c.UUID).ExtractErr())
 	})
 	t.Run("bad node", func(t *testing.T) {
@@ -373,10 +375,10 @@ func TestIronicErrors(t *testing.T) {
 		require.Empty(t, l)
 	})
 	t.Run("capabilities", func(t *testing.T) {
-		changed, err := ironicapi.SetCapabilities(ctx, sc, other.UUID, []ironicapi.Capability{{Key: "iscsi_boot", Value: "True"}})
+		changed, err := ironicattach.SetCapabilities(ctx, sc, other.UUID, []ironicattach.Capability{{Key: "iscsi_boot", Value: "True"}})
 		require.NoError(t, err)
 		require.True(t, changed)
-		changed, err = ironicapi.SetCapabilities(ctx, sc, other.UUID, []ironicapi.Capability{{Key: "iscsi_boot", Value: "True"}, {Key: "fibre_channel_boot", Value: "True"}})
+		changed, err = ironicattach.SetCapabilities(ctx, sc, other.UUID, []ironicattach.Capability{{Key: "iscsi_boot", Value: "True"}, {Key: "fibre_channel_boot", Value: "True"}})
 		require.NoError(t, err)
 		require.True(t, changed)
 		n, err := ironicapi.GetNode(ctx, sc, other.Name).Extract()
@@ -385,7 +387,7 @@ func TestIronicErrors(t *testing.T) {
 	})
 }
 
-func uuidsOf(cs []ironicapi.Connector) []string {
+func uuidsOf(cs []ironicapi.VolumeConnector) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.UUID
@@ -393,7 +395,7 @@ func uuidsOf(cs []ironicapi.Connector) []string {
 	return out
 }
 
-func targetUUIDs(ts []ironicapi.Target) []string {
+func targetUUIDs(ts []ironicapi.VolumeTarget) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
 		out[i] = t.UUID
@@ -401,7 +403,7 @@ func targetUUIDs(ts []ironicapi.Target) []string {
 	return out
 }
 
-func requireNode(t *testing.T, node string, cs []ironicapi.Connector) []string {
+func requireNode(t *testing.T, node string, cs []ironicapi.VolumeConnector) []string {
 	t.Helper()
 	for _, c := range cs {
 		require.Equal(t, node, c.NodeUUID, "another node's connector leaked in")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
 	"github.com/brick-storage/brick/internal/testbed"
 	"github.com/brick-storage/brick/ironicapi"
@@ -61,12 +62,12 @@ func (b ironicBed) client(t *testing.T) (*gophercloud.ServiceClient, *countingTr
 
 // newNode creates a fake-hardware node with a unique name; power is
 // "power off", "power on" or "" (never set, as Ironic leaves new nodes).
-func newNode(t *testing.T, ctx context.Context, sc *gophercloud.ServiceClient, prefix, power string) ironicapi.Node {
+func newNode(t *testing.T, ctx context.Context, sc *gophercloud.ServiceClient, prefix, power string) nodes.Node {
 	t.Helper()
 	name := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
 	c := *sc
 	c.Microversion = "1.32"
-	var n ironicapi.Node
+	var n nodes.Node
 	_, err := c.Post(ctx, c.ServiceURL("nodes"), map[string]any{"name": name, "driver": "fake-hardware"}, &n, &gophercloud.RequestOpts{OkCodes: []int{201}})
 	if err != nil {
 		t.Fatalf("create node %s: %v", name, err)

@@ -47,7 +47,26 @@ func needCinder(t *testing.T, opts testbed.CinderOptions) *testbed.Cinder {
 	}
 	t.Logf("Cinder %s (project %s, portals %s%v, CHAP %v): ready in %s (started by this run: %v)",
 		c.Endpoint, c.ProjectID, c.TargetIP, c.SecondaryIPs, c.CHAP, time.Since(start).Round(time.Millisecond), c.Started)
+	isolated(t, c)
 	return c
+}
+
+// isolated makes the test fail when, after all its own cleanups (this
+// cleanup is registered first, so it runs last), a volume it created is
+// still attached or half-detached, or tgtd still has a session to it: the
+// next test shares Cinder and tgtd and must start from nothing.
+func isolated(t *testing.T, c *testbed.Cinder) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		left, err := c.Leftovers(ctx)
+		if err != nil {
+			t.Errorf("isolation check: %v", err)
+		}
+		for _, l := range left {
+			t.Errorf("isolation: %s leaves for the next test: %s", t.Name(), l)
+		}
+	})
 }
 
 // needIronic is needCinder for Ironic.

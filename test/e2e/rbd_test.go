@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,8 @@ func TestRBD(t *testing.T) {
 		Script:  rbdScript,
 		Files:   map[string]string{brick: "brick", patternFile: "pattern"},
 		Timeout: 32 * time.Minute,
+		// The fast lane (test/e2e.sh -short) runs check 1 only.
+		Env: map[string]string{"BRICK_E2E_SHORT": strconv.FormatBool(testing.Short())},
 		// BRICK_E2E_SHARE keeps the share (and its live output in
 		// .brick/output) where a developer can watch it.
 		ShareDir: os.Getenv("BRICK_E2E_SHARE"),
@@ -75,7 +78,7 @@ func TestRBD(t *testing.T) {
 	}
 	requireSuccess(t, res, err)
 	out := string(res.Output)
-	for _, want := range []string{
+	wants := []string{
 		"check 1 ok: krbd",
 		"check 1 ok: nbd",
 		"check 2 ok: same image name in two pools and a namespace",
@@ -85,7 +88,11 @@ func TestRBD(t *testing.T) {
 		"check 5 ok: host keyring",
 		"check 6 ok: noudev",
 		"all rbd checks passed",
-	} {
+	}
+	if testing.Short() {
+		wants = []string{"check 1 ok: krbd", "check 1 ok: nbd", "rbd check 1 passed; checks 2-6 left to the whole suite"}
+	}
+	for _, want := range wants {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -199,6 +206,10 @@ for drv in krbd nbd; do
 	echo "nbd daemon argv after map (if any): $(grep -m1 rbd-nbd ps.log || true)"
 	echo "check 1 ok: $drv"
 done
+if [[ $BRICK_E2E_SHORT == true ]]; then
+	echo "rbd check 1 passed; checks 2-6 left to the whole suite"
+	exit 0
+fi
 
 for drv in krbd nbd; do
 	step "check 3 ($drv): wrong key"

@@ -27,6 +27,38 @@ fatal() {
 	power_off
 }
 
+# leftovers lists what the script left in the kernel (Result.Leftovers): a
+# test sharing a guest with the next one must leave none of it. Builtins and
+# sysfs reads only: every process start costs under TCG.
+leftovers() {
+	local p b src mnt type rest
+	for p in /sys/class/iscsi_session/session*; do
+		[[ -e $p ]] && echo "iscsi session ${p##*/}"
+	done
+	for p in /sys/class/scsi_disk/*; do
+		[[ -e $p ]] || continue
+		for b in "$p"/device/block/*; do
+			echo "scsi disk ${p##*/} ${b##*/}"
+		done
+	done
+	for p in /sys/block/dm-*; do
+		[[ -e $p/dm/name ]] && echo "dm map ${p##*/} $(<"$p/dm/name")"
+	done
+	for p in /sys/bus/rbd/devices/*; do
+		[[ -e $p ]] && echo "rbd device rbd${p##*/}"
+	done
+	for p in /sys/block/nbd*/pid /sys/class/nvme/nvme*; do
+		[[ -e $p ]] && echo "device ${p#/sys/}"
+	done
+	while read -r src mnt type rest; do
+		case $type:$src in
+		nfs*:* | *:/dev/sd* | *:/dev/dm-* | *:/dev/mapper/* | *:/dev/rbd* | *:/dev/nbd* | *:/dev/nvme*)
+			echo "mount $src on $mnt ($type)"
+			;;
+		esac
+	done </proc/mounts
+}
+
 # A FIFO nobody writes to: reading it is a sleep that needs no binary.
 halt_fifo=/dev/brick-halt
 mkfifo "$halt_fifo" 2>/dev/null || true
@@ -95,4 +127,6 @@ say "script exit $rc at ${end}s"
 printf '%s %s\n' "$start" "$end" >"$ctl/uptime"
 # Write-then-rename: the runner treats a present rc file as a finished run.
 echo "$rc" >"$ctl/rc.tmp" && mv "$ctl/rc.tmp" "$ctl/rc"
+# After the rc, so that nothing here can cost the run its exit code.
+leftovers >"$ctl/leftovers" 2>/dev/null
 power_off

@@ -84,6 +84,10 @@ type Options struct {
 	CacheDir string
 	// QEMU is the emulator binary (default qemu-system-x86_64 from PATH).
 	QEMU string
+	// RequireClean makes a run whose script exited 0 but left iSCSI
+	// sessions, SCSI disks, dm maps, RBD/NBD/NVMe devices or storage
+	// mounts behind fail with ErrLeftovers (see Result.Leftovers).
+	RequireClean bool
 }
 
 // Result is what a finished guest run produced.
@@ -102,6 +106,11 @@ type Result struct {
 	ScriptTime time.Duration
 	// KernelVersion is the kernel that was booted.
 	KernelVersion string
+	// Leftovers lists what the script left in the guest's kernel when it
+	// ended, one item a line ("iscsi session session1", "dm map dm-0
+	// mpatha", "mount /dev/sda on /mnt (ext4)"): what a test sharing the
+	// guest with the next one would hand on.
+	Leftovers []string
 }
 
 var (
@@ -110,6 +119,9 @@ var (
 	// ErrNoExitCode: the guest ended (panic, failed init, killed qemu)
 	// without reporting the script's exit code.
 	ErrNoExitCode = errors.New("guest ended without an exit code")
+	// ErrLeftovers: Options.RequireClean was set and the script left
+	// sessions, devices, maps or mounts behind.
+	ErrLeftovers = errors.New("guest script left state behind")
 )
 
 const (
@@ -152,6 +164,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("guest run: %w", err)
 	}
 
+	// Queue behind other test runs' guests before anything is started.
+	release, err := acquireSlot(ctx, os.Stderr)
+	if err != nil {
+		return nil, fmt.Errorf("guest run: %w", err)
+	}
+	defer release()
+
 	share := opts.ShareDir
 	if share == "" {
 		share, err = os.MkdirTemp("", "brick-guest-")
@@ -166,7 +185,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	// Stale results from an earlier run in a reused ShareDir must not be
 	// mistaken for this run's.
-	for _, f := range []string{"rc", "rc.tmp", "output", "uptime"} {
+	for _, f := range []string{"rc", "rc.tmp", "output", "uptime", "leftovers"} {
 		if err := os.Remove(filepath.Join(share, ctlDir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("guest run: clear %s: %w", f, err)
 		}
@@ -208,12 +227,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		KernelVersion: k.Version,
 	}
 
-	if out, err := os.ReadFile(filepath.Join(share, ctlDir, "output")); err == nil {
-		res.Output = out
-	}
-	if up, err := os.ReadFile(filepath.Join(share, ctlDir, "uptime")); err == nil {
-		res.Boot, res.ScriptTime = parseUptimes(up)
-	}
+	readReports(share, res)
 	rcText, rcErr := os.ReadFile(filepath.Join(share, ctlDir, "rc"))
 
 	fail := func(cause error, format string, a ...any) (*Result, error) {
@@ -246,12 +260,29 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return fail(ErrTimeout, "script ran longer than %v (exit %d); output tail:\n%s",
 			opts.Timeout, rc, lastLines(res.Output, errorTailLines))
 	}
+	if opts.RequireClean && rc == 0 && len(res.Leftovers) > 0 {
+		return fail(ErrLeftovers, "the script left:\n%s", strings.Join(res.Leftovers, "\n"))
+	}
 	if runErr != nil && runCtx.Err() == nil {
 		// The exit code is in, but qemu itself reported a failure: say so
 		// rather than hide a broken emulator behind a passing test.
 		return fail(runErr, "qemu failed after the script finished")
 	}
 	return res, nil
+}
+
+// readReports fills in what the guest left in the share besides the exit
+// code: the script's output, its uptimes and the leftovers list.
+func readReports(share string, res *Result) {
+	if out, err := os.ReadFile(filepath.Join(share, ctlDir, "output")); err == nil {
+		res.Output = out
+	}
+	if up, err := os.ReadFile(filepath.Join(share, ctlDir, "uptime")); err == nil {
+		res.Boot, res.ScriptTime = parseUptimes(up)
+	}
+	if lo, err := os.ReadFile(filepath.Join(share, ctlDir, "leftovers")); err == nil {
+		res.Leftovers = nonEmptyLines(lo)
+	}
 }
 
 func withDefaults(o Options) Options {
@@ -289,6 +320,17 @@ func parseUptimes(b []byte) (boot, script time.Duration) {
 		return 0, 0
 	}
 	return time.Duration(s * float64(time.Second)), time.Duration((e - s) * float64(time.Second))
+}
+
+// nonEmptyLines splits b into its non-blank lines.
+func nonEmptyLines(b []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // lastLines returns at most n trailing lines of b.

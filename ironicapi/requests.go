@@ -2,6 +2,8 @@ package ironicapi
 
 import (
 	"context"
+	"net/url"
+	"strings"
 
 	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
@@ -10,7 +12,7 @@ import (
 
 // volumeKind is what the requests on volume connectors and on volume
 // targets share, so each request is written once and the two public APIs
-// differ only in their types and validation.
+// (connector_*.go, target_*.go) differ only in their types and validation.
 type volumeKind struct {
 	resource   string   // "volume connector", for messages
 	collection string   // "connectors", the path element and the JSON list key
@@ -28,22 +30,38 @@ func targetKind() volumeKind {
 		page: func(p volumePage) pagination.Page { return TargetPage{p} }}
 }
 
-func (k volumeKind) collectionURL(c *gophercloud.ServiceClient) string {
-	return v1URL(c, "volume", k.collection)
+// query builds the list query and checks its fields= against the
+// resource's fields.
+func (k volumeKind) query(opts ListOptsBuilder) (string, error) {
+	q, err := opts.ToVolumeListQuery()
+	if err != nil {
+		return "", err
+	}
+	v, err := url.ParseQuery(strings.TrimPrefix(q, "?"))
+	if err != nil {
+		return "", err
+	}
+	if f := v.Get("fields"); f != "" {
+		if err := checkFields(strings.Split(f, ","), k.fields); err != nil {
+			return "", err
+		}
+	}
+	return q, nil
 }
 
-func (k volumeKind) itemURL(c *gophercloud.ServiceClient, id string) string {
-	return v1URL(c, "volume", k.collection, id)
-}
-
-func (k volumeKind) nodeURL(c *gophercloud.ServiceClient, nodeUUID string) string {
-	return v1URL(c, "nodes", nodeUUID, "volume", k.collection)
-}
-
-// list pages through u; query (may be nil) validates and builds the filters.
-func (k volumeKind) list(client *gophercloud.ServiceClient, u string, query func() (string, error)) pagination.Pager {
-	if query != nil {
-		q, err := query()
+// list pages through the collection, or through the node's collection
+// (/v1/nodes/<uuid>/volume/..., which takes a UUID only) when nodeUUID is
+// set; query (may be nil) validates and builds the filters.
+func (k volumeKind) list(client *gophercloud.ServiceClient, nodeUUID string, opts ListOptsBuilder) pagination.Pager {
+	u := k.collectionURL(client)
+	if nodeUUID != "" {
+		if !ident.IsUUID(nodeUUID) {
+			return pagination.Pager{Err: invalid("list "+k.resource+"s", "node", "%s is not a UUID (resolve names with ResolveNode)", quote(nodeUUID))}
+		}
+		u = k.nodeURL(client, nodeUUID)
+	}
+	if opts != nil {
+		q, err := k.query(opts)
 		if err != nil {
 			return pagination.Pager{Err: &Error{Op: "list " + k.resource + "s", Message: err.Error(), Kind: ErrInvalid}}
 		}
@@ -52,15 +70,6 @@ func (k volumeKind) list(client *gophercloud.ServiceClient, u string, query func
 	return pagination.NewPager(volumeClient(client), u, func(r pagination.PageResult) pagination.Page {
 		return k.page(volumePage{LinkedPageBase: pagination.LinkedPageBase{PageResult: r}, key: k.collection})
 	})
-}
-
-// listNode is list on /v1/nodes/<uuid>/volume/<collection>, which takes a
-// UUID only.
-func (k volumeKind) listNode(client *gophercloud.ServiceClient, nodeUUID string, query func() (string, error)) pagination.Pager {
-	if !ident.IsUUID(nodeUUID) {
-		return pagination.Pager{Err: invalid("list "+k.resource+"s", "node", "%s is not a UUID (resolve names with ResolveNode)", quote(nodeUUID))}
-	}
-	return k.list(client, k.nodeURL(client, nodeUUID), query)
 }
 
 func (k volumeKind) create(ctx context.Context, client *gophercloud.ServiceClient, body func() (map[string]any, error)) (r gophercloud.Result) {

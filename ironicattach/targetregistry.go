@@ -1,4 +1,4 @@
-package ironicapi
+package ironicattach
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/brick-storage/brick/ironicapi"
 )
 
 // TargetRegistry registers attached volumes as a node's volume targets:
@@ -20,15 +22,15 @@ type TargetRegistry struct {
 // from its connection info data. It returns the target's UUID.
 // tag, when set, goes into the target's extra under TagKey.
 func (r TargetRegistry) CreateTarget(ctx context.Context, node, volumeID, volumeType string, bootIndex int, properties map[string]any, tag string) (string, error) {
-	nodeUUID, err := ResolveNode(ctx, r.Client, node)
+	nodeUUID, err := ironicapi.ResolveNode(ctx, r.Client, node)
 	if err != nil {
 		return "", err
 	}
-	opts := TargetCreateOpts{NodeUUID: nodeUUID, VolumeType: volumeType, BootIndex: bootIndex, VolumeID: volumeID, Properties: properties}
+	opts := ironicapi.TargetCreateOpts{NodeUUID: nodeUUID, VolumeType: volumeType, BootIndex: bootIndex, VolumeID: volumeID, Properties: properties}
 	if tag != "" {
 		opts.Extra = map[string]any{TagKey: tag}
 	}
-	t, err := CreateTarget(ctx, r.Client, opts).Extract()
+	t, err := ironicapi.CreateTarget(ctx, r.Client, opts).Extract()
 	if err != nil {
 		return "", err
 	}
@@ -42,14 +44,14 @@ const TagKey = "brick_attach"
 // FindTarget returns the UUID of node's target for volumeID whose extra
 // carries tag, or "" when there is none (or the node is gone).
 func (r TargetRegistry) FindTarget(ctx context.Context, node, volumeID, tag string) (string, error) {
-	nodeUUID, err := ResolveNode(ctx, r.Client, node)
+	nodeUUID, err := ironicapi.ResolveNode(ctx, r.Client, node)
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, ironicapi.ErrNotFound) {
 			return "", nil
 		}
 		return "", err
 	}
-	targets, err := AllTargets(ctx, ListNodeTargets(r.Client, nodeUUID, TargetListOpts{Detail: true}), 0)
+	targets, err := ironicapi.AllTargets(ctx, ironicapi.ListNodeTargets(r.Client, nodeUUID, ironicapi.TargetListOpts{Detail: true}), 0)
 	if err != nil {
 		return "", err
 	}
@@ -62,15 +64,15 @@ func (r TargetRegistry) FindTarget(ctx context.Context, node, volumeID, tag stri
 }
 
 // DeleteTarget deletes the target; one already gone is success. When the
-// node is not powered off, the error (ErrNotPoweredOff) says how to finish
+// node is not powered off, the error (ironicapi.ErrNotPoweredOff) says how to finish
 // by hand.
 func (r TargetRegistry) DeleteTarget(ctx context.Context, node, targetUUID string) error {
-	err := DeleteTarget(ctx, r.Client, targetUUID).ExtractErr()
-	var e *Error
+	err := ironicapi.DeleteTarget(ctx, r.Client, targetUUID).ExtractErr()
+	var e *ironicapi.Error
 	switch {
-	case err == nil, errors.Is(err, ErrNotFound):
+	case err == nil, errors.Is(err, ironicapi.ErrNotFound):
 		return nil
-	case errors.As(err, &e) && e.Kind == ErrNotPoweredOff:
+	case errors.As(err, &e) && e.Kind == ironicapi.ErrNotPoweredOff:
 		e.Hint = fmt.Sprintf("Ironic deletes volume targets only while the node is powered off: power node %s off (openstack baremetal node power off %s), then run: brick ironic target delete %s",
 			node, node, targetUUID)
 		return e
