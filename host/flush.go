@@ -1,7 +1,10 @@
 package host
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -10,10 +13,26 @@ import (
 // clean cached ones: the BLKFLSBUF ioctl, what "blockdev --flushbufs" does,
 // without starting a process. A path that is not a block device (a file in
 // a fixture tree) is fsynced instead. Like the command, it can block while
-// the device cannot take writes (a map queueing I/O with no path); callers
-// bound it.
+// the device cannot take writes (a map queueing I/O with no path):
+// FlushBuffersContext bounds it.
 func (f FS) FlushBuffers(devPath string) error {
 	return f.blockIoctl(devPath, "flush", "BLKFLSBUF", func(fd int) error {
 		return unix.IoctlSetInt(fd, unix.BLKFLSBUF, 0)
 	}, (*os.File).Sync)
+}
+
+// FlushBuffersContext is FlushBuffers bounded by ctx. The ioctl blocks
+// while the device cannot take writes (a map queueing I/O with no path) and
+// cannot be interrupted, so this returns when ctx ends and leaves it to
+// finish (or fail, once a forced detach makes the map fail its I/O).
+func (f FS) FlushBuffersContext(ctx context.Context, devPath string) error {
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- f.FlushBuffers(devPath) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("flush %s: timed out after %s: %w", devPath, time.Since(start).Round(time.Millisecond), ctx.Err())
+	}
 }

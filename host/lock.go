@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,6 +33,29 @@ func (f FS) Lock(ctx context.Context, name string) (unlock func(), err error) {
 // iSCSI node records) must have to themselves.
 func (f FS) LockShared(ctx context.Context, name string) (unlock func(), err error) {
 	return f.lock(ctx, name, unix.LOCK_SH)
+}
+
+// LockAll takes the exclusive locks of every name, in sorted order and
+// each name once, so two processes wanting overlapping sets never deadlock.
+// It is all or nothing: when one lock cannot be had before ctx ends, those
+// already taken are released. unlock releases them all, newest first.
+func (f FS) LockAll(ctx context.Context, names ...string) (unlock func(), err error) {
+	sorted := slices.Compact(slices.Sorted(slices.Values(names)))
+	unlocks := make([]func(), 0, len(sorted))
+	release := func() {
+		for i := len(unlocks) - 1; i >= 0; i-- {
+			unlocks[i]()
+		}
+	}
+	for _, n := range sorted {
+		u, err := f.Lock(ctx, n)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		unlocks = append(unlocks, u)
+	}
+	return release, nil
 }
 
 func (f FS) lock(ctx context.Context, name string, how int) (unlock func(), err error) {

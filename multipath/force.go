@@ -4,9 +4,8 @@ import (
 	"context"
 )
 
-// Remove takes the map away at detach: flushBuffers (the caller's block
-// device flush, so this package needs no SCSI code) writes its buffers
-// out, then Flush removes it. A failure stops the detach unless force.
+// Remove takes the map away at detach: its buffers are written out, then
+// Flush removes it. A failure stops the detach unless force.
 //
 // Forced, the map gets one removal attempt after its queueing is turned
 // off (queued I/O fails instead of hanging), and problems are only
@@ -14,8 +13,8 @@ import (
 // removes the paths beneath and then calls RemoveWhenClosed. Retrying the
 // removal instead would only wait out the flush timeout for a holder that
 // is not going away.
-func (m *Multipath) Remove(ctx context.Context, mp *Map, force bool, flushBuffers func(context.Context, string) error) (held bool, err error) {
-	if err := flushBuffers(ctx, mp.Device); err != nil {
+func (m *Multipath) Remove(ctx context.Context, mp *Map, force bool) (held bool, err error) {
+	if err := m.flushBuffers(ctx, mp.Device); err != nil {
 		if !force {
 			return false, err
 		}

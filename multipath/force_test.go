@@ -2,13 +2,13 @@ package multipath_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/host/hosttest"
@@ -38,8 +38,23 @@ func forceRunner(t *testing.T, root *string, flush, dmsetup string) *hosttest.Ru
 	})
 }
 
+// stuckDevice turns a fixture device into a FIFO nobody writes to: opening
+// it blocks, as BLKFLSBUF does on a map that queues I/O with no path left,
+// so the flush runs into its deadline. Cleanup opens the writing end, which
+// lets the blocked flush finish.
+func stuckDevice(t *testing.T, root, dev string) {
+	t.Helper()
+	p := filepath.Join(root, dev)
+	require.NoError(t, os.Remove(p))
+	require.NoError(t, unix.Mkfifo(p, 0o600))
+	t.Cleanup(func() {
+		if fd, err := unix.Open(p, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+			unix.Close(fd)
+		}
+	})
+}
+
 func TestRemoveForced(t *testing.T) {
-	failing := func(context.Context, string) error { return errors.New("BLKFLSBUF: input/output error") }
 	tests := []struct {
 		name     string
 		flush    string
@@ -55,12 +70,13 @@ func TestRemoveForced(t *testing.T) {
 			h, root0 := hosttest.New(t, r)
 			root = root0
 			fixtureMap(t, root, "0")
+			stuckDevice(t, root, "/dev/dm-0")
 			// A flush timeout far above the test's run time: the forced
 			// path must not wait it out.
-			m := multipath.New(h, multipath.Options{FlushTimeout: time.Hour})
+			m := multipath.New(h, multipath.Options{FlushTimeout: time.Hour, CommandTimeout: 50 * time.Millisecond})
 			mp, err := m.MapOf("sdb")
 			require.NoError(t, err)
-			held, err := m.Remove(context.Background(), mp, true, failing)
+			held, err := m.Remove(context.Background(), mp, true)
 			require.NoError(t, err, "forced: a failed buffer flush and a held map only warn")
 			require.Equal(t, tt.wantHeld, held)
 			require.Equal(t, []string{"multipathd disablequeueing map mpatha", "multipath -f mpatha"}, r.Calls())
@@ -69,16 +85,17 @@ func TestRemoveForced(t *testing.T) {
 }
 
 func TestRemoveUnforced(t *testing.T) {
-	errFlush := errors.New("BLKFLSBUF: input/output error")
 	t.Run("a failed buffer flush stops the detach before the map is touched", func(t *testing.T) {
 		r := hosttest.NewRunner(nil)
 		h, root := hosttest.New(t, r)
 		fixtureMap(t, root, "0")
-		m := multipath.New(h, multipath.Options{})
+		stuckDevice(t, root, "/dev/dm-0")
+		m := multipath.New(h, multipath.Options{CommandTimeout: 50 * time.Millisecond})
 		mp, err := m.MapOf("sdb")
 		require.NoError(t, err)
-		_, err = m.Remove(context.Background(), mp, false, func(context.Context, string) error { return errFlush })
-		require.ErrorIs(t, err, errFlush)
+		_, err = m.Remove(context.Background(), mp, false)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.ErrorContains(t, err, "flush /dev/dm-0")
 		require.Empty(t, r.Calls())
 	})
 	t.Run("the map is flushed", func(t *testing.T) {
@@ -90,7 +107,7 @@ func TestRemoveUnforced(t *testing.T) {
 		m := multipath.New(h, multipath.Options{})
 		mp, err := m.MapOf("sdb")
 		require.NoError(t, err)
-		held, err := m.Remove(context.Background(), mp, false, func(context.Context, string) error { return nil })
+		held, err := m.Remove(context.Background(), mp, false)
 		require.NoError(t, err)
 		require.False(t, held)
 		require.Equal(t, []string{"multipath -f mpatha"}, r.Calls())

@@ -1,7 +1,7 @@
 // Package scsi is Linux SCSI over sysfs, shared by the iSCSI and Fibre
 // Channel connectors: address a LUN by H:C:T:L, scan exactly that LUN, find
-// and wait for its block device, read its WWID, flush it, delete it and wait
-// until it is gone, and list what holds it (dm-multipath maps).
+// and wait for its block device, read its WWID, delete it and wait until it
+// is gone, and check what holds it (mounts, dm-multipath maps).
 //
 // Disks are named as the kernel names them ("sdb"); DevPath gives "/dev/sdb".
 // Every path goes through host.FS, so tests run on a fixture sysfs tree.
@@ -67,8 +67,6 @@ func ParseHCTL(s string) (HCTL, error) {
 
 // Options tune SCSI operations; the zero value means the defaults.
 type Options struct {
-	// CommandTimeout bounds one external command (blockdev). Default 30 s.
-	CommandTimeout time.Duration
 	// DeviceTimeout bounds the wait for a scanned LUN's block device. Default 30 s.
 	DeviceTimeout time.Duration
 	// GoneTimeout bounds the wait for deleted devices to disappear. Default 20 s.
@@ -78,9 +76,6 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.CommandTimeout <= 0 {
-		o.CommandTimeout = 30 * time.Second
-	}
 	if o.DeviceTimeout <= 0 {
 		o.DeviceTimeout = 30 * time.Second
 	}
@@ -92,10 +87,9 @@ func (o Options) withDefaults() Options {
 
 // SCSI works on the host's SCSI devices.
 type SCSI struct {
-	fs     host.FS
-	runner host.Runner
-	log    *slog.Logger
-	opts   Options
+	fs   host.FS
+	log  *slog.Logger
+	opts Options
 }
 
 // New returns a SCSI over h.
@@ -104,7 +98,7 @@ func New(h *host.Host, opts Options) *SCSI {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &SCSI{fs: h.FS, runner: h.Runner, log: log, opts: opts.withDefaults()}
+	return &SCSI{fs: h.FS, log: log, opts: opts.withDefaults()}
 }
 
 // ErrNotFound means no block device exists (yet) for an address.
@@ -278,40 +272,6 @@ func (s *SCSI) Holders(name string) ([]string, error) {
 		out = append(out, e.Name())
 	}
 	return out, nil
-}
-
-// Flush writes the disk's dirty buffers out (the BLKFLSBUF ioctl, what
-// blockdev --flushbufs does, without a process), bounded by
-// Options.CommandTimeout (or ctx). A disk that is already gone has nothing
-// to flush.
-func (s *SCSI) Flush(ctx context.Context, name string) error {
-	if !ident.DiskName(name) && !ident.DMName(name) {
-		return fmt.Errorf("flush %q: not a disk name", name)
-	}
-	if !s.fs.Exists(DevPath(name)) {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.CommandTimeout)
-	defer cancel()
-	start := time.Now()
-	// The ioctl cannot be interrupted; on timeout it is left to finish
-	// (or fail, once a forced detach makes the map fail its I/O).
-	done := make(chan error, 1)
-	go func() { done <- s.fs.FlushBuffers(DevPath(name)) }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = fmt.Errorf("timed out after %s: %w", time.Since(start).Round(time.Millisecond), ctx.Err())
-	}
-	s.log.Debug("scsi flush", "device", DevPath(name), "took", time.Since(start).Round(time.Millisecond))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || !s.Exists(name) && !s.fs.Exists(DevPath(name)) {
-			return nil
-		}
-		return fmt.Errorf("flush %s: %w", DevPath(name), err)
-	}
-	return nil
 }
 
 // Delete removes the disk from the kernel (1 > /sys/block/<name>/device/delete).

@@ -121,22 +121,7 @@ func TestFindWaitWWIDDelete(t *testing.T) {
 	require.NoError(t, s2.WaitGone(ctx, "sdb"))
 	// Already gone is success.
 	require.NoError(t, s.Delete(ctx, "sdb"))
-	require.NoError(t, s.Flush(ctx, "sdb"))
 	require.False(t, s.Exists("sdb"))
-}
-
-func TestFlushRunsNoCommand(t *testing.T) {
-	r := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
-		return host.Result{}, hosttest.Fail(cmd, 1, "no command expected")
-	})
-	h, root := hosttest.New(t, r)
-	fixtureDisk(t, root, "2:0:0:1", "sdb", "")
-	s := scsi.New(h, scsi.Options{})
-	// The fixture's /dev/sdb is a plain file: fsynced instead of BLKFLSBUF.
-	require.NoError(t, s.Flush(context.Background(), "sdb"))
-	require.Empty(t, r.Calls(), "the flush is an ioctl, not blockdev")
-	require.NoError(t, s.Flush(context.Background(), "sdz"), "a disk that is gone has nothing to flush")
-	require.Error(t, s.Flush(context.Background(), "../etc"))
 }
 
 func TestNamesRejected(t *testing.T) {

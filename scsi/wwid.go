@@ -188,3 +188,19 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
+
+// ShowsOther reports whether the disk now shows a volume other than the
+// one with WWID want, as when a LUN number was reused for another volume
+// after a failed detach: such a disk is not the caller's to take away. An
+// empty want, or a WWID that cannot be read, counts as the same volume.
+func (s *SCSI) ShowsOther(disk, want string) bool {
+	if want == "" {
+		return false
+	}
+	w, err := s.WWID(disk)
+	if err != nil || w == want {
+		return false
+	}
+	s.log.Warn("scsi: LUN now shows another volume; leaving it alone", "disk", disk, "wwid", w, "want", want)
+	return true
+}

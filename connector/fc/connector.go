@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -48,9 +47,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RescanInterval <= 0 {
 		o.RescanInterval = 2 * time.Second
-	}
-	if o.SCSI.CommandTimeout <= 0 {
-		o.SCSI.CommandTimeout = o.CommandTimeout
 	}
 	if o.SCSI.DeviceTimeout <= 0 {
 		o.SCSI.DeviceTimeout = 30 * time.Second
@@ -108,35 +104,14 @@ func (c *Connector) parse(ci connector.ConnectionInfo) (*Info, error) {
 
 // lock serialises brick processes working on the same target ports, so a
 // disconnect deleting a LUN's paths does not race a connect scanning it.
-// Names are sorted so two processes never deadlock.
 func (c *Connector) lock(ctx context.Context, info *Info) (func(), error) {
 	names := make([]string, 0, len(info.Targets))
-	seen := map[string]bool{}
 	for _, t := range info.Targets {
-		n := "fc-" + t.WWPN + "-" + strconv.Itoa(t.LUN)
-		if !seen[n] {
-			seen[n] = true
-			names = append(names, n)
-		}
+		names = append(names, "fc-"+t.WWPN+"-"+strconv.Itoa(t.LUN))
 	}
-	sort.Strings(names)
 	ctx, cancel := context.WithTimeout(ctx, c.opts.LockTimeout)
 	defer cancel()
-	var unlocks []func()
-	release := func() {
-		for i := len(unlocks) - 1; i >= 0; i-- {
-			unlocks[i]()
-		}
-	}
-	for _, n := range names {
-		u, err := c.h.FS.Lock(ctx, n)
-		if err != nil {
-			release()
-			return nil, err
-		}
-		unlocks = append(unlocks, u)
-	}
-	return release, nil
+	return c.h.FS.LockAll(ctx, names...)
 }
 
 // selectHBAs returns the HBAs the volume may use: Online ones, and only

@@ -2,9 +2,7 @@ package fc
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/brick-storage/brick/connector"
@@ -15,9 +13,8 @@ import (
 
 // attached is what is on the host for a volume.
 type attached struct {
-	disks []string          // sdX of the volume on every path
+	vol   multipath.Volume  // the disks of the volume on every path, and their map
 	hctls map[string]string // disk -> H:C:T:L, for messages
-	mp    *multipath.Map    // the map over the disks, if any
 }
 
 // find looks the volume's devices up in sysfs: the LUN behind each
@@ -30,70 +27,88 @@ func (c *Connector) find(info *Info, dev *connector.Device) (*attached, error) {
 	if err != nil {
 		return nil, err
 	}
-	want := map[Target]bool{}
+	f := finder{c: c, dev: dev, want: map[Target]bool{}, hctls: map[string]string{}}
 	for _, t := range info.Targets {
-		want[t] = true
-	}
-	a := &attached{hctls: map[string]string{}}
-	consider := func(disk string, addr scsi.HCTL) {
-		if _, dup := a.hctls[disk]; dup {
-			return
-		}
-		port, err := targetPortOf(c.h.FS, addr)
-		if err != nil || !want[Target{WWPN: port, LUN: addr.LUN}] {
-			return
-		}
-		if dev != nil && dev.WWN != "" {
-			if w, err := c.scsi.WWID(disk); err == nil && w != dev.WWN {
-				c.log.Warn("fc: LUN now shows another volume; leaving it alone", "disk", disk, "wwid", w, "want", dev.WWN)
-				return
-			}
-		}
-		a.hctls[disk] = addr.String()
-		a.disks = append(a.disks, disk)
+		f.want[t] = true
 	}
 	for _, p := range buildPaths(info, hbas) {
-		if port, ok := findRemotePort(c.h.FS, p.hba.Host, p.target.WWPN); ok {
-			p.port = port
-			names, err := c.scsi.Find(p.addr())
-			if err != nil {
-				return nil, err
-			}
-			for _, n := range names {
-				consider(n, p.addr())
-			}
-		}
-		if l := p.linkPath(); l != "" {
-			if d := diskOfLink(c.h.FS, l); d != "" {
-				if addr, err := c.scsi.HCTLOf(d); err == nil {
-					consider(d, addr)
-				}
-			}
+		if err := f.route(p); err != nil {
+			return nil, err
 		}
 	}
 	if dev != nil {
-		for _, p := range dev.Paths {
-			d, err := scsi.DiskName(p)
-			if err != nil || !ident.DiskName(d) {
-				continue
-			}
-			if addr, err := c.scsi.HCTLOf(d); err == nil {
-				consider(d, addr)
-			}
+		f.devPaths(dev.Paths)
+	}
+	return &attached{vol: c.mp.FindVolume(f.disks, multipathID(dev)), hctls: f.hctls}, nil
+}
+
+// finder collects the disks of a volume, each once.
+type finder struct {
+	c     *Connector
+	dev   *connector.Device
+	want  map[Target]bool
+	disks []string
+	hctls map[string]string
+}
+
+// route takes the disks at the route's address and behind its by-path link.
+func (f *finder) route(p *route) error {
+	if port, ok := findRemotePort(f.c.h.FS, p.hba.Host, p.target.WWPN); ok {
+		p.port = port
+		names, err := f.c.scsi.Find(p.addr())
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			f.consider(n, p.addr())
 		}
 	}
-	sort.Strings(a.disks)
-	if len(a.disks) > 0 {
-		if mp, err := c.mp.MapOf(a.disks...); err == nil {
-			a.mp = mp
+	if l := p.linkPath(); l != "" {
+		if d := diskOfLink(f.c.h.FS, l); d != "" {
+			f.considerDisk(d)
 		}
 	}
-	if a.mp == nil && dev != nil && dev.MultipathID != "" {
-		if mp, err := c.mp.MapByWWID(dev.MultipathID); err == nil {
-			a.mp = mp
+	return nil
+}
+
+// devPaths takes the disks a device record lists.
+func (f *finder) devPaths(paths []string) {
+	for _, p := range paths {
+		if d, err := scsi.DiskName(p); err == nil && ident.DiskName(d) {
+			f.considerDisk(d)
 		}
 	}
-	return a, nil
+}
+
+func (f *finder) considerDisk(d string) {
+	if addr, err := f.c.scsi.HCTLOf(d); err == nil {
+		f.consider(d, addr)
+	}
+}
+
+// consider takes a disk that sits behind a requested target port at the
+// volume's LUN and shows the volume dev names.
+func (f *finder) consider(disk string, addr scsi.HCTL) {
+	if _, dup := f.hctls[disk]; dup {
+		return
+	}
+	port, err := targetPortOf(f.c.h.FS, addr)
+	if err != nil || !f.want[Target{WWPN: port, LUN: addr.LUN}] {
+		return
+	}
+	if f.dev != nil && f.c.scsi.ShowsOther(disk, f.dev.WWN) {
+		return
+	}
+	f.hctls[disk] = addr.String()
+	f.disks = append(f.disks, disk)
+}
+
+// multipathID is the map WWID dev carries, "" without dev.
+func multipathID(dev *connector.Device) string {
+	if dev == nil {
+		return ""
+	}
+	return dev.MultipathID
 }
 
 // DevicePaths returns the volume's devices present on the host: the map
@@ -107,18 +122,13 @@ func (c *Connector) DevicePaths(ctx context.Context, ci connector.ConnectionInfo
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	if a.mp != nil {
-		out = append(out, a.mp.DevPath())
-	}
-	return append(out, devPaths(a.disks)...), nil
+	return a.vol.DevicePaths(), nil
 }
 
-// Disconnect takes the volume away in an order that loses nothing: refuse
-// while it is in use (unless Force), flush the map or disks, remove the
-// map, delete every path's SCSI device and wait for them to go, and forget
-// the WWID. Other LUNs behind the same target ports are not touched. A
-// volume that is not attached is success.
+// Disconnect takes the volume away (multipath.Teardown: refuse while in
+// use unless Force, flush, remove the map, delete every path's SCSI device,
+// forget the WWID). Other LUNs behind the same target ports are not
+// touched. A volume that is not attached is success.
 func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo, dev *connector.Device, opts connector.DisconnectOptions) error {
 	info, err := c.parse(ci)
 	if err != nil {
@@ -134,62 +144,12 @@ func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo,
 		return fmt.Errorf("fc disconnect: %w", err)
 	}
 	var hctls []string
-	for _, d := range a.disks {
+	for _, d := range a.vol.Disks {
 		hctls = append(hctls, d+"="+a.hctls[d])
 	}
-	c.log.Debug("fc disconnect", "disks", strings.Join(hctls, ","), "map", a.mp != nil)
-
-	busy := a.disks
-	if a.mp != nil {
-		busy = []string{a.mp.Device}
-	}
-	if err := c.scsi.CheckNotInUse(busy...); err != nil {
-		if !opts.Force {
-			return fmt.Errorf("fc disconnect: %w (use --force to detach anyway, losing unwritten data)", err)
-		}
-		c.log.Warn("fc: device in use; detaching anyway (--force)", "err", err.Error())
-	}
-	heldMap := false
-	if a.mp != nil {
-		if heldMap, err = c.mp.Remove(ctx, a.mp, opts.Force, c.scsi.Flush); err != nil {
-			return fmt.Errorf("fc disconnect: %w", err)
-		}
-	} else {
-		for _, d := range a.disks {
-			if err := c.scsi.Flush(ctx, d); err != nil {
-				if !opts.Force {
-					return fmt.Errorf("fc disconnect: %w", err)
-				}
-				c.log.Warn("fc: flush failed; continuing (--force)", "err", err.Error())
-			}
-		}
-	}
-	var errs []error
-	for _, d := range a.disks {
-		if err := c.scsi.Delete(ctx, d); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := c.scsi.WaitGone(ctx, a.disks...); err != nil {
-		errs = append(errs, err)
-	}
-	if heldMap {
-		c.mp.RemoveWhenClosed(ctx, a.mp)
-	}
-	if err := errors.Join(errs...); err != nil {
+	c.log.Debug("fc disconnect", "disks", strings.Join(hctls, ","), "map", a.vol.Map != nil)
+	if err := c.mp.Teardown(ctx, c.scsi, a.vol, opts.Force); err != nil {
 		return fmt.Errorf("fc disconnect: %w", err)
-	}
-	wwid := ""
-	switch {
-	case a.mp != nil:
-		wwid = a.mp.WWID
-	case dev != nil && dev.MultipathID != "":
-		wwid = dev.MultipathID
-	}
-	if wwid != "" && c.mp.WWIDKnown(wwid) {
-		if err := c.mp.RemoveWWID(ctx, wwid); err != nil {
-			c.log.Warn("fc: could not forget the multipath WWID", "err", err.Error())
-		}
 	}
 	return nil
 }

@@ -62,9 +62,6 @@ func (o Options) withDefaults() Options {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = 5 * time.Minute
 	}
-	if o.SCSI.CommandTimeout <= 0 {
-		o.SCSI.CommandTimeout = o.CommandTimeout
-	}
 	if o.MultipathOptions.CommandTimeout <= 0 {
 		o.MultipathOptions.CommandTimeout = o.CommandTimeout
 	}
@@ -129,8 +126,7 @@ var lockSafeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 
 // lockTargets serialises brick processes working on the same targets: the
 // decision to log out (no LUN left) must not race with another process
-// that has just logged in to scan its own LUN. Locks are taken in sorted
-// order so two processes never deadlock.
+// that has just logged in to scan its own LUN.
 func (c *Connector) lockTargets(ctx context.Context, iqns []string) (func(), error) {
 	names := make([]string, 0, len(iqns))
 	for _, iqn := range iqns {
@@ -141,24 +137,9 @@ func (c *Connector) lockTargets(ctx context.Context, iqns []string) (func(), err
 		}
 		names = append(names, name)
 	}
-	sort.Strings(names)
 	ctx, cancel := context.WithTimeout(ctx, c.opts.LockTimeout)
 	defer cancel()
-	var unlocks []func()
-	release := func() {
-		for i := len(unlocks) - 1; i >= 0; i-- {
-			unlocks[i]()
-		}
-	}
-	for _, n := range names {
-		u, err := c.h.FS.Lock(ctx, n)
-		if err != nil {
-			release()
-			return nil, err
-		}
-		unlocks = append(unlocks, u)
-	}
-	return release, nil
+	return c.h.FS.LockAll(ctx, names...)
 }
 
 // Connect logs in, scans the volume's LUN, waits for its device, verifies

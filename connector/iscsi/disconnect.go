@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -16,12 +15,29 @@ import (
 
 // attached is what is on the host for a volume.
 type attached struct {
-	disks    []string          // sdX of the volume on every session
+	vol      multipath.Volume  // the disks of the volume on every session, and their map
 	sessions []Session         // sessions that carry a path, or that info names
-	bySess   map[int][]string  // session ID -> its disks of this volume
-	mp       *multipath.Map    // the map over the disks, if any
 	records  map[Target]bool   // node records that exist for info's targets
 	hctl     map[string]string // disk -> H:C:T:L, for messages
+}
+
+// wanted is what a volume's connection info names: the LUNs per target IQN
+// and the (portal, IQN) pairs.
+type wanted struct {
+	luns  map[string]map[int]bool
+	named map[Target]bool
+}
+
+func wantedBy(info *Info) wanted {
+	w := wanted{luns: map[string]map[int]bool{}, named: map[Target]bool{}}
+	for _, t := range info.Targets {
+		if w.luns[t.IQN] == nil {
+			w.luns[t.IQN] = map[int]bool{}
+		}
+		w.luns[t.IQN][t.LUN] = true
+		w.named[Target{Portal: t.Portal, IQN: t.IQN}] = true
+	}
+	return w
 }
 
 // find looks up the volume's sessions, disks and map from sysfs. With dev
@@ -32,67 +48,57 @@ func (c *Connector) find(info *Info, dev *connector.Device) (*attached, error) {
 	if err != nil {
 		return nil, err
 	}
-	wantIQN := map[string]bool{}
-	luns := map[string]map[int]bool{}
-	named := map[Target]bool{}
-	for _, t := range info.Targets {
-		wantIQN[t.IQN] = true
-		if luns[t.IQN] == nil {
-			luns[t.IQN] = map[int]bool{}
-		}
-		luns[t.IQN][t.LUN] = true
-		named[Target{Portal: t.Portal, IQN: t.IQN}] = true
-	}
-	a := &attached{bySess: map[int][]string{}, records: map[Target]bool{}, hctl: map[string]string{}}
+	want := wantedBy(info)
+	a := &attached{records: map[Target]bool{}, hctl: map[string]string{}}
+	var disks []string
 	for _, s := range all {
-		if !wantIQN[s.Target] {
+		if want.luns[s.Target] == nil {
 			continue
 		}
-		disks, err := sessionDisks(c.h.FS, s, slices.Sorted(maps.Keys(luns[s.Target]))...)
+		mine, err := c.volumeDisks(s, want.luns[s.Target], dev, a.hctl)
 		if err != nil {
 			return nil, err
 		}
-		var mine []string
-		for disk, addr := range disks {
-			if !luns[s.Target][addr.LUN] {
-				continue
-			}
-			if dev != nil && dev.WWN != "" {
-				if w, err := c.scsi.WWID(disk); err == nil && w != dev.WWN {
-					c.log.Warn("iscsi: LUN now shows another volume; leaving it alone", "disk", disk, "wwid", w, "want", dev.WWN)
-					continue
-				}
-			}
-			mine = append(mine, disk)
-			a.hctl[disk] = addr.String()
-		}
-		sort.Strings(mine)
 		// A session matters if it carries our LUN, or if it is one of the
 		// portals info names (a leftover of a failed connect).
-		if len(mine) > 0 || named[Target{Portal: s.Portal, IQN: s.Target}] {
+		if len(mine) > 0 || want.named[Target{Portal: s.Portal, IQN: s.Target}] {
 			a.sessions = append(a.sessions, s)
-			a.bySess[s.ID] = mine
-			a.disks = append(a.disks, mine...)
+			disks = append(disks, mine...)
 		}
 	}
-	sort.Strings(a.disks)
-	if len(a.disks) > 0 {
-		if mp, err := c.mp.MapOf(a.disks...); err == nil {
-			a.mp = mp
-		}
-	}
-	if a.mp == nil && dev != nil && dev.MultipathID != "" {
-		if mp, err := c.mp.MapByWWID(dev.MultipathID); err == nil {
-			a.mp = mp
-		}
-	}
-	for _, t := range info.Targets {
-		files, err := recordFiles(c.h.FS, t.IQN, t.Portal)
-		if err == nil && len(files) > 0 {
-			a.records[Target{Portal: t.Portal, IQN: t.IQN}] = true
+	a.vol = c.mp.FindVolume(disks, multipathID(dev))
+	for key := range want.named {
+		if files, err := recordFiles(c.h.FS, key.IQN, key.Portal); err == nil && len(files) > 0 {
+			a.records[key] = true
 		}
 	}
 	return a, nil
+}
+
+// volumeDisks returns the session's disks at the volume's LUNs, leaving out
+// any that now shows another volume than dev, and notes their addresses.
+func (c *Connector) volumeDisks(s Session, luns map[int]bool, dev *connector.Device, hctl map[string]string) ([]string, error) {
+	disks, err := sessionDisks(c.h.FS, s, slices.Sorted(maps.Keys(luns))...)
+	if err != nil {
+		return nil, err
+	}
+	var mine []string
+	for disk, addr := range disks {
+		if !luns[addr.LUN] || dev != nil && c.scsi.ShowsOther(disk, dev.WWN) {
+			continue
+		}
+		mine = append(mine, disk)
+		hctl[disk] = addr.String()
+	}
+	return mine, nil
+}
+
+// multipathID is the map WWID dev carries, "" without dev.
+func multipathID(dev *connector.Device) string {
+	if dev == nil {
+		return ""
+	}
+	return dev.MultipathID
 }
 
 // DevicePaths returns the volume's devices present on the host: the map
@@ -106,18 +112,13 @@ func (c *Connector) DevicePaths(ctx context.Context, ci connector.ConnectionInfo
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	if a.mp != nil {
-		out = append(out, a.mp.DevPath())
-	}
-	return append(out, devPaths(a.disks)...), nil
+	return a.vol.DevicePaths(), nil
 }
 
-// Disconnect takes the volume away in an order that loses nothing: refuse
-// while it is in use (unless Force), flush the map or disk, remove the map,
-// delete the SCSI devices and wait for them to go, forget the WWID, and log
-// out of each session no other LUN uses (deleting its node record). A
-// volume that is not attached is success.
+// Disconnect takes the volume away (multipath.Teardown: refuse while in
+// use unless Force, flush, remove the map, delete the SCSI devices, forget
+// the WWID), then logs out of each session no other LUN uses (deleting its
+// node record). A volume that is not attached is success.
 func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo, dev *connector.Device, opts connector.DisconnectOptions) error {
 	info, err := c.parse(ci)
 	if err != nil {
@@ -132,83 +133,17 @@ func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo,
 	if err != nil {
 		return fmt.Errorf("iscsi disconnect: %w", err)
 	}
-	c.log.Debug("iscsi disconnect", "disks", strings.Join(a.disks, ","), "sessions", len(a.sessions), "map", a.mp != nil)
-
-	if err := c.checkNotInUse(a); err != nil {
-		if !opts.Force {
-			return fmt.Errorf("iscsi disconnect: %w (use --force to detach anyway, losing unwritten data)", err)
-		}
-		c.log.Warn("iscsi: device in use; detaching anyway (--force)", "err", err.Error())
-	}
-	heldMap := false
-	if a.mp != nil {
-		if heldMap, err = c.mp.Remove(ctx, a.mp, opts.Force, c.scsi.Flush); err != nil {
-			return fmt.Errorf("iscsi disconnect: %w", err)
-		}
-	} else {
-		for _, d := range a.disks {
-			if err := c.scsi.Flush(ctx, d); err != nil {
-				if !opts.Force {
-					return fmt.Errorf("iscsi disconnect: %w", err)
-				}
-				c.log.Warn("iscsi: flush failed; continuing (--force)", "err", err.Error())
-			}
-		}
-	}
-	var errs []error
-	for _, d := range a.disks {
-		if err := c.scsi.Delete(ctx, d); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := c.scsi.WaitGone(ctx, a.disks...); err != nil {
-		errs = append(errs, err)
-	}
-	if heldMap {
-		c.mp.RemoveWhenClosed(ctx, a.mp)
-	}
-	if err := errors.Join(errs...); err != nil {
+	c.log.Debug("iscsi disconnect", "disks", strings.Join(a.vol.Disks, ","), "sessions", len(a.sessions), "map", a.vol.Map != nil)
+	if err := c.mp.Teardown(ctx, c.scsi, a.vol, opts.Force); err != nil {
 		return fmt.Errorf("iscsi disconnect: %w", err)
 	}
-	wwid := ""
-	switch {
-	case a.mp != nil:
-		wwid = a.mp.WWID
-	case dev != nil && dev.MultipathID != "":
-		wwid = dev.MultipathID
-	}
-	// Forgetting the WWID and logging out are independent; overlap them.
-	var wg sync.WaitGroup
-	if wwid != "" && c.wwidKnown(wwid) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := c.mp.RemoveWWID(ctx, wwid); err != nil {
-				c.log.Warn("iscsi: could not forget the multipath WWID", "err", err.Error())
-			}
-		}()
-	}
-	err = c.logoutUnused(ctx, info, a)
-	wg.Wait()
-	return err
-}
-
-// checkNotInUse refuses a device that is mounted, has something stacked on
-// it (LVM, a partition's holder) or is held open exclusively.
-func (c *Connector) checkNotInUse(a *attached) error {
-	var devs []string
-	if a.mp != nil {
-		devs = []string{a.mp.Device}
-	} else {
-		devs = a.disks
-	}
-	return c.scsi.CheckNotInUse(devs...)
+	return c.logoutUnused(ctx, a)
 }
 
 // logoutUnused logs out of each session of the volume that no other LUN
 // uses any more, and deletes node records of info's targets that have no
 // session left. Other volumes on a shared target keep their session.
-func (c *Connector) logoutUnused(ctx context.Context, info *Info, a *attached) error {
+func (c *Connector) logoutUnused(ctx context.Context, a *attached) error {
 	var (
 		mu        sync.Mutex
 		errs      []error
