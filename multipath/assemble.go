@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/brick-storage/brick/ident"
 )
 
 // WWIDKnown reports whether multipath's wwids file lists the WWID already,
-// which saves a multipath run (about a second on a small host).
+// which saves a write under its lock.
 func (m *Multipath) WWIDKnown(wwid string) bool {
-	data, err := m.fs.ReadFile("/etc/multipath/wwids")
+	data, err := m.fs.ReadFile(WWIDsFile)
 	if err != nil {
 		return false
 	}
@@ -24,10 +25,18 @@ func (m *Multipath) WWIDKnown(wwid string) bool {
 }
 
 // Assemble returns the map over disks (all showing wwid), making multipathd
-// build it: the WWID goes into the wwids file, so find_multipaths strict or
-// on accepts even a single path, then each path not yet in a map is handed
-// to multipathd, whose udev event may have come and gone before the WWID
-// was known. Bounded by Options.MapTimeout.
+// build it over all of them at once:
+//
+//  1. wait until udev has processed every disk: multipathd reads a path's
+//     WWID from udev's database and refuses a path it cannot identify;
+//  2. add the WWID to the wwids file, so find_multipaths strict or on
+//     accepts even a single path;
+//  3. hand each disk not in a map yet to multipathd, all at once (its udev
+//     event may have come and gone before the WWID was known);
+//  4. wait for the map, then for it to hold every disk (N of M: a path that
+//     does not join in time only warns).
+//
+// Options.MapTimeout bounds each wait.
 func (m *Multipath) Assemble(ctx context.Context, wwid string, disks ...string) (*Map, error) {
 	if !ident.WWID(wwid) {
 		return nil, fmt.Errorf("multipath: WWID %q is not usable", wwid)
@@ -35,19 +44,87 @@ func (m *Multipath) Assemble(ctx context.Context, wwid string, disks ...string) 
 	if mp, err := m.MapOf(disks...); err == nil && mp.WWID == wwid && len(mp.Paths) >= len(disks) {
 		return mp, nil
 	}
+	m.waitUdevAll(ctx, disks)
 	if !m.WWIDKnown(wwid) {
 		if err := m.AddWWID(ctx, wwid); err != nil {
 			return nil, err
 		}
 	}
-	for _, d := range disks {
-		d = strings.TrimPrefix(d, "/dev/")
-		if entries, err := m.fs.ReadDir("/sys/block/" + d + "/holders"); err == nil && len(entries) > 0 {
-			continue
+	m.addPaths(ctx, disks)
+	mp, err := m.WaitForMap(ctx, wwid, disks...)
+	if err != nil {
+		return nil, err
+	}
+	return m.waitAllPaths(ctx, mp, len(disks)), nil
+}
+
+// Join hands disks that came up after the map was built to multipathd and
+// waits, within Options.MapTimeout, until the map holds want paths. A path
+// that does not join in time only warns: multipathd may add it later.
+func (m *Multipath) Join(ctx context.Context, mp *Map, late []string, want int) *Map {
+	m.addPaths(ctx, late)
+	return m.waitAllPaths(ctx, mp, want)
+}
+
+func (m *Multipath) waitAllPaths(ctx context.Context, mp *Map, want int) *Map {
+	if len(mp.Paths) >= want {
+		return mp
+	}
+	cur, all := m.WaitForPaths(ctx, mp, want)
+	if !all {
+		m.log.Warn("multipath: map does not hold every path yet", "map", cur.Name, "paths", len(cur.Paths), "want", want)
+	}
+	return cur
+}
+
+// waitUdevAll waits for udev on every disk at once (WaitUdevDone); a disk
+// udev does not finish is left for multipathd to judge.
+func (m *Multipath) waitUdevAll(ctx context.Context, disks []string) {
+	m.eachDisk(disks, func(d string) { m.waitUdev(ctx, d) })
+}
+
+func (m *Multipath) waitUdev(ctx context.Context, disk string) {
+	if err := m.WaitUdevDone(ctx, disk); err != nil {
+		m.log.Debug("multipath: udev has not processed the path", "disk", disk, "err", err.Error())
+	}
+}
+
+// addPaths hands each disk that no map holds yet to multipathd, after udev
+// has processed it. Each multipathd call can cost a second on a busy host
+// and the paths are independent, so they go at once. Often multipathd has
+// built the map from udev's event alone by then and no command is needed.
+func (m *Multipath) addPaths(ctx context.Context, disks []string) {
+	m.eachDisk(disks, func(d string) {
+		m.waitUdev(ctx, d)
+		if m.inMap(d) {
+			return
 		}
+		// "fail" here usually means multipathd knew the path already.
 		if err := m.AddPath(ctx, d); err != nil {
 			m.log.Debug("multipathd add path", "disk", d, "err", err.Error())
 		}
+	})
+}
+
+// inMap reports whether something (a map) holds the disk already.
+func (m *Multipath) inMap(disk string) bool {
+	disk = strings.TrimPrefix(disk, "/dev/")
+	if !ident.DiskName(disk) {
+		return false
 	}
-	return m.WaitForMap(ctx, wwid, disks...)
+	entries, err := m.fs.ReadDir("/sys/block/" + disk + "/holders")
+	return err == nil && len(entries) > 0
+}
+
+// eachDisk runs do for every disk in parallel and waits for all.
+func (m *Multipath) eachDisk(disks []string, do func(disk string)) {
+	var wg sync.WaitGroup
+	for _, d := range disks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			do(d)
+		}()
+	}
+	wg.Wait()
 }

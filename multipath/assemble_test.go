@@ -2,6 +2,9 @@ package multipath_test
 
 import (
 	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,8 +35,11 @@ func TestAssemble(t *testing.T) {
 	mp, err := m.Assemble(context.Background(), wwid, "sdb", "sdc")
 	require.NoError(t, err)
 	require.Equal(t, "dm-0", mp.Device)
-	// sdc joined the map with sdb, so it is not handed over again.
-	require.Equal(t, []string{"multipathd add path /dev/sdb"}, runner.Calls())
+	require.Equal(t, []string{"sdb", "sdc"}, mp.Paths, "every path is in the map")
+	// Both paths go to multipathd at once, each once.
+	calls := runner.Calls()
+	require.Contains(t, calls, "multipathd add path /dev/sdb")
+	require.Len(t, calls, len(slices.Compact(slices.Sorted(slices.Values(calls)))))
 	require.True(t, m.WWIDKnown(wwid), "the WWID went into the wwids file")
 
 	// Known WWID and a complete map: nothing runs.
@@ -46,4 +52,70 @@ func TestAssemble(t *testing.T) {
 
 	_, err = m.Assemble(context.Background(), "-bad wwid", "sdb")
 	require.Error(t, err)
+}
+
+// TestAssembleHandsOnlyNewPaths: a path a map holds already is not handed
+// to multipathd again; the new one is, and the map is awaited until it
+// holds it.
+func TestAssembleHandsOnlyNewPaths(t *testing.T) {
+	var root string
+	runner := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
+		if cmd.Name == "multipathd" && cmd.Args[0] == "add" && cmd.Args[2] == "/dev/sdd" {
+			joinFixtureMap(t, root, "sdd")
+		}
+		return host.Result{Stdout: []byte("ok\n")}, nil
+	})
+	h, r := hosttest.New(t, runner)
+	root = r
+	fixtureMap(t, root, "0")
+	hosttest.Mkdir(t, root, "/sys/devices/x/sdd/holders")
+	hosttest.Symlink(t, root, "/sys/block/sdd", "../devices/x/sdd")
+	m := multipath.New(h, multipath.Options{MapTimeout: 2 * time.Second})
+
+	mp, err := m.Assemble(context.Background(), wwid, "sdb", "sdc", "sdd")
+	require.NoError(t, err)
+	require.Equal(t, []string{"multipathd add path /dev/sdd"}, runner.Calls(), "sdb and sdc are in the map already")
+	require.Equal(t, []string{"sdb", "sdc", "sdd"}, mp.Paths)
+}
+
+// TestAssembleWaitsForUdevBeforeTheWWID: the WWID goes into the wwids file
+// only once udev has processed every path, so multipathd can identify all
+// of them when it builds the map.
+func TestAssembleWaitsForUdevBeforeTheWWID(t *testing.T) {
+	var root string
+	var once sync.Once
+	runner := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
+		if cmd.Name == "multipathd" && cmd.Args[0] == "add" {
+			once.Do(func() { fixtureMap(t, root, "0") })
+		}
+		return host.Result{Stdout: []byte("ok\n")}, nil
+	})
+	h, r := hosttest.New(t, runner)
+	root = r
+	hosttest.WriteFile(t, root, "/run/udev/control", "")
+	hosttest.Mkdir(t, root, "/run/udev/data")
+	for i, d := range []string{"sdb", "sdc"} {
+		hosttest.Mkdir(t, root, "/sys/devices/x/"+d+"/holders")
+		hosttest.WriteFile(t, root, "/sys/devices/x/"+d+"/dev", "8:"+[]string{"16", "32"}[i]+"\n")
+		hosttest.Symlink(t, root, "/sys/block/"+d, "../devices/x/"+d)
+	}
+	m := multipath.New(h, multipath.Options{MapTimeout: 5 * time.Second, Backoff: host.Backoff{Min: time.Millisecond, Max: 5 * time.Millisecond}})
+	var early atomic.Bool
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		hosttest.WriteFile(t, root, "/run/udev/data/b8:16", "")
+		time.Sleep(50 * time.Millisecond)
+		early.Store(m.WWIDKnown(wwid))
+		hosttest.WriteFile(t, root, "/run/udev/data/b8:32", "")
+	}()
+	mp, err := m.Assemble(context.Background(), wwid, "sdb", "sdc")
+	require.NoError(t, err)
+	require.False(t, early.Load(), "the WWID was added while udev still had a path to process")
+	require.Equal(t, "dm-0", mp.Device)
+}
+
+// joinFixtureMap adds disk to the fixture's dm-0 as multipathd would.
+func joinFixtureMap(t *testing.T, root, disk string) {
+	hosttest.Symlink(t, root, "/sys/devices/x/"+disk+"/holders/dm-0", "../../../virtual/block/dm-0")
+	hosttest.Symlink(t, root, "/sys/devices/virtual/block/dm-0/slaves/"+disk, "../../../../x/"+disk)
 }

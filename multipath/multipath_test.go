@@ -18,7 +18,8 @@ import (
 
 const wwid = "360000000000000000e00000000010001"
 
-// fixtureMap lays out dm-0 = mpatha over sdb and sdc.
+// fixtureMap lays out dm-0 = mpatha over sdb and sdc (keeping disk links
+// already there).
 func fixtureMap(t *testing.T, root string, ro string) {
 	t.Helper()
 	hosttest.WriteFile(t, root, "/sys/devices/virtual/block/dm-0/dm/uuid", "mpath-"+wwid+"\n")
@@ -27,7 +28,9 @@ func fixtureMap(t *testing.T, root string, ro string) {
 	hosttest.Symlink(t, root, "/sys/block/dm-0", "../devices/virtual/block/dm-0")
 	for _, d := range []string{"sdb", "sdc"} {
 		hosttest.Mkdir(t, root, "/sys/devices/x/"+d+"/holders")
-		hosttest.Symlink(t, root, "/sys/block/"+d, "../devices/x/"+d)
+		if _, err := os.Lstat(filepath.Join(root, "/sys/block", d)); err != nil {
+			hosttest.Symlink(t, root, "/sys/block/"+d, "../devices/x/"+d)
+		}
 		hosttest.Symlink(t, root, "/sys/devices/x/"+d+"/holders/dm-0", "../../../virtual/block/dm-0")
 		hosttest.Symlink(t, root, "/sys/devices/virtual/block/dm-0/slaves/"+d, "../../../../x/"+d)
 	}

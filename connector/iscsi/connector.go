@@ -16,7 +16,6 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
-	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/multipath"
 	"github.com/brick-storage/brick/scsi"
 )
@@ -556,12 +555,12 @@ func (c *Connector) connectMultipath(ctx context.Context, info *Info, targets []
 		}
 	}
 	early := len(paths)
-	mp, err := c.buildMap(ctx, wwid, disksOf(paths))
+	mp, err := c.mp.Assemble(ctx, wwid, disksOf(paths)...)
 	for pending > 0 {
 		take(<-finished)
 	}
 	if err == nil && len(paths) > early {
-		mp = c.joinMap(ctx, mp, disksOf(paths[early:]), len(paths))
+		mp = c.mp.Join(ctx, mp, disksOf(paths[early:]), len(paths))
 	}
 	// Report the paths in the order of the connection info (the singular
 	// target first), not in the order they came up.
@@ -612,104 +611,12 @@ func disksOf(paths []*pathResult) []string {
 	return out
 }
 
-// joinMap hands paths that came up after the map was built to multipathd
-// and waits, within the map timeout, until the map holds want paths. A
-// path that does not join in time is no reason to fail.
-func (c *Connector) joinMap(ctx context.Context, mp *multipath.Map, late []string, want int) *multipath.Map {
-	c.addPaths(ctx, late)
-	cur, all := c.mp.WaitForPaths(ctx, mp, want)
-	if !all {
-		c.log.Warn("iscsi: multipath map does not hold every path yet", "map", cur.Name, "paths", len(cur.Paths), "want", want)
-	}
-	return cur
-}
-
-// addPaths hands each disk to multipathd (addPath). Each multipathd call
-// costs about a second on a busy host; the paths are independent, so they
-// are handed over at once.
-func (c *Connector) addPaths(ctx context.Context, disks []string) {
-	var wg sync.WaitGroup
-	for _, d := range disks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.addPath(ctx, d)
-		}()
-	}
-	wg.Wait()
-}
-
-// addPath hands a path to multipathd unless a map holds it already.
-// multipathd reads a path's WWID from udev's database, so it waits for udev
-// first; often multipathd has then built the map from udev's event alone
-// (the WWID was known by then) and no command is needed.
-func (c *Connector) addPath(ctx context.Context, d string) {
-	if err := c.mp.WaitUdevDone(ctx, d); err != nil {
-		c.log.Debug("multipath: udev has not processed the path", "disk", d, "err", err.Error())
-	}
-	if holders, _ := c.scsi.Holders(d); len(holders) > 0 {
-		return
-	}
-	// "fail" here usually means multipathd knew the path already.
-	if err := c.mp.AddPath(ctx, d); err != nil {
-		c.log.Debug("multipathd add path", "disk", d, "err", err.Error())
-	}
-}
-
 func devPaths(disks []string) []string {
 	out := make([]string, len(disks))
 	for i, d := range disks {
 		out[i] = scsi.DevPath(d)
 	}
 	return out
-}
-
-// buildMap returns the map over disks, making multipathd build it: the
-// WWID goes into the wwids file (so find_multipaths strict/on accepts a
-// single path), then each path is handed to multipathd, whose udev event
-// may have come and gone before the WWID was known.
-func (c *Connector) buildMap(ctx context.Context, wwid string, disks []string) (*multipath.Map, error) {
-	if !ident.WWID(wwid) {
-		return nil, fmt.Errorf("multipath: WWID %q is not usable", wwid)
-	}
-	if mp, err := c.mp.MapOf(disks...); err == nil && mp.WWID == wwid && len(mp.Paths) >= len(disks) {
-		return mp, nil
-	}
-	if !c.wwidKnown(wwid) {
-		if err := c.mp.AddWWID(ctx, wwid); err != nil {
-			return nil, err
-		}
-	}
-	c.addPaths(ctx, disks)
-	mp, err := c.mp.WaitForMap(ctx, wwid, disks...)
-	if err != nil {
-		return nil, err
-	}
-	// The map can appear with its first path before multipathd adds the
-	// rest: wait for every path that came up (N of M), within the map
-	// timeout; a late path is no reason to fail, multipathd adds it later.
-	if len(mp.Paths) < len(disks) {
-		var all bool
-		if mp, all = c.mp.WaitForPaths(ctx, mp, len(disks)); !all {
-			c.log.Warn("iscsi: multipath map does not hold every path yet", "map", mp.Name, "paths", len(mp.Paths), "want", len(disks))
-		}
-	}
-	return mp, nil
-}
-
-// wwidKnown reports whether multipath's wwids file lists the WWID already,
-// which saves a multipath run (about a second on a small host).
-func (c *Connector) wwidKnown(wwid string) bool {
-	data, err := c.h.FS.ReadFile("/etc/multipath/wwids")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "/"+wwid+"/" {
-			return true
-		}
-	}
-	return false
 }
 
 // discoverPaths asks the one portal given for every portal of the target
