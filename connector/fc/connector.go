@@ -1,6 +1,7 @@
 package fc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,22 +39,13 @@ type Options struct {
 	MultipathOptions multipath.Options
 }
 
+// withDefaults puts the default in place of every zero or negative value.
 func (o Options) withDefaults() Options {
-	if o.CommandTimeout <= 0 {
-		o.CommandTimeout = 30 * time.Second
-	}
-	if o.LockTimeout <= 0 {
-		o.LockTimeout = 5 * time.Minute
-	}
-	if o.RescanInterval <= 0 {
-		o.RescanInterval = 2 * time.Second
-	}
-	if o.SCSI.DeviceTimeout <= 0 {
-		o.SCSI.DeviceTimeout = 30 * time.Second
-	}
-	if o.MultipathOptions.CommandTimeout <= 0 {
-		o.MultipathOptions.CommandTimeout = o.CommandTimeout
-	}
+	o.CommandTimeout = cmp.Or(max(o.CommandTimeout, 0), 30*time.Second)
+	o.LockTimeout = cmp.Or(max(o.LockTimeout, 0), 5*time.Minute)
+	o.RescanInterval = cmp.Or(max(o.RescanInterval, 0), 2*time.Second)
+	o.SCSI.DeviceTimeout = cmp.Or(max(o.SCSI.DeviceTimeout, 0), 30*time.Second)
+	o.MultipathOptions.CommandTimeout = cmp.Or(max(o.MultipathOptions.CommandTimeout, 0), o.CommandTimeout)
 	return o
 }
 
@@ -206,71 +198,26 @@ func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*
 	if err != nil {
 		return nil, err
 	}
-	if info.Encrypted {
-		c.log.Warn("fc: volume is encrypted; brick attaches the raw device and does not decrypt it", "volume_id", info.VolumeID)
-	}
-	if len(info.UnknownMapTargets) > 0 {
-		c.log.Warn("fc: initiator_target_map names target ports that are not among target_wwn(s); ignoring them", "wwpns", strings.Join(info.UnknownMapTargets, ","))
-	}
-	useMP := c.opts.Multipath || c.opts.EnforceMultipath
-	if useMP && !c.mp.DaemonRunning() {
-		if c.opts.EnforceMultipath {
-			return nil, fmt.Errorf("fc connect: multipath enforced: %w", multipath.ErrNoDaemon)
-		}
-		c.log.Warn("fc: multipathd is not running; attaching over a single path")
-		useMP = false
+	c.warnAbout(info)
+	useMP, err := c.useMultipath()
+	if err != nil {
+		return nil, err
 	}
 	unlock, err := c.lock(ctx, info)
 	if err != nil {
 		return nil, fmt.Errorf("fc connect: %w", err)
 	}
 	defer unlock()
-
-	hbas, err := c.selectHBAs(info, true)
-	if err != nil {
-		return nil, fmt.Errorf("fc connect: %w", err)
-	}
-	paths := buildPaths(info, hbas)
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("fc connect: %w: initiator_target_map pairs no online HBA with a target port of the volume", ErrNoHBA)
-	}
-	start := time.Now()
-	found, err := c.discover(ctx, info, hbas, paths, useMP)
-	if err != nil {
-		return nil, fmt.Errorf("fc connect: %w", err)
-	}
-	c.log.Debug("fc: devices found", "paths", len(found), "of", len(paths), "took", time.Since(start).Round(time.Millisecond).String())
-
-	found, err = c.verify(ctx, found)
+	found, err := c.findDevices(ctx, info, useMP)
 	if err != nil {
 		return nil, fmt.Errorf("fc connect: %w", err)
 	}
 	undo := func() { c.undo(context.WithoutCancel(ctx), found) }
-	wwid := found[0].wwid
-	disks := make([]string, len(found))
-	for i, p := range found {
-		disks[i] = p.disk
-	}
-	dev := &connector.Device{
-		Path: scsi.DevPath(disks[0]), Type: connector.TypeBlock, Protocol: Protocol, WWN: wwid,
-		Paths: devPaths(disks), Extra: extra(info, found),
-	}
+	dev := device(info, found)
 	if useMP {
-		mp, err := c.mp.Assemble(ctx, wwid, disks...)
-		if err == nil && !info.ReadOnly {
-			err = c.mp.WaitReadWrite(ctx, mp)
-		}
-		switch {
-		case err == nil:
-			dev.Path = mp.DevPath()
-			dev.MultipathID = mp.WWID
-			dev.Extra[ExtraMultipathDev] = mp.ByIDPath()
-			dev.Extra[ExtraDMName] = mp.Name
-		case c.opts.EnforceMultipath:
+		if err := c.toMultipath(ctx, info, dev); err != nil {
 			undo()
-			return nil, fmt.Errorf("fc connect: multipath enforced: %w", err)
-		default:
-			c.log.Warn("fc: no multipath map; using a single path", "err", err.Error())
+			return nil, err
 		}
 	}
 	if info.ReadOnly {
@@ -280,6 +227,90 @@ func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*
 		}
 	}
 	return dev, nil
+}
+
+// warnAbout warns about what the info asks for that brick does not do.
+func (c *Connector) warnAbout(info *Info) {
+	if info.Encrypted {
+		c.log.Warn("fc: volume is encrypted; brick attaches the raw device and does not decrypt it", "volume_id", info.VolumeID)
+	}
+	if len(info.UnknownMapTargets) > 0 {
+		c.log.Warn("fc: initiator_target_map names target ports that are not among target_wwn(s); ignoring them", "wwpns", strings.Join(info.UnknownMapTargets, ","))
+	}
+}
+
+// useMultipath says whether to attach through dm-multipath: asked for and
+// multipathd running; enforced without multipathd is an error.
+func (c *Connector) useMultipath() (bool, error) {
+	if !c.opts.Multipath && !c.opts.EnforceMultipath {
+		return false, nil
+	}
+	if c.mp.DaemonRunning() {
+		return true, nil
+	}
+	if c.opts.EnforceMultipath {
+		return false, fmt.Errorf("fc connect: multipath enforced: %w", multipath.ErrNoDaemon)
+	}
+	c.log.Warn("fc: multipathd is not running; attaching over a single path")
+	return false, nil
+}
+
+// findDevices brings up the volume's devices on the usable HBAs and keeps
+// those that show the same LUN behind a requested target port.
+func (c *Connector) findDevices(ctx context.Context, info *Info, all bool) ([]*route, error) {
+	hbas, err := c.selectHBAs(info, true)
+	if err != nil {
+		return nil, err
+	}
+	paths := buildPaths(info, hbas)
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%w: initiator_target_map pairs no online HBA with a target port of the volume", ErrNoHBA)
+	}
+	start := time.Now()
+	found, err := c.discover(ctx, info, hbas, paths, all)
+	if err != nil {
+		return nil, err
+	}
+	c.log.Debug("fc: devices found", "paths", len(found), "of", len(paths), "took", time.Since(start).Round(time.Millisecond).String())
+	return c.verify(ctx, found)
+}
+
+// device is the single-path device over the found paths.
+func device(info *Info, found []*route) *connector.Device {
+	disks := make([]string, len(found))
+	for i, p := range found {
+		disks[i] = p.disk
+	}
+	return &connector.Device{
+		Path: scsi.DevPath(disks[0]), Type: connector.TypeBlock, Protocol: Protocol, WWN: found[0].wwid,
+		Paths: devPaths(disks), Extra: extra(info, found),
+	}
+}
+
+// toMultipath makes multipathd build the map over dev's paths and points
+// dev at it; without a map dev stays on its first path unless multipath
+// is enforced.
+func (c *Connector) toMultipath(ctx context.Context, info *Info, dev *connector.Device) error {
+	disks := make([]string, len(dev.Paths))
+	for i, p := range dev.Paths {
+		disks[i] = strings.TrimPrefix(p, "/dev/")
+	}
+	mp, err := c.mp.Assemble(ctx, dev.WWN, disks...)
+	if err == nil && !info.ReadOnly {
+		err = c.mp.WaitReadWrite(ctx, mp)
+	}
+	switch {
+	case err == nil:
+		dev.Path = mp.DevPath()
+		dev.MultipathID = mp.WWID
+		dev.Extra[ExtraMultipathDev] = mp.ByIDPath()
+		dev.Extra[ExtraDMName] = mp.Name
+	case c.opts.EnforceMultipath:
+		return fmt.Errorf("fc connect: multipath enforced: %w", err)
+	default:
+		c.log.Warn("fc: no multipath map; using a single path", "err", err.Error())
+	}
+	return nil
 }
 
 func devPaths(disks []string) []string {
@@ -335,86 +366,8 @@ func (c *Connector) setReadOnly(ctx context.Context, name string) error {
 func (c *Connector) discover(ctx context.Context, info *Info, hbas []HBA, paths []*route, all bool) ([]*route, error) {
 	wctx, cancel := context.WithTimeout(ctx, c.opts.SCSI.DeviceTimeout)
 	defer cancel()
-	wildcardDone := false
-	var scanErrs []error
-	check := func() (bool, error) {
-		anyResolved, anyFound := false, false
-		pending := false // a path is past its scan, device still coming
-		for _, p := range paths {
-			if p.hasDev {
-				anyFound = true
-				continue
-			}
-			if !p.resolved {
-				p.port, p.resolved = findRemotePort(c.h.FS, p.hba.Host, p.target.WWPN)
-				if p.resolved {
-					c.log.Debug("fc: target port found", "path", p.String(), "channel", p.port.Channel, "target", p.port.Target, "from", p.port.Source)
-				}
-			}
-			if l := p.linkPath(); l != "" {
-				if d := diskOfLink(c.h.FS, l); d != "" {
-					if a, err := c.scsi.HCTLOf(d); err == nil {
-						p.disk, p.hctl, p.link, p.hasDev = d, a, l, true
-						anyFound = true
-						continue
-					}
-				}
-			}
-			if !p.resolved {
-				continue
-			}
-			anyResolved = true
-			if !all && (anyFound || pending) {
-				// One path at a time without multipath: no second
-				// device of the same LUN nobody will use.
-				continue
-			}
-			a := p.addr()
-			names, err := c.scsi.Find(a)
-			if err != nil {
-				return false, err
-			}
-			if len(names) == 0 && !c.deviceKnown(a) {
-				if !p.scanned || (!anyFound && time.Since(p.lastScan) >= c.opts.RescanInterval) {
-					if err := c.scsi.Scan(wctx, a); err != nil {
-						c.log.Warn("fc: scan failed", "path", p.String(), "err", err.Error())
-						scanErrs = append(scanErrs, fmt.Errorf("%s: %w", p, err))
-					}
-					p.scanned, p.created, p.lastScan = true, true, time.Now()
-					if names, err = c.scsi.Find(a); err != nil {
-						return false, err
-					}
-				}
-			}
-			// The kernel's scan is synchronous, but a device it is still
-			// adding must not be taken for a LUN that is not there.
-			p.empty = len(names) == 0 && !c.deviceKnown(a) && time.Since(p.lastScan) >= scanSettle
-			for _, n := range names {
-				if c.h.FS.Exists(scsi.DevPath(n)) {
-					p.disk, p.hctl, p.hasDev = n, a, true
-					if l := p.linkPath(); l != "" && diskOfLink(c.h.FS, l) == n {
-						p.link = l
-					}
-					break
-				}
-			}
-			if p.hasDev {
-				anyFound = true
-			} else if !p.empty {
-				pending = true
-			}
-		}
-		if !anyResolved && !anyFound && info.WildcardScan && !wildcardDone {
-			wildcardDone = true
-			c.wildcardScan(wctx, info, hbas)
-			return false, nil
-		}
-		if !anyFound {
-			return false, nil
-		}
-		return !all || !pending, nil
-	}
-	err := c.h.FS.WaitFor(wctx, []string{"/dev", byPathDir}, c.opts.SCSI.Backoff, check)
+	d := &discovery{c: c, ctx: wctx, info: info, hbas: hbas, paths: paths, all: all}
+	err := c.h.FS.WaitFor(wctx, []string{"/dev", byPathDir}, c.opts.SCSI.Backoff, d.check)
 	var found []*route
 	for _, p := range paths {
 		if p.hasDev {
@@ -422,7 +375,7 @@ func (c *Connector) discover(ctx context.Context, info *Info, hbas []HBA, paths 
 		}
 	}
 	if err != nil && len(found) == 0 {
-		return nil, c.explainNothingFound(paths, info, err, scanErrs)
+		return nil, c.explainNothingFound(paths, info, err, d.scanErrs)
 	}
 	if err != nil {
 		c.log.Warn("fc: not every path brought up its device in time; going on with those that did", "found", len(found), "paths", len(paths))
@@ -431,6 +384,140 @@ func (c *Connector) discover(ctx context.Context, info *Info, hbas []HBA, paths 
 		return nil, err
 	}
 	return found, nil
+}
+
+// discovery is one discover call: its paths and what it did so far.
+type discovery struct {
+	c            *Connector
+	ctx          context.Context
+	info         *Info
+	hbas         []HBA
+	paths        []*route
+	all          bool // multipath: every path, else the first device will do
+	wildcardDone bool
+	scanErrs     []error
+}
+
+// round is what one pass over the paths saw.
+type round struct {
+	resolved bool // a target port is visible
+	found    bool // a path has its device
+	pending  bool // a path is past its scan, its device still coming
+}
+
+// check makes one pass over the paths and reports whether discovery is
+// done: a device found, and with multipath no path still pending.
+func (d *discovery) check() (bool, error) {
+	var r round
+	for _, p := range d.paths {
+		if err := d.visit(p, &r); err != nil {
+			return false, err
+		}
+	}
+	if !r.resolved && !r.found && d.info.WildcardScan && !d.wildcardDone {
+		d.wildcardDone = true
+		d.c.wildcardScan(d.ctx, d.info, d.hbas)
+		return false, nil
+	}
+	if !r.found {
+		return false, nil
+	}
+	return !d.all || !r.pending, nil
+}
+
+// visit moves one path on: find its port, take a device its by-path link
+// names, else scan its LUN and look for the device.
+func (d *discovery) visit(p *route, r *round) error {
+	if p.hasDev {
+		r.found = true
+		return nil
+	}
+	d.resolve(p)
+	if d.byLink(p) {
+		r.found = true
+		return nil
+	}
+	if !p.resolved {
+		return nil
+	}
+	r.resolved = true
+	if !d.all && (r.found || r.pending) {
+		// One path at a time without multipath: no second device of
+		// the same LUN nobody will use.
+		return nil
+	}
+	if err := d.scan(p, r.found); err != nil {
+		return err
+	}
+	if p.hasDev {
+		r.found = true
+	} else if !p.empty {
+		r.pending = true
+	}
+	return nil
+}
+
+// resolve looks for the path's target port until it shows up.
+func (d *discovery) resolve(p *route) {
+	if p.resolved {
+		return
+	}
+	p.port, p.resolved = findRemotePort(d.c.h.FS, p.hba.Host, p.target.WWPN)
+	if p.resolved {
+		d.c.log.Debug("fc: target port found", "path", p.String(), "channel", p.port.Channel, "target", p.port.Target, "from", p.port.Source)
+	}
+}
+
+// byLink takes the disk the path's by-path link names, when udev made one.
+func (d *discovery) byLink(p *route) bool {
+	l := p.linkPath()
+	if l == "" {
+		return false
+	}
+	disk := diskOfLink(d.c.h.FS, l)
+	if disk == "" {
+		return false
+	}
+	a, err := d.c.scsi.HCTLOf(disk)
+	if err != nil {
+		return false
+	}
+	p.disk, p.hctl, p.link, p.hasDev = disk, a, l, true
+	return true
+}
+
+// scan looks for the device at the path's address, scanning the LUN first
+// when the kernel has no device there: once, and again after
+// RescanInterval while no path has a device (anyFound false).
+func (d *discovery) scan(p *route, anyFound bool) error {
+	a := p.addr()
+	names, err := d.c.scsi.Find(a)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 && !d.c.deviceKnown(a) && (!p.scanned || !anyFound && time.Since(p.lastScan) >= d.c.opts.RescanInterval) {
+		if err := d.c.scsi.Scan(d.ctx, a); err != nil {
+			d.c.log.Warn("fc: scan failed", "path", p.String(), "err", err.Error())
+			d.scanErrs = append(d.scanErrs, fmt.Errorf("%s: %w", p, err))
+		}
+		p.scanned, p.created, p.lastScan = true, true, time.Now()
+		if names, err = d.c.scsi.Find(a); err != nil {
+			return err
+		}
+	}
+	// The kernel's scan is synchronous, but a device it is still adding
+	// must not be taken for a LUN that is not there.
+	p.empty = len(names) == 0 && !d.c.deviceKnown(a) && time.Since(p.lastScan) >= scanSettle
+	for _, n := range names {
+		if d.c.h.FS.Exists(scsi.DevPath(n)) {
+			p.disk, p.hctl, p.hasDev = n, a, true
+			if l := p.linkPath(); l != "" && diskOfLink(d.c.h.FS, l) == n {
+				p.link = l
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // scanSettle is how long after its scan a path without a SCSI device

@@ -36,10 +36,12 @@ func (c *Connector) find(info *Info, dev *connector.Device) (*attached, error) {
 			return nil, err
 		}
 	}
+	wwid := ""
 	if dev != nil {
 		f.devPaths(dev.Paths)
+		wwid = dev.MultipathID
 	}
-	return &attached{vol: c.mp.FindVolume(f.disks, multipathID(dev)), hctls: f.hctls}, nil
+	return &attached{vol: c.mp.FindVolume(f.disks, wwid), hctls: f.hctls}, nil
 }
 
 // finder collects the disks of a volume, each once.
@@ -103,28 +105,6 @@ func (f *finder) consider(disk string, addr scsi.HCTL) {
 	f.disks = append(f.disks, disk)
 }
 
-// multipathID is the map WWID dev carries, "" without dev.
-func multipathID(dev *connector.Device) string {
-	if dev == nil {
-		return ""
-	}
-	return dev.MultipathID
-}
-
-// DevicePaths returns the volume's devices present on the host: the map
-// first when there is one, then each path.
-func (c *Connector) DevicePaths(ctx context.Context, ci connector.ConnectionInfo) ([]string, error) {
-	info, err := c.parse(ci)
-	if err != nil {
-		return nil, err
-	}
-	a, err := c.find(info, nil)
-	if err != nil {
-		return nil, err
-	}
-	return a.vol.DevicePaths(), nil
-}
-
 // Disconnect takes the volume away (multipath.Teardown: refuse while in
 // use unless Force, flush, remove the map, delete every path's SCSI device,
 // forget the WWID). Other LUNs behind the same target ports are not
@@ -152,4 +132,18 @@ func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo,
 		return fmt.Errorf("fc disconnect: %w", err)
 	}
 	return nil
+}
+
+// DevicePaths returns the volume's devices present on the host: the map
+// first when there is one, then each path.
+func (c *Connector) DevicePaths(ctx context.Context, ci connector.ConnectionInfo) ([]string, error) {
+	info, err := c.parse(ci)
+	if err != nil {
+		return nil, err
+	}
+	a, err := c.find(info, nil)
+	if err != nil {
+		return nil, err
+	}
+	return a.vol.DevicePaths(), nil
 }

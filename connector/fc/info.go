@@ -127,14 +127,38 @@ func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
 	if ci.DriverVolumeType != "" && ci.DriverVolumeType != Protocol && ci.DriverVolumeType != "fc" {
 		return nil, connector.Invalid("driver_volume_type", "want %s, got %s", Protocol, connector.Quote(ci.DriverVolumeType))
 	}
-	wwnKey := "target_wwns"
-	wwns, ok, err := ci.Strings(wwnKey)
+	wwns, err := parseTargetWWNs(ci)
+	if err != nil {
+		return nil, err
+	}
+	luns, lunKey, err := parseLUNs(ci)
+	if err != nil {
+		return nil, err
+	}
+	info := &Info{}
+	if info.Targets, err = pairTargets(wwns, luns, lunKey); err != nil {
+		return nil, err
+	}
+	if err := parseInitiatorTargetMap(ci, info); err != nil {
+		return nil, err
+	}
+	if err := parseOptions(ci, info); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// parseTargetWWNs reads target_wwns, else target_wwn (a string or a list),
+// normalised.
+func parseTargetWWNs(ci connector.ConnectionInfo) ([]string, error) {
+	key := "target_wwns"
+	wwns, ok, err := ci.Strings(key)
 	if err != nil {
 		return nil, err
 	}
 	if !ok || len(wwns) == 0 {
-		wwnKey = "target_wwn"
-		if wwns, _, err = ci.Strings(wwnKey); err != nil {
+		key = "target_wwn"
+		if wwns, _, err = ci.Strings(key); err != nil {
 			return nil, err
 		}
 	}
@@ -144,86 +168,95 @@ func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
 	for i, w := range wwns {
 		n, err := ParseWWN(w)
 		if err != nil {
-			return nil, connector.Invalid(fmt.Sprintf("%s[%d]", wwnKey, i), "%v", err)
+			return nil, connector.Invalid(fmt.Sprintf("%s[%d]", key, i), "%v", err)
 		}
 		wwns[i] = n
 	}
+	return wwns, nil
+}
 
-	lunKey := "target_luns"
-	luns, ok, err := ci.Ints(lunKey)
+// parseLUNs reads target_luns, else target_lun, as kernel LUNs after
+// addressing_mode, and says which key they came from.
+func parseLUNs(ci connector.ConnectionInfo) (luns []int, key string, err error) {
+	key = "target_luns"
+	raw, ok, err := ci.Ints(key)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if !ok || len(luns) == 0 {
-		lunKey = "target_lun"
-		if luns, ok, err = ci.Ints(lunKey); err != nil {
-			return nil, err
+	if !ok || len(raw) == 0 {
+		key = "target_lun"
+		if raw, ok, err = ci.Ints(key); err != nil {
+			return nil, "", err
 		}
-		if !ok || len(luns) == 0 {
-			return nil, connector.Invalid("target_lun", "missing (neither target_lun nor target_luns given)")
+		if !ok || len(raw) == 0 {
+			return nil, "", connector.Invalid("target_lun", "missing (neither target_lun nor target_luns given)")
 		}
 	}
 	mode, _, err := ci.String("addressing_mode")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	// An unknown mode is the mode's fault, not the LUN's: name that key.
 	switch mode {
 	case "", AddressingSAM, AddressingTransparent, AddressingSAM2, AddressingSAM3Flat:
 	default:
-		return nil, connector.Invalid("addressing_mode", "want %s, %s, %s or %s, got %s", AddressingSAM, AddressingTransparent, AddressingSAM2, AddressingSAM3Flat, connector.Quote(mode))
+		return nil, "", connector.Invalid("addressing_mode", "want %s, %s, %s or %s, got %s", AddressingSAM, AddressingTransparent, AddressingSAM2, AddressingSAM3Flat, connector.Quote(mode))
 	}
-	kernelLUNs := make([]int, len(luns))
-	for i, l := range luns {
-		key := lunKey
-		if len(luns) > 1 {
-			key = fmt.Sprintf("%s[%d]", lunKey, i)
+	luns = make([]int, len(raw))
+	for i, l := range raw {
+		k := key
+		if len(raw) > 1 {
+			k = fmt.Sprintf("%s[%d]", key, i)
 		}
-		if kernelLUNs[i], err = KernelLUN(l, mode); err != nil {
-			return nil, connector.Invalid(key, "%v", err)
+		if luns[i], err = KernelLUN(l, mode); err != nil {
+			return nil, "", connector.Invalid(k, "%v", err)
 		}
 	}
+	return luns, key, nil
+}
 
-	info := &Info{}
+// pairTargets pairs each WWN with its LUN (one LUN per WWN, or the old form:
+// one LUN behind every target port), each pair once.
+func pairTargets(wwns []string, luns []int, lunKey string) ([]Target, error) {
 	var pairs []Target
 	switch {
-	case len(kernelLUNs) == len(wwns):
+	case len(luns) == len(wwns):
 		for i := range wwns {
-			pairs = append(pairs, Target{WWPN: wwns[i], LUN: kernelLUNs[i]})
+			pairs = append(pairs, Target{WWPN: wwns[i], LUN: luns[i]})
 		}
-	case len(kernelLUNs) == 1:
-		// The old form: one LUN behind every target port.
+	case len(luns) == 1:
 		for _, w := range wwns {
-			pairs = append(pairs, Target{WWPN: w, LUN: kernelLUNs[0]})
+			pairs = append(pairs, Target{WWPN: w, LUN: luns[0]})
 		}
 	default:
-		return nil, connector.Invalid(lunKey, "%d LUNs for %d target WWNs (want one, or one per WWN)", len(kernelLUNs), len(wwns))
+		return nil, connector.Invalid(lunKey, "%d LUNs for %d target WWNs (want one, or one per WWN)", len(luns), len(wwns))
 	}
+	var out []Target
 	seen := map[Target]bool{}
 	for _, t := range pairs {
 		if !seen[t] {
 			seen[t] = true
-			info.Targets = append(info.Targets, t)
+			out = append(out, t)
 		}
 	}
+	return out, nil
+}
 
-	if err := parseInitiatorTargetMap(ci, info); err != nil {
-		return nil, err
-	}
-
+// parseOptions reads access_mode, enable_wildcard_scan, encrypted and
+// volume_id.
+func parseOptions(ci connector.ConnectionInfo, info *Info) error {
+	var err error
 	if info.ReadOnly, err = ci.ReadOnly(); err != nil {
-		return nil, err
+		return err
 	}
 	if info.WildcardScan, _, err = ci.Bool("enable_wildcard_scan"); err != nil {
-		return nil, err
+		return err
 	}
 	if info.Encrypted, _, err = ci.Bool("encrypted"); err != nil {
-		return nil, err
+		return err
 	}
-	if info.VolumeID, err = ci.VolumeID(); err != nil {
-		return nil, err
-	}
-	return info, nil
+	info.VolumeID, err = ci.VolumeID()
+	return err
 }
 
 // KernelLUN turns the LUN Cinder gives into the number Linux uses in

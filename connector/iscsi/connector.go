@@ -1,6 +1,7 @@
 package iscsi
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,19 +51,12 @@ type Options struct {
 	MultipathOptions multipath.Options
 }
 
+// withDefaults puts the default in place of every zero or negative value.
 func (o Options) withDefaults() Options {
-	if o.LoginTimeout <= 0 {
-		o.LoginTimeout = 15 * time.Second
-	}
-	if o.CommandTimeout <= 0 {
-		o.CommandTimeout = 30 * time.Second
-	}
-	if o.LockTimeout <= 0 {
-		o.LockTimeout = 5 * time.Minute
-	}
-	if o.MultipathOptions.CommandTimeout <= 0 {
-		o.MultipathOptions.CommandTimeout = o.CommandTimeout
-	}
+	o.LoginTimeout = cmp.Or(max(o.LoginTimeout, 0), 15*time.Second)
+	o.CommandTimeout = cmp.Or(max(o.CommandTimeout, 0), 30*time.Second)
+	o.LockTimeout = cmp.Or(max(o.LockTimeout, 0), 5*time.Minute)
+	o.MultipathOptions.CommandTimeout = cmp.Or(max(o.MultipathOptions.CommandTimeout, 0), o.CommandTimeout)
 	return o
 }
 
@@ -205,70 +198,89 @@ type pathResult struct {
 // res carries what was done for the path already (at least its target).
 func (c *Connector) attachPath(ctx context.Context, info *Info, path *pathResult) (res *pathResult, err error) {
 	res = path
-	t := res.target
 	defer func() {
 		if err != nil {
 			c.undoPath(context.WithoutCancel(ctx), res)
 			res = nil
 		}
 	}()
+	if res.session, err = c.ensureSession(ctx, info, res); err != nil {
+		return res, err
+	}
+	if err := c.pathDevice(ctx, res); err != nil {
+		return res, err
+	}
+	c.log.Debug("iscsi: path up", "target", res.target.String(), "disk", res.disk)
+	return res, nil
+}
+
+// ensureSession returns the session to the path's target, logging in (with
+// its node record prepared) when there is none.
+func (c *Connector) ensureSession(ctx context.Context, info *Info, res *pathResult) (Session, error) {
+	t := res.target
 	sessions, err := ListSessions(c.h.FS)
 	if err != nil {
-		return res, err
+		return Session{}, err
+	}
+	if sess, ok := findSession(sessions, t.IQN, t.Portal); ok {
+		return sess, nil
+	}
+	// A ready record was made after the portal answered a probe
+	// (prepareRecords): no second probe.
+	if !res.recordReady {
+		if err := c.checkPortal(ctx, t); err != nil {
+			return Session{}, err
+		}
+		if err := c.prepareRecord(ctx, info, t, res); err != nil {
+			return Session{}, err
+		}
+	}
+	existed, err := c.adm.login(ctx, t.IQN, t.Portal)
+	if err != nil {
+		return Session{}, err
+	}
+	res.createdSession = !existed
+	if sessions, err = ListSessions(c.h.FS); err != nil {
+		return Session{}, err
 	}
 	sess, ok := findSession(sessions, t.IQN, t.Portal)
 	if !ok {
-		// A ready record was made after the portal answered a probe
-		// (prepareRecords): no second probe.
-		if !res.recordReady {
-			if err := c.checkPortal(ctx, t); err != nil {
-				return res, err
-			}
-			if err := c.prepareRecord(ctx, info, t, res); err != nil {
-				return res, err
-			}
-		}
-		existed, err := c.adm.login(ctx, t.IQN, t.Portal)
-		if err != nil {
-			return res, err
-		}
-		res.createdSession = !existed
-		if sessions, err = ListSessions(c.h.FS); err != nil {
-			return res, err
-		}
-		if sess, ok = findSession(sessions, t.IQN, t.Portal); !ok {
-			return res, fmt.Errorf("iscsi login %s: logged in, but no session in /sys/class/iscsi_session", t)
-		}
-		if res.createdSession {
-			c.dropDuplicateSessions(ctx, t, sess, sessions)
-		}
+		return Session{}, fmt.Errorf("iscsi login %s: logged in, but no session in /sys/class/iscsi_session", t)
 	}
-	res.session = sess
-	ch, tg := targetAddress(c.h.FS, sess)
-	addr := scsi.HCTL{Host: sess.Host, Channel: ch, Target: tg, LUN: t.LUN}
+	if res.createdSession {
+		c.dropDuplicateSessions(ctx, t, sess, sessions)
+	}
+	return sess, nil
+}
+
+// pathDevice scans the path's LUN on its session unless the kernel knows it
+// already, waits for the disk and reads its address and WWID.
+func (c *Connector) pathDevice(ctx context.Context, res *pathResult) error {
+	t := res.target
+	ch, tg := targetAddress(c.h.FS, res.session)
+	addr := scsi.HCTL{Host: res.session.Host, Channel: ch, Target: tg, LUN: t.LUN}
 	disks, err := c.scsi.Find(addr)
 	if err != nil {
-		return res, err
+		return err
 	}
 	if len(disks) == 0 {
 		if err := c.scsi.Scan(ctx, addr); err != nil {
-			return res, fmt.Errorf("iscsi %s: %w", t, err)
+			return fmt.Errorf("iscsi %s: %w", t, err)
 		}
 		res.scanned = true
 	}
 	disk, err := c.scsi.WaitForDevice(ctx, addr)
 	if err != nil {
-		return res, fmt.Errorf("iscsi %s: %w", t, err)
+		return fmt.Errorf("iscsi %s: %w", t, err)
 	}
 	res.disk = disk
 	if res.hctl, err = c.scsi.HCTLOf(disk); err != nil {
-		return res, err
+		return err
 	}
 	if res.wwid, err = c.scsi.WWID(disk); err != nil {
-		return res, fmt.Errorf("iscsi %s: verify device %s: %w", t, disk, err)
+		return fmt.Errorf("iscsi %s: verify device %s: %w", t, disk, err)
 	}
-	c.log.Debug("iscsi: path up", "target", t.String(), "disk", disk)
-	return res, nil
+	return nil
 }
 
 // dropDuplicateSessions logs out of every session to t but keep. It runs
@@ -464,151 +476,6 @@ func (c *Connector) setReadOnly(ctx context.Context, disk string) error {
 		return fmt.Errorf("iscsi: set %s read-only (access_mode ro): %w", disk, err)
 	}
 	return nil
-}
-
-// connectMultipath brings every path up in parallel, each bounded by its
-// own login timeout, and makes multipathd build the map over the paths that
-// came up (N of M). The map is started as soon as one path is up, while
-// slower paths still log in (a dead portal takes the whole login timeout):
-// they join the map when they come.
-func (c *Connector) connectMultipath(ctx context.Context, info *Info, targets []Target) (*connector.Device, error) {
-	results := make([]*pathResult, len(targets))
-	errs := make([]error, len(targets))
-	finished := make(chan int, len(targets))
-	pre := c.prepareRecords(ctx, info, targets)
-	for i := range targets {
-		go func() {
-			results[i], errs[i] = c.attachPath(ctx, info, pre[i])
-			finished <- i
-		}()
-	}
-	pending := len(targets)
-	// Every path must show the same LUN as the first one up; one that
-	// does not is not ours.
-	var paths []*pathResult
-	wwid := ""
-	take := func(i int) {
-		pending--
-		r := results[i]
-		if r != nil {
-			r.index = i
-		}
-		if r == nil {
-			c.log.Warn("iscsi: path did not come up", "target", targets[i].String(), "err", errs[i].Error())
-			return
-		}
-		if wwid == "" {
-			wwid = r.wwid
-		}
-		if r.wwid != wwid {
-			c.log.Warn("iscsi: path shows a different LUN; leaving it out", "target", r.target.String(), "wwid", r.wwid, "want", wwid)
-			c.undoPath(context.WithoutCancel(ctx), r)
-			return
-		}
-		paths = append(paths, r)
-	}
-	for pending > 0 && len(paths) == 0 {
-		take(<-finished)
-	}
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("iscsi connect: no path came up: %w", errors.Join(errs...))
-	}
-	for drained := false; !drained && pending > 0; {
-		select {
-		case i := <-finished:
-			take(i)
-		default:
-			drained = true
-		}
-	}
-	// Wait until udev has processed every path that is up, taking in paths
-	// that come up meanwhile and waiting for them too; a path still logging
-	// in (a dead portal takes the whole login timeout) is not waited for.
-	// The WWID is added only after this (buildMap), so multipathd builds the
-	// map over all these paths at once: a path added to a map multipathd
-	// has just created waits until udev has finished with the new map (6 s
-	// under TCG), while the paths' own udev work runs side by side.
-	udevDone := make(chan struct{}, len(targets))
-	waiting := 0
-	awaitUdev := func(r *pathResult) {
-		waiting++
-		go func() {
-			if err := c.mp.WaitUdevDone(ctx, r.disk); err != nil {
-				c.log.Debug("multipath: udev has not processed the path", "disk", r.disk, "err", err.Error())
-			}
-			udevDone <- struct{}{}
-		}()
-	}
-	for _, r := range paths {
-		awaitUdev(r)
-	}
-	for waiting > 0 {
-		select {
-		case <-udevDone:
-			waiting--
-		case i := <-finished:
-			n := len(paths)
-			take(i)
-			if len(paths) > n {
-				awaitUdev(paths[n])
-			}
-		}
-	}
-	early := len(paths)
-	mp, err := c.mp.Assemble(ctx, wwid, disksOf(paths)...)
-	for pending > 0 {
-		take(<-finished)
-	}
-	if err == nil && len(paths) > early {
-		mp = c.mp.Join(ctx, mp, disksOf(paths[early:]), len(paths))
-	}
-	// Report the paths in the order of the connection info (the singular
-	// target first), not in the order they came up.
-	sort.SliceStable(paths, func(a, b int) bool { return paths[a].index < paths[b].index })
-	disks := disksOf(paths)
-	undoAll := func() {
-		for _, r := range paths {
-			c.undoPath(context.WithoutCancel(ctx), r)
-		}
-	}
-	if err != nil {
-		if c.opts.EnforceMultipath {
-			undoAll()
-			return nil, fmt.Errorf("iscsi connect: multipath enforced: %w", err)
-		}
-		c.log.Warn("iscsi: no multipath map; using a single path", "err", err.Error())
-		if info.ReadOnly {
-			if err := c.setReadOnly(ctx, disks[0]); err != nil {
-				undoAll()
-				return nil, err
-			}
-		}
-		return &connector.Device{
-			Path: scsi.DevPath(disks[0]), Type: connector.TypeBlock, Protocol: "iscsi", WWN: wwid,
-			Paths: devPaths(disks), Extra: targetExtra(info, paths[0].target),
-		}, nil
-	}
-	if !info.ReadOnly {
-		if err := c.mp.WaitReadWrite(ctx, mp); err != nil {
-			undoAll()
-			return nil, fmt.Errorf("iscsi connect: %w", err)
-		}
-	}
-	extra := targetExtra(info, paths[0].target)
-	extra[ExtraMultipathDev] = mp.ByIDPath()
-	extra[ExtraDMName] = mp.Name
-	return &connector.Device{
-		Path: mp.DevPath(), Type: connector.TypeBlock, Protocol: "iscsi", WWN: wwid, MultipathID: mp.WWID,
-		Paths: devPaths(disks), Extra: extra,
-	}, nil
-}
-
-func disksOf(paths []*pathResult) []string {
-	out := make([]string, len(paths))
-	for i, r := range paths {
-		out[i] = r.disk
-	}
-	return out
 }
 
 func devPaths(disks []string) []string {

@@ -259,41 +259,13 @@ func pluralTargets(ci connector.ConnectionInfo) ([]Target, error) {
 	if err != nil || !ok || len(portals) == 0 {
 		return nil, err
 	}
-	iqns, ok, err := ci.Strings("target_iqns")
+	iqns, iqnKey, err := pluralIQNs(ci, len(portals))
 	if err != nil {
 		return nil, err
 	}
-	iqnKey := "target_iqns"
-	if !ok {
-		iqn, err := ci.RequiredString("target_iqn")
-		if err != nil {
-			return nil, connector.Invalid("target_iqns", "missing (target_portals needs target_iqns or target_iqn)")
-		}
-		iqns, iqnKey = repeat(iqn, len(portals)), "target_iqn"
-	}
-	luns, ok, err := ci.Ints("target_luns")
+	luns, lunKey, err := pluralLUNs(ci, len(portals))
 	if err != nil {
 		return nil, err
-	}
-	lunKey := "target_luns"
-	if !ok {
-		lun, ok, err := ci.Int("target_lun")
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, connector.Invalid("target_luns", "missing (target_portals needs target_luns or target_lun)")
-		}
-		luns, lunKey = make([]int64, len(portals)), "target_lun"
-		for i := range luns {
-			luns[i] = lun
-		}
-	}
-	if len(iqns) != len(portals) {
-		return nil, connector.Invalid(iqnKey, "has %d entries for %d target_portals", len(iqns), len(portals))
-	}
-	if len(luns) != len(portals) {
-		return nil, connector.Invalid(lunKey, "has %d entries for %d target_portals", len(luns), len(portals))
 	}
 	out := make([]Target, 0, len(portals))
 	seen := map[Target]bool{}
@@ -302,18 +274,10 @@ func pluralTargets(ci connector.ConnectionInfo) ([]Target, error) {
 		if err != nil {
 			return nil, connector.Invalid(fmt.Sprintf("target_portals[%d]", i), "%v", err)
 		}
-		key := iqnKey
-		if iqnKey == "target_iqns" {
-			key = fmt.Sprintf("target_iqns[%d]", i)
-		}
-		if err := checkIQN(key, iqns[i]); err != nil {
+		if err := checkIQN(entryKey(iqnKey, "target_iqns", i), iqns[i]); err != nil {
 			return nil, err
 		}
-		key = lunKey
-		if lunKey == "target_luns" {
-			key = fmt.Sprintf("target_luns[%d]", i)
-		}
-		if err := checkLUN(key, luns[i]); err != nil {
+		if err := checkLUN(entryKey(lunKey, "target_luns", i), luns[i]); err != nil {
 			return nil, err
 		}
 		t := Target{Portal: p, IQN: iqns[i], LUN: int(luns[i])}
@@ -323,6 +287,63 @@ func pluralTargets(ci connector.ConnectionInfo) ([]Target, error) {
 		}
 	}
 	return out, nil
+}
+
+// entryKey names entry i of a list key ("target_iqns[2]"); a singular key
+// that stands for every entry is named as it is.
+func entryKey(key, listKey string, i int) string {
+	if key != listKey {
+		return key
+	}
+	return fmt.Sprintf("%s[%d]", key, i)
+}
+
+// pluralIQNs reads target_iqns, else target_iqn for every one of n
+// portals, and says which key they came from.
+func pluralIQNs(ci connector.ConnectionInfo, n int) ([]string, string, error) {
+	iqns, ok, err := ci.Strings("target_iqns")
+	if err != nil {
+		return nil, "", err
+	}
+	key := "target_iqns"
+	if !ok {
+		iqn, err := ci.RequiredString("target_iqn")
+		if err != nil {
+			return nil, "", connector.Invalid("target_iqns", "missing (target_portals needs target_iqns or target_iqn)")
+		}
+		iqns, key = repeat(iqn, n), "target_iqn"
+	}
+	if len(iqns) != n {
+		return nil, "", connector.Invalid(key, "has %d entries for %d target_portals", len(iqns), n)
+	}
+	return iqns, key, nil
+}
+
+// pluralLUNs reads target_luns, else target_lun for every one of n
+// portals, and says which key they came from.
+func pluralLUNs(ci connector.ConnectionInfo, n int) ([]int64, string, error) {
+	luns, ok, err := ci.Ints("target_luns")
+	if err != nil {
+		return nil, "", err
+	}
+	key := "target_luns"
+	if !ok {
+		lun, ok, err := ci.Int("target_lun")
+		if err != nil {
+			return nil, "", err
+		}
+		if !ok {
+			return nil, "", connector.Invalid("target_luns", "missing (target_portals needs target_luns or target_lun)")
+		}
+		luns, key = make([]int64, n), "target_lun"
+		for i := range luns {
+			luns[i] = lun
+		}
+	}
+	if len(luns) != n {
+		return nil, "", connector.Invalid(key, "has %d entries for %d target_portals", len(luns), n)
+	}
+	return luns, key, nil
 }
 
 func repeat(s string, n int) []string {
