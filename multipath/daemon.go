@@ -34,8 +34,7 @@ const maxReply = 1 << 20
 // socketDaemon talks multipath-tools' libmpathcmd protocol: each message is
 // its length as a native-endian size_t (the terminating NUL counted), then
 // the bytes with that NUL. One connection per command, as the multipathd
-// client does. It saves the multipathd process start per command: 0.3-6 s
-// each under qemu TCG, a few milliseconds on a real host.
+// client does; it saves a process start per command.
 type socketDaemon struct {
 	fs      host.FS
 	timeout time.Duration

@@ -8,11 +8,8 @@ import (
 // Flush removes it. A failure stops the detach unless force.
 //
 // Forced, the map gets one removal attempt after its queueing is turned
-// off (queued I/O fails instead of hanging), and problems are only
-// logged. held then says the map is still open by someone: the caller
-// removes the paths beneath and then calls RemoveWhenClosed. Retrying the
-// removal instead would only wait out the flush timeout for a holder that
-// is not going away.
+// off, and problems are only logged; held says the map is still open: the
+// caller removes the paths beneath and then calls RemoveWhenClosed.
 func (m *Multipath) Remove(ctx context.Context, mp *Map, force bool) (held bool, err error) {
 	if err := m.flushBuffers(ctx, mp.Device); err != nil {
 		if !force {
@@ -41,13 +38,11 @@ func (m *Multipath) Remove(ctx context.Context, mp *Map, force bool) (held bool,
 }
 
 // RemoveWhenClosed asks device-mapper to remove a held map as soon as its
-// last holder closes it (deferred remove), once its paths are gone.
-// Without this the emptied map outlived its holder on the host. The order
-// matters: multipathd reloads a map whose paths went away, and a reload
-// cancels a pending deferred remove (seen with Debian 12's multipath-tools),
-// so it first waits, within Options.MapTimeout, until the map has dropped
-// its paths. It reports the outcome in the log (the detach goes on either
-// way); deferred says the map is still there, marked for removal.
+// last holder closes it (deferred remove). multipathd's reload after the
+// paths go cancels a pending deferred remove, so it first waits, within
+// Options.MapTimeout, until the map has dropped its paths. The outcome is
+// logged (the detach goes on either way); deferred says the map is still
+// there, marked for removal.
 func (m *Multipath) RemoveWhenClosed(ctx context.Context, mp *Map) (deferred bool) {
 	wctx, cancel := context.WithTimeout(ctx, m.opts.MapTimeout)
 	defer cancel()

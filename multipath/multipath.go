@@ -1,8 +1,9 @@
-// Package multipath drives dm-multipath for the SCSI connectors: find the
-// map built over given paths (sysfs holders and dm/uuid), make multipathd
-// build it even under the distribution's default find_multipaths (by adding
-// the WWID), wait until it exists and is writable, flush it with retries and
-// its own deadline, and forget its WWID again.
+// Package multipath drives dm-multipath for the SCSI connectors, and owns
+// the steps both protocols share around it: Assemble makes multipathd build
+// the map over a volume's paths (udev first, then the WWID, all paths at
+// once, N of M), FindVolume and Teardown take a volume away in order
+// (in-use refusal, buffers flushed with a deadline, map removed, paths
+// deleted, WWID forgotten). See docs/scsi-multipath.md for why.
 //
 // Maps are named by their kernel name ("dm-3"); Map.DevPath gives "/dev/dm-3"
 // and Map.ByIDPath the stable /dev/disk/by-id/dm-uuid-mpath-<wwid> link.
@@ -184,9 +185,8 @@ func (m *Multipath) MapByWWID(wwid string) (*Map, error) {
 			return mp, nil
 		}
 	}
-	// One listing and one read per dm device: a glob of
-	// /sys/block/dm-*/dm/uuid also lists every dm-N and dm-N/dm directory
-	// (BenchmarkMapLookup500: 5x slower, 3x the allocations).
+	// One listing and one read per dm device: cheaper than a glob of
+	// /sys/block/dm-*/dm/uuid (BenchmarkMapLookup500).
 	entries, err := m.fs.ReadDir("/sys/block")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("multipath map of WWID %s: %w", wwid, err)
@@ -216,11 +216,9 @@ const WWIDsFile = "/etc/multipath/wwids"
 const wwidsHeader = "# Multipath wwids, Version : 1.0\n# Maintained by multipath and multipathd; brick adds and forgets the WWIDs of the volumes it attaches.\n#\n# Valid WWIDs:\n"
 
 // AddWWID records the WWID in multipath's wwids file, so multipathd builds
-// a map for it even with find_multipaths strict or on, where a single path
-// of an unknown WWID is left alone. brick appends the line itself, under
-// the fcntl lock multipath-tools takes on that file ("multipath -a" costs
-// a process start, about a second on a busy host); if that fails it runs
-// "multipath -a".
+// a map for it even with find_multipaths strict or on. brick appends the
+// line under the fcntl lock multipath-tools takes on that file, saving a
+// process start; if that fails it runs "multipath -a".
 func (m *Multipath) AddWWID(ctx context.Context, wwid string) error {
 	if !ident.WWID(wwid) {
 		return fmt.Errorf("multipath add wwid %q: invalid WWID", wwid)
@@ -379,10 +377,9 @@ func (m *Multipath) Settle(ctx context.Context) error {
 func (m *Multipath) Flush(ctx context.Context, mp *Map) error {
 	ctx, cancel := context.WithTimeout(ctx, m.opts.FlushTimeout)
 	defer cancel()
-	// One try over multipathd's socket first, before any wait for udev:
-	// right after a connect udev is often still busy with the map's own
-	// events (1.8 s under TCG) without holding it open. multipathd refuses
-	// a map in use, and then the settle-and-retry below goes on as before.
+	// One try over multipathd's socket before any wait for udev, which is
+	// often busy with the map's events without holding it open; multipathd
+	// refuses a map in use, and then the settle-and-retry below goes on.
 	if reply, err := m.opts.Daemon.Command(ctx, "del map "+mp.Name); err == nil && (reply == "ok" || reply == "") {
 		m.log.Debug("multipathd (socket)", "command", "del map "+mp.Name, "reply", reply)
 		if !m.stillThere(mp) {
@@ -482,10 +479,9 @@ func (m *Multipath) WaitForPaths(ctx context.Context, mp *Map, n int) (*Map, boo
 
 // WaitUdevDone waits, within MapTimeout (or ctx), until udev has finished
 // its rules for the disk (its database entry /run/udev/data/b<maj>:<min>
-// exists). multipathd takes a path's WWID from that entry: a "multipathd add
-// path" sent before it exists fails, and multipathd only retries the path
-// on its own after its retrigger delay (about 25 s was seen under TCG).
-// Without a running udevd (no /run/udev/control) there is nothing to wait for.
+// exists): multipathd takes a path's WWID from that entry and refuses a path
+// added before it. Without a running udevd (no /run/udev/control) there is
+// nothing to wait for.
 func (m *Multipath) WaitUdevDone(ctx context.Context, disk string) error {
 	disk = strings.TrimPrefix(disk, "/dev/")
 	if !ident.DiskName(disk) {

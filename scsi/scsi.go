@@ -199,10 +199,8 @@ func (s *SCSI) WaitForDevice(ctx context.Context, a HCTL) (string, error) {
 			return false, err
 		}
 		for _, n := range names {
-			// The kernel makes /dev/sdX (devtmpfs) before the
-			// /sys/block/sdX link: a caller reading sysfs through that
-			// link right after a bare /dev check found it missing
-			// under TCG (and undid a good path).
+			// /dev/sdX comes before the /sys/block/sdX link, and
+			// callers read sysfs through the link next.
 			if s.fs.Exists(DevPath(n)) && s.fs.Exists("/sys/block/"+n+"/device") {
 				found = n
 				return true, nil

@@ -21,25 +21,16 @@
 //     link (it does not for FCoE on a virtual net device, hence sysfs first);
 //     the wait wakes on /dev events and polls sysfs with a bounded backoff;
 //  5. check that every path shows the same WWID and sits behind a requested
-//     target port, then hand the paths to dm-multipath (package multipath)
+//     target port, then hand the paths to dm-multipath (multipath.Assemble)
 //     exactly as the iSCSI connector does.
 //
 // Disconnect finds the same devices again (checking their WWID against the
-// device Connect returned), refuses while the volume is mounted or open
-// unless forced, flushes, removes the multipath map, deletes every path's
-// SCSI device and forgets the WWID. Detaching what is already gone succeeds.
+// device Connect returned) and hands them to multipath.Teardown: refuse
+// while the volume is mounted or open unless forced, flush, remove the
+// multipath map, delete every path's SCSI device and forget the WWID.
+// Detaching what is already gone succeeds.
 //
-// # Why enable_wildcard_scan is off by default
-//
-// os-brick falls back to a "- - L" scan (every channel and target of every
-// HBA) when it cannot find the target port in sysfs, unless the driver sets
-// enable_wildcard_scan to false. brick inverts that default. A wildcard scan
-// probes LUN L behind every array zoned to the host, so a host zoned to
-// several arrays picks up other volumes that merely share the LUN number -
-// devices nobody asked for, which multipathd then builds maps on and which
-// later block those volumes' detach elsewhere. The target port missing from
-// sysfs usually means the fabric login has not finished (or the zoning is
-// wrong), and brick waits for the port to appear instead, bounded by the
-// device timeout. Drivers for arrays whose ports never show up in sysfs can
-// still ask for the broad scan with "enable_wildcard_scan": true.
+// enable_wildcard_scan is off unless the info says true: a "- - L" scan
+// would pick up other arrays' volumes that share the LUN number
+// (docs/scsi-multipath.md).
 package fc

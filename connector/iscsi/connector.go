@@ -36,13 +36,10 @@ type Options struct {
 	// same target. Default 5 min.
 	LockTimeout time.Duration
 	// PortalCheck is asked, before each login, whether the portal accepts
-	// TCP connections, retried until LoginTimeout ends. iscsid retries a
-	// refused connection only every 3 s and gives up at the first retry
-	// after the login timeout (6 s for 5 s), so a dead portal cost up to
-	// 3 s more than its timeout; the check makes it cost the timeout. nil:
+	// TCP connections, retried until LoginTimeout ends, so a dead portal
+	// costs the login timeout and no more (docs/scsi-multipath.md). nil:
 	// host.ProbeTCP when brick sees the host's own root (and so shares
-	// iscsid's network), none otherwise (a container with the host's
-	// root at another path may have a network of its own).
+	// iscsid's network), none otherwise.
 	PortalCheck func(ctx context.Context, addr string) error
 	// NoPortalCheck turns the check off.
 	NoPortalCheck bool
@@ -284,12 +281,8 @@ func (c *Connector) pathDevice(ctx context.Context, res *pathResult) error {
 }
 
 // dropDuplicateSessions logs out of every session to t but keep. It runs
-// after a login of this call to a target that had no session (under the
-// target lock, so no other brick is attaching through it): any second
-// session is a leak. One was seen with 8 parallel attaches under load
-// (open-iscsi can log in twice to one node when logins race), and its
-// second disk for the same LUN outlived the detach of other volumes and
-// would show LVM a duplicate PV.
+// after this call's login to a target that had no session (under the
+// target lock): any second session is a leak of racing logins.
 func (c *Connector) dropDuplicateSessions(ctx context.Context, t Target, keep Session, sessions []Session) {
 	for _, s := range sessions {
 		if s.Target != t.IQN || s.Portal != t.Portal || s.ID == keep.ID {
@@ -302,14 +295,11 @@ func (c *Connector) dropDuplicateSessions(ctx context.Context, t Target, keep Se
 	}
 }
 
-// prepareRecords makes the node records of all targets without a session
-// before any login starts. Making a record takes the node-database lock
-// exclusively and a login holds it shared for seconds, so a path whose
-// record came after the first path's login began waited for that login
-// (about 2 s of a multipath connect under TCG), and multipathd then built
-// the map over the first path alone. A record that cannot be made here is
-// tried again, and its error reported, by attachPath. Only portals that
-// answer a first TCP probe get one here: nothing runs for a dead portal.
+// prepareRecords makes the node records of the targets without a session
+// before any login starts: making one waits for logins holding the node
+// database lock. Only portals that answer a first TCP probe get one; a
+// record not made here is tried again, and its error reported, by
+// attachPath.
 func (c *Connector) prepareRecords(ctx context.Context, info *Info, targets []Target) []*pathResult {
 	pre := make([]*pathResult, len(targets))
 	sessions, _ := ListSessions(c.h.FS)

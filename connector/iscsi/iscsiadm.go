@@ -30,13 +30,9 @@ type iscsiadm struct {
 	loginTimeout   time.Duration
 }
 
-// nodeDBLock guards open-iscsi's node database between brick processes.
-// Every node-mode iscsiadm (new, login, logout, delete) walks all of
-// /etc/iscsi/nodes, and fails with "iface iter could not stat ..." (exit
-// 6) when another iscsiadm deletes a record under it: seen with 8 parallel
-// local-detaches. It is a readers-writer lock: whatever writes records
-// (iscsiadm -o new/delete, brick's own record edits) takes it exclusively,
-// the rest share it.
+// nodeDBLock guards open-iscsi's node database between brick processes: an
+// iscsiadm fails when another deletes a record under it. Whatever writes
+// records takes it exclusively, the rest share it.
 const nodeDBLock = "iscsi-nodedb"
 
 func (a iscsiadm) run(ctx context.Context, timeout time.Duration, ok []int, args ...string) (host.Result, error) {

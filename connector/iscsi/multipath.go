@@ -143,10 +143,8 @@ func (ps *pathSet) awaitFirst() bool {
 }
 
 // awaitUdev waits until udev has processed every path that is up, taking in
-// paths that come up meanwhile and waiting for them too; a path still
-// logging in (a dead portal takes the whole login timeout) is not waited
-// for. A path added to a map multipathd has just created waits for udev to
-// finish with the new map, so all that can go in at once should.
+// paths that come up meanwhile; a path still logging in is not waited for,
+// so that multipathd can build the map over all the others at once.
 func (ps *pathSet) awaitUdev() {
 	done := make(chan struct{}, len(ps.targets))
 	waiting := 0

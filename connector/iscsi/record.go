@@ -12,17 +12,8 @@ import (
 	"github.com/brick-storage/brick/host"
 )
 
-// Why brick edits node records itself: "iscsiadm -m node -o update -n
-// node.session.auth.password -v SECRET" would put the CHAP secret on a
-// command line, readable by every user in /proc/PID/cmdline, and iscsiadm
-// has no way to read a value from stdin or a file. iscsiadm does read the
-// whole record file at login and hands the settings to iscsid over its
-// socket. So brick creates the record with "iscsiadm -m node -o new" (which
-// fills in iscsid.conf's defaults) and then sets its keys in the record file
-// (mode 0600, root only, as iscsiadm made it) while holding the target's
-// lock. One file write also replaces four or five "-o update" runs, each of
-// which costs a few hundred milliseconds. Proven in the guest
-// (test/e2e/iscsi_test.go: CHAP login with the password only in the file).
+// brick edits node records itself, so the CHAP secret never reaches a
+// command line (docs/scsi-multipath.md).
 //
 // open-iscsi keeps records as /etc/iscsi/nodes/<iqn>/<addr>,<port> (a file,
 // made by -o new) or /etc/iscsi/nodes/<iqn>/<addr>,<port>,<tpgt>/<iface> (a
