@@ -113,6 +113,22 @@ func (m *Map) ByIDPath() string { return "/dev/disk/by-id/dm-uuid-mpath-" + m.WW
 // no command is run).
 func (m *Multipath) DaemonRunning() bool { return m.fs.ProcessRunning("multipathd") }
 
+// Use says whether to attach through dm-multipath: want (or enforce) and
+// multipathd running. Without multipathd, enforce is an error wrapping
+// ErrNoDaemon, and want alone falls back to a single path with a warning.
+func (m *Multipath) Use(want, enforce bool) (bool, error) {
+	switch {
+	case !want && !enforce:
+		return false, nil
+	case m.DaemonRunning():
+		return true, nil
+	case enforce:
+		return false, fmt.Errorf("multipath enforced: %w", ErrNoDaemon)
+	}
+	m.log.Warn("multipath: multipathd is not running; attaching over a single path")
+	return false, nil
+}
+
 // Map reads what sysfs knows about a dm device; ErrNoMap when it does not
 // exist or is not a multipath map.
 func (m *Multipath) Map(dm string) (*Map, error) {

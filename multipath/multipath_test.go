@@ -259,3 +259,22 @@ func TestSettleWaitsForTheUdevQueue(t *testing.T) {
 	m = multipath.New(h, multipath.Options{SettleTimeout: 5 * time.Second})
 	require.NoError(t, m.Settle(ctx))
 }
+
+func TestUse(t *testing.T) {
+	h, root := hosttest.New(t, nil)
+	m := multipath.New(h, multipath.Options{})
+	use, err := m.Use(false, false)
+	require.NoError(t, err)
+	require.False(t, use, "not asked for")
+	use, err = m.Use(true, false)
+	require.NoError(t, err)
+	require.False(t, use, "no multipathd: a single path")
+	_, err = m.Use(false, true)
+	require.ErrorIs(t, err, multipath.ErrNoDaemon, "enforced without multipathd")
+	hosttest.WriteFile(t, root, "/proc/77/comm", "multipathd\n")
+	for _, enforce := range []bool{false, true} {
+		use, err = m.Use(!enforce, enforce)
+		require.NoError(t, err)
+		require.True(t, use)
+	}
+}

@@ -199,9 +199,9 @@ func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*
 		return nil, err
 	}
 	c.warnAbout(info)
-	useMP, err := c.useMultipath()
+	useMP, err := c.mp.Use(c.opts.Multipath, c.opts.EnforceMultipath)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fc connect: %w", err)
 	}
 	unlock, err := c.lock(ctx, info)
 	if err != nil {
@@ -237,22 +237,6 @@ func (c *Connector) warnAbout(info *Info) {
 	if len(info.UnknownMapTargets) > 0 {
 		c.log.Warn("fc: initiator_target_map names target ports that are not among target_wwn(s); ignoring them", "wwpns", strings.Join(info.UnknownMapTargets, ","))
 	}
-}
-
-// useMultipath says whether to attach through dm-multipath: asked for and
-// multipathd running; enforced without multipathd is an error.
-func (c *Connector) useMultipath() (bool, error) {
-	if !c.opts.Multipath && !c.opts.EnforceMultipath {
-		return false, nil
-	}
-	if c.mp.DaemonRunning() {
-		return true, nil
-	}
-	if c.opts.EnforceMultipath {
-		return false, fmt.Errorf("fc connect: multipath enforced: %w", multipath.ErrNoDaemon)
-	}
-	c.log.Warn("fc: multipathd is not running; attaching over a single path")
-	return false, nil
 }
 
 // findDevices brings up the volume's devices on the usable HBAs and keeps

@@ -141,13 +141,9 @@ func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*
 	if info.Encrypted {
 		c.log.Warn("iscsi: volume is encrypted; brick attaches the raw device and does not decrypt it", "volume_id", info.VolumeID)
 	}
-	useMP := c.opts.Multipath || c.opts.EnforceMultipath
-	if useMP && !c.mp.DaemonRunning() {
-		if c.opts.EnforceMultipath {
-			return nil, fmt.Errorf("iscsi connect: multipath enforced: %w", multipath.ErrNoDaemon)
-		}
-		c.log.Warn("iscsi: multipathd is not running; attaching over a single path")
-		useMP = false
+	useMP, err := c.mp.Use(c.opts.Multipath, c.opts.EnforceMultipath)
+	if err != nil {
+		return nil, fmt.Errorf("iscsi connect: %w", err)
 	}
 	targets := info.Targets
 	if useMP && len(targets) == 1 && !info.Plural {
