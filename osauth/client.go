@@ -303,7 +303,8 @@ func checkURL(raw string) (string, error) {
 
 // httpClient builds the HTTP client: TLS verification on unless Insecure,
 // CACert as the only trusted roots when given, a per-request timeout, and
-// a transport that registers every token it sees with the Redactor.
+// a transport that registers every token it sees with the Redactor and
+// caps response bodies, and a redirect policy that keeps credentials home.
 func httpClient(o Options) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
@@ -326,8 +327,9 @@ func httpClient(o Options) (*http.Client, error) {
 	}
 	tr.TLSClientConfig = tlsConf
 	return &http.Client{
-		Timeout:   o.Timeout,
-		Transport: &redactingTransport{next: tr, o: o},
+		Timeout:       o.Timeout,
+		Transport:     &redactingTransport{next: tr, o: o},
+		CheckRedirect: checkRedirect,
 	}, nil
 }
 
@@ -351,7 +353,7 @@ func (t *redactingTransport) RoundTrip(req *http.Request) (*http.Response, error
 			"status", resp.StatusCode, "duration", time.Since(start).Round(time.Millisecond),
 			"microversion", req.Header.Get("OpenStack-API-Version"))
 	}
-	return resp, nil
+	return limitBody(resp, MaxResponseBytes)
 }
 
 func first(vals ...string) string {
