@@ -24,20 +24,34 @@ const DefaultTempDir = "/run/brick/ceph"
 // that died before its cleanup ran (a map never takes this long).
 const staleAfter = time.Hour
 
+// lockGrace: a credentials directory without its lock file is this old
+// only when its brick died between creating it and locking it.
+const lockGrace = time.Minute
+
+// lockFile, held with flock by the brick using the directory, tells a
+// sweep the owner is alive (in any PID namespace sharing the directory).
+const lockFile = "lock"
+
 // creds is a private directory holding a Ceph config and keyring for one
 // rbd call. ConfPath is the real path handed to rbd.
 type creds struct {
 	Dir      string // real path
 	ConfPath string
 	KeyPath  string
+	lock     *os.File
 }
 
-// remove deletes the directory and everything in it; already gone is fine.
+// remove deletes the directory and everything in it, then drops the lock;
+// already gone is fine.
 func (c *creds) remove() error {
 	if c == nil {
 		return nil
 	}
-	if err := os.RemoveAll(c.Dir); err != nil {
+	err := os.RemoveAll(c.Dir)
+	if c.lock != nil {
+		_ = c.lock.Close()
+	}
+	if err != nil {
 		return fmt.Errorf("remove temporary ceph credentials %s: %w", c.Dir, err)
 	}
 	return nil
@@ -58,6 +72,10 @@ func writeCreds(fsys host.FS, tempDir string, v Volume, now time.Time) (*creds, 
 		return nil, fmt.Errorf("create temporary ceph credentials: %w", err)
 	}
 	c := &creds{Dir: dir, ConfPath: filepath.Join(dir, "ceph.conf"), KeyPath: filepath.Join(dir, "keyring")}
+	if c.lock, err = lockCreds(dir); err != nil {
+		_ = c.remove()
+		return nil, err
+	}
 	user := v.User
 	if user == "" {
 		user = "admin"
@@ -125,21 +143,71 @@ func writePrivate(path, data string) error {
 	return nil
 }
 
-// sweepStale removes credentials directories left by brick processes that
-// were killed mid-map. Best effort: a failure only leaves them for later.
-func sweepStale(base string, now time.Time) {
+// lockCreds creates dir's lock file and holds it until remove.
+func lockCreds(dir string) (*os.File, error) {
+	path := filepath.Join(dir, lockFile)
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// SweepCredentials removes the temporary credentials directories under
+// tempDir (a host path) whose brick is gone: killed (SIGKILL, OOM, power
+// cut of a container) before it could remove them. It returns the
+// directories removed. Best effort: what cannot be judged stays for later.
+func SweepCredentials(fsys host.FS, tempDir string, now time.Time) []string {
+	base := fsys.Path(tempDir)
+	fi, err := os.Lstat(base)
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Geteuid() {
+		return nil // not ours: never delete in a directory someone else controls
+	}
+	return sweepStale(base, now)
+}
+
+// sweepStale removes credentials directories nobody holds the lock of,
+// lock-less ones past lockGrace, and any past staleAfter.
+func sweepStale(base string, now time.Time) []string {
 	entries, err := os.ReadDir(base)
 	if err != nil {
-		return
+		return nil
 	}
+	var removed []string
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "map-") {
+		if !strings.HasPrefix(e.Name(), "map-") || !e.IsDir() {
 			continue
 		}
+		dir := filepath.Join(base, e.Name())
 		fi, err := e.Info()
-		if err != nil || now.Sub(fi.ModTime()) < staleAfter {
+		if err != nil || !abandoned(dir, now.Sub(fi.ModTime())) {
 			continue
 		}
-		_ = os.RemoveAll(filepath.Join(base, e.Name()))
+		if os.RemoveAll(dir) == nil {
+			removed = append(removed, dir)
+		}
 	}
+	return removed
+}
+
+// abandoned reports whether the brick that made dir (age old) is gone.
+func abandoned(dir string, age time.Duration) bool {
+	if age >= staleAfter {
+		return true
+	}
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist) && age >= lockGrace
+	}
+	defer func() { _ = f.Close() }()
+	// Getting the lock means its holder is gone; no brick locks an
+	// existing directory again, so dropping it on return is safe.
+	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
 }

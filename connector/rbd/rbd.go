@@ -92,8 +92,16 @@ var _ connector.Connector = (*Connector)(nil)
 
 // New returns a connector using h. An unknown Driver is reported by the
 // first Connect or Disconnect, so that building a registry never fails.
+// It sweeps the temporary credentials a killed brick left behind, so every
+// command that can map or clean up (brick cleanup included) removes them.
 func New(h *host.Host, opts Options) *Connector {
-	return &Connector{h: h, opts: opts.withDefaults()}
+	c := &Connector{h: h, opts: opts.withDefaults()}
+	for _, dir := range SweepCredentials(h.FS, c.opts.TempDir, c.opts.Now()) {
+		if h.Log != nil {
+			h.Log.Info("removed temporary ceph credentials left by a killed brick", "dir", dir)
+		}
+	}
+	return c
 }
 
 // Extra keys of the Device this connector returns.
