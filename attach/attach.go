@@ -270,7 +270,7 @@ func (m *Manager) lock(ctx context.Context, vol *cinderapi.Volume) (string, func
 	if err != nil {
 		return "", nil, err
 	}
-	unlock, err := m.Host.FS.Lock(ctx, "volume-"+id)
+	unlock, err := m.Host.Locks.Lock(ctx, "volume-"+id)
 	if err != nil {
 		return "", nil, err
 	}

@@ -77,7 +77,7 @@ func (m *Manager) resolveID(ctx context.Context, ref string) (string, error) {
 
 func (m *Manager) cleanupOne(ctx context.Context, id string, force bool) CleanupResult {
 	res := CleanupResult{VolumeID: id}
-	unlock, err := m.Host.FS.Lock(ctx, "volume-"+id)
+	unlock, err := m.Host.Locks.Lock(ctx, "volume-"+id)
 	if err != nil {
 		res.Action, res.Err = "failed", fmt.Errorf("cleanup %s: %w", id, err)
 		return res

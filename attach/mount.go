@@ -112,7 +112,7 @@ func (m *Manager) unmount(ctx context.Context, dir string, _ bool) error {
 }
 
 func (m *Manager) isMounted(dir string) (bool, error) {
-	mounts, err := m.Host.FS.Mounts()
+	mounts, err := m.Host.Sys.Mounts()
 	if err != nil {
 		return false, err
 	}

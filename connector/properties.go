@@ -84,7 +84,7 @@ func Gather(fsys host.FS, opts GatherOptions) (Properties, []Warning, error) {
 	}
 
 	if opts.Multipath || opts.EnforceMultipath {
-		running := fsys.ProcessRunning("multipathd")
+		running := host.NewSystem(fsys).ProcessRunning("multipathd")
 		switch {
 		case running:
 			p.Multipath = true
@@ -239,7 +239,7 @@ func pickIP(fsys host.FS, opts GatherOptions) (string, error) {
 		}
 		return a.String(), nil
 	}
-	addrs, err := fsys.InterfaceAddrs()
+	addrs, err := host.NewSystem(fsys).InterfaceAddrs()
 	if opts.NIC != "" {
 		if err != nil {
 			return "", fmt.Errorf("address of interface %s: %w", opts.NIC, err)
@@ -249,7 +249,7 @@ func pickIP(fsys host.FS, opts GatherOptions) (string, error) {
 		}
 		return "", fmt.Errorf("interface %s has no usable IP address", opts.NIC)
 	}
-	v4, v6 := fsys.DefaultRouteInterfaces()
+	v4, v6 := host.NewSystem(fsys).DefaultRouteInterfaces()
 	for _, nic := range []string{v4, v6} {
 		if nic == "" {
 			continue
@@ -289,7 +289,7 @@ func addrOn(addrs []host.IfAddr, nic string) (string, bool) {
 // rootFSUUID finds the UUID of the filesystem mounted at / through the
 // by-uuid links udev keeps (os-brick runs findmnt and blkid for this).
 func rootFSUUID(fsys host.FS) string {
-	mounts, err := fsys.Mounts()
+	mounts, err := host.NewSystem(fsys).Mounts()
 	if err != nil {
 		return ""
 	}

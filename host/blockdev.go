@@ -14,8 +14,8 @@ var ErrDeviceBusy = errors.New("device busy")
 // CheckNotInUse opens a block device with O_EXCL, which the kernel refuses
 // with EBUSY while the device is mounted, part of a dm/md device, or held
 // exclusively by another opener. A device that no longer exists is not in use.
-func (f FS) CheckNotInUse(devPath string) error {
-	file, err := os.OpenFile(f.Path(devPath), os.O_RDONLY|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+func (b BlockDevices) CheckNotInUse(devPath string) error {
+	file, err := os.OpenFile(b.fs.Path(devPath), os.O_RDONLY|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil

@@ -15,8 +15,8 @@ import (
 // a fixture tree) is fsynced instead. Like the command, it can block while
 // the device cannot take writes (a map queueing I/O with no path):
 // FlushBuffersContext bounds it.
-func (f FS) FlushBuffers(devPath string) error {
-	return f.blockIoctl(devPath, "flush", "BLKFLSBUF", func(fd int) error {
+func (b BlockDevices) FlushBuffers(devPath string) error {
+	return b.blockIoctl(devPath, "flush", "BLKFLSBUF", func(fd int) error {
 		return unix.IoctlSetInt(fd, unix.BLKFLSBUF, 0)
 	}, (*os.File).Sync)
 }
@@ -25,10 +25,10 @@ func (f FS) FlushBuffers(devPath string) error {
 // while the device cannot take writes (a map queueing I/O with no path) and
 // cannot be interrupted, so this returns when ctx ends and leaves it to
 // finish (or fail, once a forced detach makes the map fail its I/O).
-func (f FS) FlushBuffersContext(ctx context.Context, devPath string) error {
+func (b BlockDevices) FlushBuffersContext(ctx context.Context, devPath string) error {
 	start := time.Now()
 	done := make(chan error, 1)
-	go func() { done <- f.FlushBuffers(devPath) }()
+	go func() { done <- b.FlushBuffers(devPath) }()
 	select {
 	case err := <-done:
 		return err

@@ -18,7 +18,7 @@ import (
 func TestFlushBuffersContext(t *testing.T) {
 	h, root := hosttest.New(t, nil)
 	hosttest.WriteFile(t, root, "/dev/sdb", "")
-	require.NoError(t, h.FS.FlushBuffersContext(context.Background(), "/dev/sdb"))
+	require.NoError(t, h.Block.FlushBuffersContext(context.Background(), "/dev/sdb"))
 
 	fifo := filepath.Join(root, "/dev/dm-0")
 	require.NoError(t, unix.Mkfifo(fifo, 0o600))
@@ -30,7 +30,7 @@ func TestFlushBuffersContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err := h.FS.FlushBuffersContext(ctx, "/dev/dm-0")
+	err := h.Block.FlushBuffersContext(ctx, "/dev/dm-0")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Less(t, time.Since(start), 5*time.Second)
 }

@@ -23,23 +23,23 @@ var lockNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // ends. Two brick processes working on the same volume or target serialise
 // here. The lock dies with the process, so a kill -9 never leaves it held.
 // Names may hold letters, digits and . _ : - (an IQN or a volume ID fits).
-func (f FS) Lock(ctx context.Context, name string) (unlock func(), err error) {
-	return f.lock(ctx, name, unix.LOCK_EX)
+func (l Locks) Lock(ctx context.Context, name string) (unlock func(), err error) {
+	return l.lock(ctx, name, unix.LOCK_EX)
 }
 
 // LockShared takes a shared flock on the same file as Lock: any number of
 // shared holders at once, none while someone holds it exclusively. It lets
 // many brick processes use a resource that only some operations (deleting
 // iSCSI node records) must have to themselves.
-func (f FS) LockShared(ctx context.Context, name string) (unlock func(), err error) {
-	return f.lock(ctx, name, unix.LOCK_SH)
+func (l Locks) LockShared(ctx context.Context, name string) (unlock func(), err error) {
+	return l.lock(ctx, name, unix.LOCK_SH)
 }
 
 // LockAll takes the exclusive locks of every name, in sorted order and
 // each name once, so two processes wanting overlapping sets never deadlock.
 // It is all or nothing: when one lock cannot be had before ctx ends, those
 // already taken are released. unlock releases them all, newest first.
-func (f FS) LockAll(ctx context.Context, names ...string) (unlock func(), err error) {
+func (l Locks) LockAll(ctx context.Context, names ...string) (unlock func(), err error) {
 	sorted := slices.Compact(slices.Sorted(slices.Values(names)))
 	unlocks := make([]func(), 0, len(sorted))
 	release := func() {
@@ -48,7 +48,7 @@ func (f FS) LockAll(ctx context.Context, names ...string) (unlock func(), err er
 		}
 	}
 	for _, n := range sorted {
-		u, err := f.Lock(ctx, n)
+		u, err := l.Lock(ctx, n)
 		if err != nil {
 			release()
 			return nil, err
@@ -58,11 +58,11 @@ func (f FS) LockAll(ctx context.Context, names ...string) (unlock func(), err er
 	return release, nil
 }
 
-func (f FS) lock(ctx context.Context, name string, how int) (unlock func(), err error) {
+func (l Locks) lock(ctx context.Context, name string, how int) (unlock func(), err error) {
 	if !lockNameRE().MatchString(name) {
 		return nil, fmt.Errorf("lock %q: invalid lock name", name)
 	}
-	dir := f.Path(LockDir)
+	dir := l.fs.Path(LockDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", name, err)
 	}
@@ -71,7 +71,7 @@ func (f FS) lock(ctx context.Context, name string, how int) (unlock func(), err 
 		return nil, fmt.Errorf("lock %s: %w", name, err)
 	}
 	fd := int(file.Fd())
-	err = f.WaitFor(ctx, nil, Backoff{Min: 2 * time.Millisecond, Max: 100 * time.Millisecond}, func() (bool, error) {
+	err = l.fs.WaitFor(ctx, nil, Backoff{Min: 2 * time.Millisecond, Max: 100 * time.Millisecond}, func() (bool, error) {
 		err := unix.Flock(fd, how|unix.LOCK_NB)
 		if err == nil {
 			return true, nil

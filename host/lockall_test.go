@@ -22,37 +22,37 @@ func TestLockAll(t *testing.T) {
 		return c
 	}
 
-	unlock, err := h.FS.LockAll(ctx, "b", "a", "b")
+	unlock, err := h.Locks.LockAll(ctx, "b", "a", "b")
 	require.NoError(t, err, "a name given twice is locked once")
 	for _, n := range []string{"a", "b"} {
-		_, err := h.FS.Lock(short(), n)
+		_, err := h.Locks.Lock(short(), n)
 		require.Error(t, err, "%s is held", n)
 	}
 	unlock()
 	for _, n := range []string{"a", "b"} {
-		u, err := h.FS.Lock(ctx, n)
+		u, err := h.Locks.Lock(ctx, n)
 		require.NoError(t, err, "%s is free after unlock", n)
 		u()
 	}
 
-	held, err := h.FS.Lock(ctx, "c")
+	held, err := h.Locks.Lock(ctx, "c")
 	require.NoError(t, err)
-	_, err = h.FS.LockAll(short(), "a", "c", "d")
+	_, err = h.Locks.LockAll(short(), "a", "c", "d")
 	require.Error(t, err, "c is held elsewhere")
 	for _, n := range []string{"a", "d"} {
-		u, err := h.FS.Lock(short(), n)
+		u, err := h.Locks.Lock(short(), n)
 		require.NoError(t, err, "%s was released when c could not be had", n)
 		u()
 	}
 	held()
 
-	_, err = h.FS.LockAll(ctx, "ok", "no/slash")
+	_, err = h.Locks.LockAll(ctx, "ok", "no/slash")
 	require.Error(t, err)
-	u, err := h.FS.Lock(short(), "ok")
+	u, err := h.Locks.Lock(short(), "ok")
 	require.NoError(t, err, "a bad name releases the good ones")
 	u()
 
-	unlock, err = h.FS.LockAll(ctx)
+	unlock, err = h.Locks.LockAll(ctx)
 	require.NoError(t, err, "no names: nothing to lock")
 	unlock()
 }

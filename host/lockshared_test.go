@@ -15,23 +15,23 @@ import (
 func TestLockShared(t *testing.T) {
 	h, _ := hosttest.New(t, nil)
 	ctx := context.Background()
-	u1, err := h.FS.LockShared(ctx, "db")
+	u1, err := h.Locks.LockShared(ctx, "db")
 	require.NoError(t, err)
-	u2, err := h.FS.LockShared(ctx, "db")
+	u2, err := h.Locks.LockShared(ctx, "db")
 	require.NoError(t, err, "two shared holders at once")
 
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	_, err = h.FS.Lock(short, "db")
+	_, err = h.Locks.Lock(short, "db")
 	require.Error(t, err, "exclusive while shared is held")
 
 	u1()
 	u2()
-	ux, err := h.FS.Lock(ctx, "db")
+	ux, err := h.Locks.Lock(ctx, "db")
 	require.NoError(t, err)
 	short2, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel2()
-	_, err = h.FS.LockShared(short2, "db")
+	_, err = h.Locks.LockShared(short2, "db")
 	require.Error(t, err, "shared while exclusive is held")
 	ux()
 }

@@ -20,8 +20,8 @@ type Mount struct {
 
 // Mounts lists the mounts visible to brick (through the root, so a
 // container reading the host's mount table sees the host's mounts).
-func (f FS) Mounts() ([]Mount, error) {
-	data, err := f.ReadFile("/proc/self/mountinfo")
+func (s System) Mounts() ([]Mount, error) {
+	data, err := s.fs.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil, fmt.Errorf("read mount table: %w", err)
 	}

@@ -25,8 +25,8 @@ type IfAddr struct {
 
 // DefaultRouteInterfaces returns the interfaces holding the IPv4 and IPv6
 // default routes ("" when there is none).
-func (f FS) DefaultRouteInterfaces() (v4, v6 string) {
-	if data, err := f.readNet("route"); err == nil {
+func (s System) DefaultRouteInterfaces() (v4, v6 string) {
+	if data, err := s.readNet("route"); err == nil {
 		for _, r := range parseRoutes4(data) {
 			if r.prefix.Bits() == 0 {
 				v4 = r.iface
@@ -34,20 +34,20 @@ func (f FS) DefaultRouteInterfaces() (v4, v6 string) {
 			}
 		}
 	}
-	if data, err := f.readNet("ipv6_route"); err == nil {
+	if data, err := s.readNet("ipv6_route"); err == nil {
 		v6 = parseDefaultRoute6(data)
 	}
 	return v4, v6
 }
 
 // InterfaceAddrs lists IPv4 and IPv6 addresses per interface, loopback excluded.
-func (f FS) InterfaceAddrs() ([]IfAddr, error) {
+func (s System) InterfaceAddrs() ([]IfAddr, error) {
 	var out []IfAddr
 	var firstErr error
-	trie, err := f.readNet("fib_trie")
+	trie, err := s.readNet("fib_trie")
 	if err == nil {
 		var routes []route4
-		if data, rerr := f.readNet("route"); rerr == nil {
+		if data, rerr := s.readNet("route"); rerr == nil {
 			routes = parseRoutes4(data)
 		}
 		for _, a := range parseLocalAddrs4(trie) {
@@ -59,7 +59,7 @@ func (f FS) InterfaceAddrs() ([]IfAddr, error) {
 	} else {
 		firstErr = err
 	}
-	if data, err := f.readNet("if_inet6"); err == nil {
+	if data, err := s.readNet("if_inet6"); err == nil {
 		out = append(out, parseIfInet6(data)...)
 	} else if firstErr == nil {
 		firstErr = err
@@ -70,10 +70,10 @@ func (f FS) InterfaceAddrs() ([]IfAddr, error) {
 	return out, nil
 }
 
-func (f FS) readNet(name string) ([]byte, error) {
-	data, err := f.ReadFile("/proc/1/net/" + name)
+func (s System) readNet(name string) ([]byte, error) {
+	data, err := s.fs.ReadFile("/proc/1/net/" + name)
 	if err != nil {
-		data, err = f.ReadFile("/proc/net/" + name)
+		data, err = s.fs.ReadFile("/proc/net/" + name)
 	}
 	return data, err
 }

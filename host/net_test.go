@@ -51,11 +51,11 @@ func netFixture(t *testing.T) FS {
 
 func TestDefaultRouteAndAddrs(t *testing.T) {
 	fsys := netFixture(t)
-	v4, v6 := fsys.DefaultRouteInterfaces()
+	v4, v6 := NewSystem(fsys).DefaultRouteInterfaces()
 	require.Equal(t, "eth0", v4)
 	require.Equal(t, "eth1", v6)
 
-	addrs, err := fsys.InterfaceAddrs()
+	addrs, err := NewSystem(fsys).InterfaceAddrs()
 	require.NoError(t, err)
 	got := map[string][]string{}
 	for _, a := range addrs {
@@ -67,7 +67,7 @@ func TestDefaultRouteAndAddrs(t *testing.T) {
 }
 
 func TestInterfaceAddrsMissingProc(t *testing.T) {
-	_, err := NewFS(t.TempDir()).InterfaceAddrs()
+	_, err := NewSystem(NewFS(t.TempDir())).InterfaceAddrs()
 	require.Error(t, err)
 }
 

@@ -8,8 +8,8 @@ import (
 // ProcessRunning reports whether a process whose command name (as in
 // /proc/PID/comm) is name runs on the host. It reads /proc and runs nothing,
 // so get-connector stays cheap and needs no tools.
-func (f FS) ProcessRunning(name string) bool {
-	entries, err := f.ReadDir("/proc")
+func (s System) ProcessRunning(name string) bool {
+	entries, err := s.fs.ReadDir("/proc")
 	if err != nil {
 		return false
 	}
@@ -17,7 +17,7 @@ func (f FS) ProcessRunning(name string) bool {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
 			continue
 		}
-		comm, err := f.ReadFile("/proc/" + e.Name() + "/comm")
+		comm, err := s.fs.ReadFile("/proc/" + e.Name() + "/comm")
 		if err != nil {
 			continue
 		}

@@ -11,16 +11,16 @@ import (
 // ioctl, what "blockdev --setro" does, without starting a process), so a
 // volume Cinder exported read-only is not written by mistake. A path that is
 // not a block device (a file in a fixture tree) is left alone.
-func (f FS) SetReadOnly(devPath string) error {
-	return f.blockIoctl(devPath, "set read-only", "BLKROSET", func(fd int) error {
+func (b BlockDevices) SetReadOnly(devPath string) error {
+	return b.blockIoctl(devPath, "set read-only", "BLKROSET", func(fd int) error {
 		return unix.IoctlSetPointerInt(fd, unix.BLKROSET, 1)
 	}, func(*os.File) error { return nil })
 }
 
 // blockIoctl opens devPath read-only and runs ioctl on it when it is a
 // block device, else notBlock (fixture trees hold plain files).
-func (f FS) blockIoctl(devPath, what, op string, ioctl func(fd int) error, notBlock func(*os.File) error) error {
-	file, err := os.OpenFile(f.Path(devPath), os.O_RDONLY|unix.O_CLOEXEC, 0)
+func (b BlockDevices) blockIoctl(devPath, what, op string, ioctl func(fd int) error, notBlock func(*os.File) error) error {
+	file, err := os.OpenFile(b.fs.Path(devPath), os.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}

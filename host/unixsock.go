@@ -18,8 +18,8 @@ var ErrFixtureRoot = errors.New("abstract unix sockets are reachable only on the
 // or without its leading "@"), bounded by ctx. Talking to a daemon's socket
 // saves the process start of its client command (0.3-6 s under qemu TCG).
 // It refuses on an FS that is not the real root (ErrFixtureRoot).
-func (f FS) DialAbstract(ctx context.Context, name string) (net.Conn, error) {
-	if f.Root() != "/" {
+func (s System) DialAbstract(ctx context.Context, name string) (net.Conn, error) {
+	if s.fs.Root() != "/" {
 		return nil, fmt.Errorf("connect to @%s: %w", strings.TrimPrefix(name, "@"), ErrFixtureRoot)
 	}
 	var d net.Dialer

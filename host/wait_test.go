@@ -53,19 +53,19 @@ func TestWaitForTimeoutAndError(t *testing.T) {
 func TestLockSerialises(t *testing.T) {
 	fsys := NewFS(t.TempDir())
 	ctx := context.Background()
-	unlock, err := fsys.Lock(ctx, "iqn.2010-10.org.openstack:volume-1")
+	unlock, err := NewLocks(fsys).Lock(ctx, "iqn.2010-10.org.openstack:volume-1")
 	require.NoError(t, err)
 
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	_, err = fsys.Lock(short, "iqn.2010-10.org.openstack:volume-1")
+	_, err = NewLocks(fsys).Lock(short, "iqn.2010-10.org.openstack:volume-1")
 	require.ErrorIs(t, err, ErrWaitTimeout)
 
 	unlock()
-	unlock2, err := fsys.Lock(ctx, "iqn.2010-10.org.openstack:volume-1")
+	unlock2, err := NewLocks(fsys).Lock(ctx, "iqn.2010-10.org.openstack:volume-1")
 	require.NoError(t, err)
 	unlock2()
 
-	_, err = fsys.Lock(ctx, "../escape")
+	_, err = NewLocks(fsys).Lock(ctx, "../escape")
 	require.Error(t, err)
 }

@@ -12,10 +12,19 @@ import (
 	"github.com/brick-storage/brick/ironicapi"
 )
 
-// HostFS is what HostConnectors reads of the host (a host.FS).
+// HostFS is what HostConnectors reads of the host: interface addresses
+// (host.System) and sysfs files (host.FS).
 type HostFS interface {
 	InterfaceAddrs() ([]host.IfAddr, error)
 	ReadString(hostPath string) (string, error)
+}
+
+// HostView is the HostFS of a host.Host.
+func HostView(h *host.Host) HostFS { return hostView{h.Sys, h.FS} }
+
+type hostView struct {
+	host.System
+	host.FS
 }
 
 // HostConnectors maps this host's get-connector properties to Ironic

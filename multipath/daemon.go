@@ -36,14 +36,14 @@ const maxReply = 1 << 20
 // the bytes with that NUL. One connection per command, as the multipathd
 // client does; it saves a process start per command.
 type socketDaemon struct {
-	fs      host.FS
+	sys     host.System
 	timeout time.Duration
 }
 
 func (d socketDaemon) Command(ctx context.Context, cmd string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
-	conn, err := d.fs.DialAbstract(ctx, SocketName)
+	conn, err := d.sys.DialAbstract(ctx, SocketName)
 	if err != nil {
 		return "", fmt.Errorf("multipathd %s: %w: %w", cmd, ErrNoSocket, err)
 	}

@@ -64,6 +64,8 @@ func (o Options) withDefaults() Options {
 // Multipath works on the host's dm-multipath maps.
 type Multipath struct {
 	fs     host.FS
+	sys    host.System
+	block  host.BlockDevices
 	runner host.Runner
 	log    *slog.Logger
 	opts   Options
@@ -77,9 +79,9 @@ func New(h *host.Host, opts Options) *Multipath {
 	}
 	opts = opts.withDefaults()
 	if opts.Daemon == nil {
-		opts.Daemon = socketDaemon{fs: h.FS, timeout: opts.CommandTimeout}
+		opts.Daemon = socketDaemon{sys: h.Sys, timeout: opts.CommandTimeout}
 	}
-	return &Multipath{fs: h.FS, runner: h.Runner, log: log, opts: opts}
+	return &Multipath{fs: h.FS, sys: h.Sys, block: h.Block, runner: h.Runner, log: log, opts: opts}
 }
 
 // ErrNoDaemon means multipathd is not running.
@@ -111,7 +113,7 @@ func (m *Map) ByIDPath() string { return "/dev/disk/by-id/dm-uuid-mpath-" + m.WW
 
 // DaemonRunning reports whether multipathd runs on the host (from /proc;
 // no command is run).
-func (m *Multipath) DaemonRunning() bool { return m.fs.ProcessRunning("multipathd") }
+func (m *Multipath) DaemonRunning() bool { return m.sys.ProcessRunning("multipathd") }
 
 // Use says whether to attach through dm-multipath: want (or enforce) and
 // multipathd running. Without multipathd, enforce is an error wrapping

@@ -150,7 +150,7 @@ func (m *Multipath) flushBuffers(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, m.opts.CommandTimeout)
 	defer cancel()
 	start := time.Now()
-	err := m.fs.FlushBuffersContext(ctx, dev)
+	err := m.block.FlushBuffersContext(ctx, dev)
 	m.log.Debug("flush buffers", "device", dev, "took", time.Since(start).Round(time.Millisecond))
 	if err == nil || errors.Is(err, fs.ErrNotExist) || !m.fs.Exists("/sys/block/"+name) && !m.fs.Exists(dev) {
 		return nil

@@ -14,7 +14,7 @@ import (
 // error wrapping host.ErrDeviceBusy that says what holds it. Devices that
 // are already gone are not in use.
 func (s *SCSI) CheckNotInUse(devs ...string) error {
-	mounts, err := s.fs.Mounts()
+	mounts, err := s.sys.Mounts()
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func (s *SCSI) CheckNotInUse(devs ...string) error {
 				return fmt.Errorf("%s is held by %s: %w", DevPath(name), strings.Join(holders, ", "), host.ErrDeviceBusy)
 			}
 		}
-		if err := s.fs.CheckNotInUse(DevPath(d)); err != nil {
+		if err := s.block.CheckNotInUse(DevPath(d)); err != nil {
 			return err
 		}
 	}

@@ -87,9 +87,11 @@ func (o Options) withDefaults() Options {
 
 // SCSI works on the host's SCSI devices.
 type SCSI struct {
-	fs   host.FS
-	log  *slog.Logger
-	opts Options
+	fs    host.FS
+	sys   host.System
+	block host.BlockDevices
+	log   *slog.Logger
+	opts  Options
 }
 
 // New returns a SCSI over h.
@@ -98,7 +100,7 @@ func New(h *host.Host, opts Options) *SCSI {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &SCSI{fs: h.FS, log: log, opts: opts.withDefaults()}
+	return &SCSI{fs: h.FS, sys: h.Sys, block: h.Block, log: log, opts: opts.withDefaults()}
 }
 
 // ErrNotFound means no block device exists (yet) for an address.

@@ -62,7 +62,7 @@ func (a *app) ironicRegister(cmd *cobra.Command, node string, gopts connector.Ga
 	if err != nil {
 		return err
 	}
-	specs := ironicattach.HostConnectors(a.host.FS, props, gopts.NIC, a.logger)
+	specs := ironicattach.HostConnectors(ironicattach.HostView(a.host), props, gopts.NIC, a.logger)
 	if len(specs) == 0 {
 		return fmt.Errorf("this host has no initiator to register (no /etc/iscsi/initiatorname.iscsi, no Online FC port, no usable IP)")
 	}

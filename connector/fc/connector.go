@@ -103,7 +103,7 @@ func (c *Connector) lock(ctx context.Context, info *Info) (func(), error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.LockTimeout)
 	defer cancel()
-	return c.h.FS.LockAll(ctx, names...)
+	return c.h.Locks.LockAll(ctx, names...)
 }
 
 // selectHBAs returns the HBAs the volume may use: Online ones, and only

@@ -84,7 +84,7 @@ func New(h *host.Host, opts Options) *Connector {
 		h: h, log: log, opts: opts,
 		scsi: scsi.New(h, opts.SCSI),
 		mp:   multipath.New(h, opts.MultipathOptions),
-		adm:  iscsiadm{runner: h.Runner, fs: h.FS, commandTimeout: opts.CommandTimeout, loginTimeout: opts.LoginTimeout},
+		adm:  iscsiadm{runner: h.Runner, fs: h.FS, locks: h.Locks, commandTimeout: opts.CommandTimeout, loginTimeout: opts.LoginTimeout},
 	}
 }
 
@@ -128,7 +128,7 @@ func (c *Connector) lockTargets(ctx context.Context, iqns []string) (func(), err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.LockTimeout)
 	defer cancel()
-	return c.h.FS.LockAll(ctx, names...)
+	return c.h.Locks.LockAll(ctx, names...)
 }
 
 // Connect logs in, scans the volume's LUN, waits for its device, verifies

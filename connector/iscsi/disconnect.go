@@ -207,7 +207,7 @@ func (c *Connector) logoutUnused(ctx context.Context, a *attached) error {
 func (c *Connector) deleteRecord(ctx context.Context, iqn string, p Portal) error {
 	// Exclusive, like iscsiadm -o delete (see nodeDBLock); released before
 	// the fallback, which takes it again.
-	unlock, err := c.h.FS.Lock(ctx, nodeDBLock)
+	unlock, err := c.h.Locks.Lock(ctx, nodeDBLock)
 	if err != nil {
 		return fmt.Errorf("iscsi delete node record %s@%s: %w", iqn, p, err)
 	}

@@ -26,6 +26,7 @@ const (
 type iscsiadm struct {
 	runner         host.Runner
 	fs             host.FS
+	locks          host.Locks
 	commandTimeout time.Duration
 	loginTimeout   time.Duration
 }
@@ -36,9 +37,9 @@ type iscsiadm struct {
 const nodeDBLock = "iscsi-nodedb"
 
 func (a iscsiadm) run(ctx context.Context, timeout time.Duration, ok []int, args ...string) (host.Result, error) {
-	lock := a.fs.LockShared
+	lock := a.locks.LockShared
 	if writesNodeDB(args) {
-		lock = a.fs.Lock
+		lock = a.locks.Lock
 	}
 	unlock, err := lock(ctx, nodeDBLock)
 	if err != nil {
@@ -64,7 +65,7 @@ func writesNodeDB(args []string) bool {
 // editRecordLocked is editRecord under the node database lock, so no
 // iscsiadm walking the database reads a record half rewritten.
 func (a iscsiadm) editRecordLocked(ctx context.Context, file string, values []recordValue) error {
-	unlock, err := a.fs.Lock(ctx, nodeDBLock)
+	unlock, err := a.locks.Lock(ctx, nodeDBLock)
 	if err != nil {
 		return fmt.Errorf("edit iscsi record %s: %w", path.Base(file), err)
 	}

@@ -26,13 +26,13 @@ func TestNodeDBLock(t *testing.T) {
 	probe := func(ctx context.Context) (shared, exclusive bool) {
 		short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 		defer cancel()
-		if u, err := h.FS.LockShared(short, nodeDBLock); err == nil {
+		if u, err := h.Locks.LockShared(short, nodeDBLock); err == nil {
 			shared = true
 			u()
 		}
 		short2, cancel2 := context.WithTimeout(ctx, 30*time.Millisecond)
 		defer cancel2()
-		if u, err := h.FS.Lock(short2, nodeDBLock); err == nil {
+		if u, err := h.Locks.Lock(short2, nodeDBLock); err == nil {
 			exclusive = true
 			u()
 		}
@@ -46,7 +46,7 @@ func TestNodeDBLock(t *testing.T) {
 		return host.Result{}, nil
 	})
 	h, _ = hosttest.New(t, r)
-	adm := iscsiadm{runner: r, fs: h.FS, commandTimeout: time.Second, loginTimeout: time.Second}
+	adm := iscsiadm{runner: r, fs: h.FS, locks: h.Locks, commandTimeout: time.Second, loginTimeout: time.Second}
 	ctx := context.Background()
 	require.NoError(t, adm.newNode(ctx, iqn, p))
 	_, err = adm.login(ctx, iqn, p)
@@ -64,7 +64,7 @@ func TestNodeDBLock(t *testing.T) {
 	file := "/etc/iscsi/nodes/" + iqn + "/" + p.String() + ",1/default"
 	require.NoError(t, os.MkdirAll(filepath.Dir(h.FS.Path(file)), 0o700))
 	require.NoError(t, os.WriteFile(h.FS.Path(file), []byte("node.name = "+iqn+"\n"), 0o600))
-	unlock, err := h.FS.Lock(ctx, nodeDBLock)
+	unlock, err := h.Locks.Lock(ctx, nodeDBLock)
 	require.NoError(t, err)
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()

@@ -193,7 +193,7 @@ func (c *Connector) share(info connector.ConnectionInfo) (share, error) {
 func (c *Connector) lock(ctx context.Context, s share) (func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.LockTimeout)
 	defer cancel()
-	unlock, err := c.h.FS.Lock(ctx, "nfs-"+s.id)
+	unlock, err := c.h.Locks.Lock(ctx, "nfs-"+s.id)
 	if err != nil {
 		return nil, fmt.Errorf("nfs share %s: %w", s.vol.Export, err)
 	}
@@ -367,7 +367,7 @@ func (c *Connector) stillAttached(s share, st *shareState, u user) (*connector.D
 // A mount there of anything but this export is an error: brick's mount
 // points are named by the export's hash, so it is tampering or a clash.
 func (c *Connector) mountAt(mp, export string) (host.Mount, bool, error) {
-	mounts, err := c.h.FS.Mounts()
+	mounts, err := c.h.Sys.Mounts()
 	if err != nil {
 		return host.Mount{}, false, fmt.Errorf("nfs %s: %w", export, err)
 	}
@@ -654,7 +654,7 @@ func (c *Connector) checkUnused(s share, loop string, last bool) error {
 	paths := []string{s.file}
 	var skip []string
 	if loop != "" {
-		if err := c.h.FS.CheckNotInUse(loop); err != nil {
+		if err := c.h.Block.CheckNotInUse(loop); err != nil {
 			return fmt.Errorf("nfs disconnect %s: loop device %w (mounted or held)", s.file, err)
 		}
 		paths, skip = append(paths, loop), []string{loop}

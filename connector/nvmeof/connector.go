@@ -103,7 +103,7 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 	if err != nil {
 		return nil, fmt.Errorf("nvmeof connect %s: %w", v.NQN, err)
 	}
-	unlock, err := c.h.FS.Lock(ctx, lockName(v.NQN))
+	unlock, err := c.h.Locks.Lock(ctx, lockName(v.NQN))
 	if err != nil {
 		return nil, fmt.Errorf("nvmeof connect %s: %w", v.NQN, err)
 	}
@@ -120,7 +120,7 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 	sort.Strings(ctrls)
 	dev.Extra[ExtraControllers] = strings.Join(ctrls, ",")
 	if v.ReadOnly {
-		if err := c.h.FS.SetReadOnly(dev.Path); err != nil {
+		if err := c.h.Block.SetReadOnly(dev.Path); err != nil {
 			return nil, fmt.Errorf("nvmeof connect %s: %w", v.NQN, err)
 		}
 		dev.Extra[ExtraReadOnly] = "true"

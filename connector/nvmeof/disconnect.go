@@ -19,7 +19,7 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 	if err != nil {
 		return err
 	}
-	unlock, err := c.h.FS.Lock(ctx, lockName(v.NQN))
+	unlock, err := c.h.Locks.Lock(ctx, lockName(v.NQN))
 	if err != nil {
 		return fmt.Errorf("nvmeof disconnect %s: %w", v.NQN, err)
 	}
@@ -48,9 +48,9 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 // release checks the device is not in use and flushes it; with force a
 // failure of either is logged and ignored.
 func (c *Connector) release(devPath string, force bool) error {
-	err := c.h.FS.CheckNotInUse(devPath)
+	err := c.h.Block.CheckNotInUse(devPath)
 	if err == nil {
-		err = c.h.FS.FlushBuffers(devPath)
+		err = c.h.Block.FlushBuffers(devPath)
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		if !force {

@@ -156,7 +156,7 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := c.h.FS.Lock(ctx, lockName(v))
+	unlock, err := c.h.Locks.Lock(ctx, lockName(v))
 	if err != nil {
 		return nil, fmt.Errorf("rbd map %s: %w", v.Spec(), err)
 	}
@@ -299,7 +299,7 @@ func (c *Connector) checkReadOnly(devPath string, v Volume) error {
 // noUdev reports that no udev daemon runs, so krbd must not wait for
 // udev's events (rbd map and unmap would hang until their timeout).
 func (c *Connector) noUdev() bool {
-	running := c.h.FS.ProcessRunning("systemd-udevd") || c.h.FS.ProcessRunning("udevd")
+	running := c.h.Sys.ProcessRunning("systemd-udevd") || c.h.Sys.ProcessRunning("udevd")
 	if !running {
 		c.h.Log.Debug("rbd: no udev daemon runs; krbd will not wait for udev (noudev)")
 	}
@@ -367,7 +367,7 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 	if dev != nil && ValidDriver(dev.Extra[ExtraDriver]) {
 		drivers = []string{dev.Extra[ExtraDriver]}
 	}
-	unlock, err := c.h.FS.Lock(ctx, lockName(v))
+	unlock, err := c.h.Locks.Lock(ctx, lockName(v))
 	if err != nil {
 		return fmt.Errorf("rbd unmap %s: %w", v.Spec(), err)
 	}
@@ -450,7 +450,7 @@ func (c *Connector) unmap(ctx context.Context, v Volume, driver, devPath string,
 // has holders (dm, md) or is held open exclusively.
 func (c *Connector) checkNotInUse(devPath string) error {
 	name := strings.TrimPrefix(devPath, "/dev/")
-	if mounts, err := c.h.FS.Mounts(); err == nil {
+	if mounts, err := c.h.Sys.Mounts(); err == nil {
 		majmin := c.majorMinor(devPath)
 		for _, m := range mounts {
 			if m.Source == devPath || strings.HasPrefix(m.Source, devPath+"p") || (majmin != "" && m.MajorMinor == majmin) {
@@ -461,7 +461,7 @@ func (c *Connector) checkNotInUse(devPath string) error {
 	if holders, err := c.h.FS.ReadDir("/sys/block/" + name + "/holders"); err == nil && len(holders) > 0 {
 		return fmt.Errorf("%w: held by %s (remove it, or use --force)", host.ErrDeviceBusy, holders[0].Name())
 	}
-	if err := c.h.FS.CheckNotInUse(devPath); err != nil {
+	if err := c.h.Block.CheckNotInUse(devPath); err != nil {
 		return fmt.Errorf("%w (close it, or use --force)", err)
 	}
 	return nil

@@ -79,14 +79,14 @@ func NewAt(t testing.TB, root string, r host.Runner) *host.Host {
 	}
 	red := host.NewRedactor()
 	logger := slog.New(host.NewRedactingHandler(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}), red))
-	return &host.Host{FS: host.NewFS(root), Runner: r, Log: logger, Redactor: red}
+	return withViews(&host.Host{FS: host.NewFS(root), Runner: r, Log: logger, Redactor: red})
 }
 
 // NewQuiet returns a Host rooted at root that logs nothing and runs no
 // command, for fuzz targets (which may not log to their *testing.F) and
 // benchmarks (where per-call logging would be what is measured).
 func NewQuiet(root string) *host.Host {
-	return &host.Host{FS: host.NewFS(root), Runner: NewRunner(nil), Log: slog.New(slog.DiscardHandler), Redactor: host.NewRedactor()}
+	return withViews(&host.Host{FS: host.NewFS(root), Runner: NewRunner(nil), Log: slog.New(slog.DiscardHandler), Redactor: host.NewRedactor()})
 }
 
 type testWriter struct{ t testing.TB }
@@ -127,4 +127,10 @@ func Mkdir(t testing.TB, root, hostPath string) {
 	if err := os.MkdirAll(filepath.Join(root, hostPath), 0o755); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// withViews fills h's views from its FS.
+func withViews(h *host.Host) *host.Host {
+	h.Locks, h.Block, h.Sys = host.NewLocks(h.FS), host.NewBlockDevices(h.FS), host.NewSystem(h.FS)
+	return h
 }

@@ -1,0 +1,24 @@
+package host
+
+// The machine is reached through small views over one rooted FS, each
+// for one concern, so a package asks only for what it uses.
+
+// Locks are brick's cross-process locks: flock files under LockDir.
+type Locks struct{ fs FS }
+
+// NewLocks returns the locks of the machine fs is rooted at.
+func NewLocks(fs FS) Locks { return Locks{fs} }
+
+// BlockDevices opens block devices for the checks and ioctls brick needs:
+// in-use (O_EXCL), flush, read-only.
+type BlockDevices struct{ fs FS }
+
+// NewBlockDevices returns the block devices under fs's root.
+func NewBlockDevices(fs FS) BlockDevices { return BlockDevices{fs} }
+
+// System reads the kernel's view of the machine: mounts, network
+// addresses and routes, running processes, abstract unix sockets.
+type System struct{ fs FS }
+
+// NewSystem returns the system view of the machine fs is rooted at.
+func NewSystem(fs FS) System { return System{fs} }
