@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -60,35 +61,30 @@ func defaultCloudsFiles() []string {
 }
 
 // loadCloud finds the named cloud in the first clouds.yaml that exists and
-// lays the same entry of secure.yaml (same directory) over it.
-func loadCloud(name string, files []string) (cloud, error) {
+// lays the same entry of secure.yaml (same directory) over it. Files the
+// trust refuses are errors, not skipped: skipping would pick another cloud.
+func loadCloud(name string, files []string, trust FileTrust, log *slog.Logger) (cloud, error) {
 	if len(files) == 0 {
 		files = defaultCloudsFiles()
 	}
 	for _, path := range files {
-		data, err := os.ReadFile(path)
+		entry, found, err := readCloud(path, name, trust, log)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return cloud{}, fmt.Errorf("%w: read %s: %w", ErrConfig, path, err)
-		}
-		entry, found, err := findCloud(data, name)
-		if err != nil {
-			return cloud{}, fmt.Errorf("%w: parse %s: %w", ErrConfig, path, err)
+			return cloud{}, err
 		}
 		if !found {
 			return cloud{}, fmt.Errorf("%w: cloud %q not found in %s", ErrConfig, name, path)
 		}
 		secure := filepath.Join(filepath.Dir(path), "secure.yaml")
-		if data, err := os.ReadFile(secure); err == nil {
-			over, found, err := findCloud(data, name)
-			if err != nil {
-				return cloud{}, fmt.Errorf("%w: parse %s: %w", ErrConfig, secure, err)
-			}
-			if found {
-				overlay(&entry, &over)
-			}
+		over, found, err := readCloud(secure, name, trust, log)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return cloud{}, err
+		}
+		if found {
+			overlay(&entry, &over)
 		}
 		c, err := decodeCloud(&entry)
 		if err != nil {
@@ -97,6 +93,31 @@ func loadCloud(name string, files []string) (cloud, error) {
 		return c, nil
 	}
 	return cloud{}, fmt.Errorf("%w: cloud %q: no clouds.yaml found (tried %v)", ErrConfig, name, files)
+}
+
+// readCloud reads one clouds.yaml or secure.yaml the trust accepts and
+// returns the named entry, warning when it holds a secret others can read.
+// A missing file's error wraps fs.ErrNotExist.
+func readCloud(path, name string, trust FileTrust, log *slog.Logger) (yaml.Node, bool, error) {
+	data, readable, err := trust.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return yaml.Node{}, false, err
+	}
+	if err != nil {
+		return yaml.Node{}, false, fmt.Errorf("%w: read %s: %w", ErrConfig, path, err)
+	}
+	entry, found, err := findCloud(data, name)
+	if err != nil {
+		return yaml.Node{}, false, fmt.Errorf("%w: parse %s: %w", ErrConfig, path, err)
+	}
+	if found && readable {
+		if c, err := decodeCloud(&entry); err == nil {
+			if a := c.auth(); a.Password != "" || a.Token != "" || a.ApplicationCredentialSecret != "" {
+				WarnReadable(log, path, "a password")
+			}
+		}
+	}
+	return entry, found, nil
 }
 
 // findCloud returns the named entry of one clouds.yaml document, undecoded.
@@ -223,7 +244,7 @@ func applyCloud(o Options, c cloud) Options {
 // and defaults applied. It reports configuration mistakes as ErrConfig.
 func Resolve(o Options) (Options, error) {
 	if o.Cloud != "" {
-		c, err := loadCloud(o.Cloud, o.CloudsFiles)
+		c, err := loadCloud(o.Cloud, o.CloudsFiles, o.trust(), o.Log)
 		if err != nil {
 			return o, err
 		}

@@ -126,6 +126,10 @@ type Options struct {
 	// duration; never headers or bodies); may be nil.
 	Log *slog.Logger
 
+	// Trust judges clouds.yaml and secure.yaml before they are read;
+	// nil: ProcessTrust (as root, only root's files).
+	Trust *FileTrust
+
 	// noCredentials: Resolve fell back to noauth because nothing else
 	// was given.
 	noCredentials bool
@@ -148,6 +152,13 @@ func normalizeAuthType(s string) (string, error) {
 		return AuthHTTPBasic, nil
 	}
 	return "", fmt.Errorf("%w: unknown auth type %q (use password, token, v3applicationcredential, noauth or http_basic)", ErrConfig, s)
+}
+
+func (o Options) trust() FileTrust {
+	if o.Trust != nil {
+		return *o.Trust
+	}
+	return ProcessTrust()
 }
 
 // secrets lists the secret values the options hold.

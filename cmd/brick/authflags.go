@@ -105,5 +105,6 @@ func (a *app) authOptions() osauth.Options {
 		UserAgent:         "brick/" + version,
 		Redactor:          a.redactor,
 		Log:               a.logger,
+		Trust:             &a.trust,
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/osauth"
 )
 
 const defaultConfigFile = "/etc/brick/brick.yaml"
@@ -37,6 +38,9 @@ type app struct {
 	auth       authFlags
 
 	host *host.Host
+	// trust judges the config files and --host-root before brick uses
+	// them (as root: root's only); tests inject another owner.
+	trust osauth.FileTrust
 	// runner, when set, runs commands instead of the real runner: tests
 	// drive whole commands against a fixture tree with a scripted one.
 	runner host.Runner
@@ -46,7 +50,7 @@ type app struct {
 }
 
 func newApp(stdout, stderr io.Writer) *app {
-	a := &app{stdout: stdout, stderr: stderr, redactor: host.NewRedactor()}
+	a := &app{stdout: stdout, stderr: stderr, redactor: host.NewRedactor(), trust: osauth.ProcessTrust()}
 	a.logger = a.newLogger(slog.LevelWarn)
 	return a
 }
@@ -158,6 +162,9 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 	if a.debug {
 		a.logger = a.newLogger(slog.LevelDebug)
 	}
+	if err := a.trust.CheckDir(a.hostRoot); err != nil {
+		return fmt.Errorf("--host-root: %w", err)
+	}
 	a.host = host.New(a.hostRoot, a.logger, a.redactor)
 	if a.runner != nil {
 		a.host.Runner = a.runner
@@ -175,7 +182,7 @@ func (a *app) loadConfigFile(cmd *cobra.Command, v *viper.Viper) error {
 			a.configFile, explicit = env, true
 		}
 	}
-	data, err := os.ReadFile(a.configFile)
+	data, readable, err := a.trust.ReadFile(a.configFile)
 	if err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -190,10 +197,18 @@ func (a *app) loadConfigFile(cmd *cobra.Command, v *viper.Viper) error {
 	for k, val := range m {
 		norm[strings.ReplaceAll(strings.ToLower(k), "_", "-")] = val
 	}
+	if readable && holdsSecret(norm) {
+		osauth.WarnReadable(a.logger, a.configFile, "a password or token")
+	}
 	if err := v.MergeConfigMap(norm); err != nil {
 		return fmt.Errorf("load config %s: %w", a.configFile, err)
 	}
 	return nil
+}
+
+// holdsSecret reports whether a normalised config map holds credentials.
+func holdsSecret(norm map[string]any) bool {
+	return norm["os-password"] != nil || norm["os-token"] != nil || norm["os-application-credential-secret"] != nil
 }
 
 // newLogger writes masked lines to stderr (stdout stays clean for JSON):
