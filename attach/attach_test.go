@@ -303,15 +303,27 @@ func TestAttachInUseElsewhere(t *testing.T) {
 }
 
 func TestDetachBusy(t *testing.T) {
-	for _, mv := range []string{"", "3.0"} {
+	for _, tc := range []struct {
+		mv   string
+		err  error
+		want string
+	}{
+		{"", fmt.Errorf("flush /dev/sdx: %w", host.ErrDeviceBusy), "flush /dev/sdx"},
+		{"3.0", fmt.Errorf("flush /dev/sdx: %w", host.ErrDeviceBusy), "flush /dev/sdx"},
+		// The flush's deadline cut its last try short: no "in use" left.
+		{"", fmt.Errorf("iscsi disconnect: multipath flush 3600 (dm-0) after 8 attempts: %w (last: multipath -f 3600: timed out after 10s: %w)",
+			host.ErrWaitTimeout, context.DeadlineExceeded), "iscsi disconnect: multipath flush 3600"},
+	} {
+		mv := tc.mv
 		f := newFixture(t, mv)
 		m := f.manager()
 		_, err := m.Attach(context.Background(), AttachOptions{Volume: volID})
 		require.NoError(t, err)
-		f.conn.disconnectErr = fmt.Errorf("flush /dev/sdx: %w", host.ErrDeviceBusy)
+		f.conn.disconnectErr = tc.err
 		err = m.Detach(context.Background(), DetachOptions{Volume: volID})
 		require.ErrorIs(t, err, ErrInUse)
-		require.ErrorContains(t, err, "local-detach "+volID+": disconnect: flush /dev/sdx")
+		require.ErrorContains(t, err, "local-detach "+volID+": disconnect: "+tc.want)
+		require.ErrorContains(t, err, "or use --force")
 		st, _ := f.fake.Status(volID)
 		require.Equal(t, "in-use", st, "roll_detaching put it back")
 		rec, err := m.Record(volID)

@@ -174,10 +174,18 @@ func (d *detachRun) rollDetach(ctx context.Context) error {
 
 func (d *detachRun) disconnect(ctx context.Context) error {
 	err := d.conn.Disconnect(ctx, d.info, d.rec.Device, connector.DisconnectOptions{Force: d.force})
-	if err != nil && (errors.Is(err, host.ErrDeviceBusy) || strings.Contains(err.Error(), "busy") || strings.Contains(err.Error(), "in use")) {
+	if err != nil && heldOpen(err) {
 		err = fmt.Errorf("%w (%w): unmount it or close it, or use --force", err, ErrInUse)
 	}
 	return err
+}
+
+// heldOpen reports a disconnect refused because the device is held, or
+// whose flush failed (a flush cut short by its deadline says "timed out",
+// not "in use"): both need the holder gone, or --force.
+func heldOpen(err error) bool {
+	s := err.Error()
+	return errors.Is(err, host.ErrDeviceBusy) || strings.Contains(s, "busy") || strings.Contains(s, "in use") || strings.Contains(s, "flush")
 }
 
 // restoreAttached puts the record back to "attached" after a detach failed
