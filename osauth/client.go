@@ -353,7 +353,7 @@ func (t *redactingTransport) RoundTrip(req *http.Request) (*http.Response, error
 			"status", resp.StatusCode, "duration", time.Since(start).Round(time.Millisecond),
 			"microversion", req.Header.Get("OpenStack-API-Version"))
 	}
-	return limitBody(resp, MaxResponseBytes)
+	return limitBody(req, resp, MaxResponseBytes)
 }
 
 func first(vals ...string) string {

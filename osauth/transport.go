@@ -68,9 +68,11 @@ func effectivePort(u *url.URL) string {
 // limitBody caps resp's body at limit bytes. An error response is read
 // here already, since gophercloud ignores errors while reading those: a
 // body past the limit then fails the request with an error naming it.
-func limitBody(resp *http.Response, limit int64) (*http.Response, error) {
-	u := resp.Request.URL.Redacted()
-	tooLarge := fmt.Errorf("%w: %s sent more than %d bytes (limit %d MiB)", ErrResponseTooLarge, u, limit, limit>>20)
+func limitBody(req *http.Request, resp *http.Response, limit int64) (*http.Response, error) {
+	if req.Method == http.MethodHead {
+		return resp, nil // no body; Content-Length describes the resource
+	}
+	tooLarge := fmt.Errorf("%w: %s sent more than %d bytes (limit %d MiB)", ErrResponseTooLarge, req.URL.Redacted(), limit, limit>>20)
 	if resp.ContentLength > limit {
 		_ = resp.Body.Close()
 		return nil, tooLarge

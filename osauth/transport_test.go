@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/brick-storage/brick/internal/testca"
@@ -148,4 +149,14 @@ func TestResponseSizeLimited(t *testing.T) {
 		require.Contains(t, err.Error(), "limit 8 MiB", tc.name)
 		require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), tc.name)
 	}
+
+	// A HEAD's Content-Length describes the resource, not a body.
+	head := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(huge))
+	}))
+	defer head.Close()
+	sc, err := BlockStorageClient(context.Background(), Options{AuthType: AuthNoAuth, CinderEndpoint: head.URL + "/v3"})
+	require.NoError(t, err)
+	_, err = sc.Head(context.Background(), sc.ServiceURL("volumes"), &gophercloud.RequestOpts{OkCodes: []int{http.StatusOK}})
+	require.NoError(t, err)
 }
