@@ -1,0 +1,247 @@
+//go:build e2e
+
+package e2e
+
+// TestNVMeoF proves connector/nvmeof on a real kernel (issue 21): the test
+// bed Cinder exports volumes over NVMe/TCP (brick_tb_driver.GuestNVMeT)
+// from the guest's own kernel nvmet (test/guest/fixtures/nvmet.sh serves
+// Cinder's export records), and brick inside the guest attaches what Cinder
+// answers. One guest boot per connection info format:
+//
+//   - old (nqn/target_portal, as Cinder Zed sends it) and new
+//     (target_nqn/vol_uuid/portals): local-attach, write a pattern,
+//     local-detach, nothing left in /sys/class/nvme, re-attach, the pattern
+//     reads back, detach;
+//   - new, two portals: two controllers, one head nvmeXnY; a reader on the
+//     head while each port's ANA group goes inaccessible and back: 0 errors;
+//   - new: a dead portal (black hole) beside a live one: brick connect
+//     succeeds within the per-portal timeout + 1 s;
+//   - new: two namespaces of one subsystem: disconnecting one leaves the
+//     controllers and the other's I/O alone; the last one removes them.
+//
+// Run: flock /tmp/brick-guest.lock bash test/e2e.sh -run 'TestNVMeoF'
+
+import (
+	"context"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/internal/testbed"
+	"github.com/brick-storage/brick/internal/testbed/guest"
+)
+
+// nvmePortalTimeout is connector/nvmeof's default per-portal timeout.
+const nvmePortalTimeout = 10 * time.Second
+
+const nvmeGuestScript = `
+set -uo pipefail
+cp /brick/brick /tmp/brick
+B=/tmp/brick
+P=$PROJECT
+API=http://10.0.2.2:8776/v3
+export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null BRICK_CINDER_ENDPOINT=$API
+COMMON=(--nic eth0)
+py() { /usr/bin/python3 -c "$@"; }
+api() { curl -sf -m 30 -H "X-Auth-Token: brick:$P" -H "OpenStack-API-Version: volume 3.70" "$API/$P/$1"; }
+vstatus() { api "volumes/$1" | py 'import json,sys; print(json.load(sys.stdin)["volume"]["status"])' 2>/dev/null || echo api-error; }
+nctrl() { ls /sys/class/nvme 2>/dev/null | grep -c . || true; }
+now() { date +%s.%N; }
+took() { echo "TIME $1 $(awk -v a="$2" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}')"; }
+jget() { py "import json,sys; print(json.load(open('$1')).get('$2', ''))"; }
+
+eval "$("$BRICK_FIXTURES/nvmet.sh" ports 4420)"
+mkdir -p /brick/exports
+"$BRICK_FIXTURES/nvmet.sh" serve /brick/exports 2>/brick/nvmet.log &
+echo "host nqn $(cat /etc/nvme/hostnqn) native multipath $(cat /sys/module/nvme_core/parameters/multipath)"
+
+attach() { # LABEL
+	local t0; t0=$(now)
+	$B local-attach "$VOL" "${COMMON[@]}" -f json >/brick/attach-$1.json 2>/brick/attach-$1.err
+	echo "RC attach-$1 $?"
+	took attach-$1 "$t0"
+	DEV=$(jget /brick/attach-$1.json path)
+	local att; att=$(jget /brick/attach-$1.json attachment_id)
+	echo "DEVICE $1 $DEV ctrls=$(nctrl) status=$(vstatus "$VOL")"
+	api "attachments/$att" | py 'import json,sys; ci=json.load(sys.stdin)["attachment"]["connection_info"]; print("CONNINFO", " ".join(sorted(k for k in ci if k in ("nqn", "target_portal", "target_port", "transport_type", "ns_id", "target_nqn", "vol_uuid", "portals", "volume_nguid", "host_nqn"))))'
+	for c in /sys/class/nvme/nvme*; do
+		[[ -e $c ]] && echo "CTRL $1 $(basename $c) $(cat $c/transport) $(cat $c/address) hostnqn=$(cat $c/hostnqn)"
+	done
+}
+detach() { # LABEL
+	local t0; t0=$(now)
+	$B local-detach "$VOL" "${COMMON[@]}" >/brick/detach-$1.out 2>&1
+	echo "RC detach-$1 $?"
+	took detach-$1 "$t0"
+	echo "LEFT $1 ctrls=$(nctrl) status=$(vstatus "$VOL") exports=$(ls /brick/exports | grep -c . || true)"
+}
+
+attach 1
+dd if=/brick/pattern of="$DEV" bs=1M seek=4 count=1 oflag=direct conv=notrunc status=none
+echo "RC write $?"
+$B list -f value -c volume -c protocol 2>&1 | sed 's/^/LIST /'
+$B get-volume-paths "$VOL" -f value 2>&1 | sed 's/^/PATHS /'
+detach 1
+attach 2
+dd if="$DEV" of=/tmp/back bs=1M skip=4 count=1 iflag=direct status=none
+cmp -s /tmp/back /brick/pattern
+echo "RC readback $?"
+
+if [[ $FORMAT == new ]]; then
+	head=$(basename "$DEV")
+	echo "HEAD $head $(ls -d /sys/block/${head%n*}c*n* 2>/dev/null | xargs -n1 basename | tr '\n' ' ')"
+	# A reader on the head while each port in turn turns inaccessible.
+	(
+		reads=0 errs=0
+		while [[ ! -e /tmp/stop-reader ]]; do
+			if dd if="$DEV" of=/dev/null bs=1M count=16 iflag=direct status=none; then reads=$((reads + 1)); else errs=$((errs + 1)); fi
+		done
+		echo "$reads $errs" >/tmp/reader
+	) &
+	rpid=$!
+	sleep 2
+	for port in 1 2; do
+		"$BRICK_FIXTURES/nvmet.sh" ana $port inaccessible
+		sleep 3
+		echo "ANA port$port $(cat /sys/block/${head%n*}c*n*/ana_state | tr '\n' ' ')"
+		"$BRICK_FIXTURES/nvmet.sh" ana $port optimized
+		sleep 2
+	done
+	touch /tmp/stop-reader
+	wait $rpid
+	echo "READER $(cat /tmp/reader)"
+fi
+detach 2
+
+if [[ $FORMAT == new ]]; then
+	modprobe dummy && ip link add bh0 type dummy && ip link set bh0 up && ip addr add 192.0.2.1/24 dev bh0
+	NQN=nqn.2014-08.org.brick:e2e-shared
+	for n in 1 2; do
+		printf 'NQN=%s\nNSID=%d\nUUID=%s\nSIZE=%d\n' "$NQN" $n "${UUIDS[$n]}" $((64 << 20)) >/brick/exports/${UUIDS[$n]}.export
+	done
+	for n in 1 2; do for i in $(seq 100); do [[ -e /brick/exports/${UUIDS[$n]}.ready ]] && break; sleep 0.1; done; done
+	conn() { # N PORTALS
+		echo "{\"driver_volume_type\":\"nvmeof\",\"target_nqn\":\"$NQN\",\"vol_uuid\":\"${UUIDS[$1]}\",\"portals\":$2}" >/tmp/conn$1.json
+	}
+	conn 1 '[["192.0.2.2",4420,"tcp"],["127.0.0.1",4420,"tcp"]]'
+	conn 2 '[["127.0.0.1",4420,"tcp"],["127.0.0.2",4420,"tcp"]]'
+	t0=$(now)
+	$B connect --connection-info /tmp/conn1.json -f json >/brick/dead.json 2>/brick/dead.err
+	echo "RC dead-connect $?"
+	took dead-connect "$t0"
+	echo "DEADCTRLS $(nctrl)"
+	$B connect --connection-info /tmp/conn2.json -f json >/brick/shared2.json 2>/brick/shared2.err
+	echo "RC shared-connect $?"
+	D1=$(jget /brick/dead.json path) D2=$(jget /brick/shared2.json path)
+	echo "SHARED $D1 $D2 ctrls=$(nctrl)"
+	$B disconnect --connection-info /tmp/conn1.json >/brick/shared-d1.err 2>&1
+	echo "RC shared-disconnect1 $?"
+	dd if="$D2" of=/dev/null bs=1M count=8 iflag=direct status=none
+	echo "RC shared-read2 $?"
+	echo "SHAREDAFTER1 ctrls=$(nctrl) d1=$([[ -e $D1 ]] && echo present || echo gone)"
+	# The target drops the first namespace, as Cinder does after a detach.
+	rm /brick/exports/${UUIDS[1]}.export
+	for i in $(seq 100); do [[ ! -e $D1 ]] && break; sleep 0.1; done
+	$B disconnect --connection-info /tmp/conn2.json >/brick/shared-d2.err 2>&1
+	echo "RC shared-disconnect2 $?"
+	echo "SHAREDAFTER2 ctrls=$(nctrl)"
+	rm /brick/exports/${UUIDS[2]}.export
+fi
+echo DONE
+`
+
+func TestNVMeoF(t *testing.T) {
+	for _, format := range []string{testbed.NVMeOld, testbed.NVMeNew} {
+		t.Run(format, func(t *testing.T) { nvmeGuestRun(t, format) })
+	}
+}
+
+func nvmeGuestRun(t *testing.T, format string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	exports := filepath.Join(testbed.NVMeShareDir, "exports")
+	require.NoError(t, os.RemoveAll(exports))
+	require.NoError(t, os.MkdirAll(exports, 0o755))
+	start := time.Now()
+	c, err := testbed.EnsureCinderNVMe(ctx, testbed.CinderOptions{TargetIP: "127.0.0.1", SecondaryIPs: []string{"127.0.0.2"}}, format, 4420)
+	require.NoError(t, err)
+	t.Logf("Cinder (nvmeof %s) ready in %s", format, time.Since(start).Round(time.Millisecond))
+	vol := newVolume(t, c, "brick-e2e-nvmeof-"+format)
+
+	pattern := make([]byte, 1<<20)
+	_, err = rand.Read(pattern)
+	require.NoError(t, err)
+	patternFile := filepath.Join(t.TempDir(), "pattern")
+	require.NoError(t, os.WriteFile(patternFile, pattern, 0o644))
+	script := "UUIDS=([1]=5a5a5a5a-0000-4000-8000-000000000001 [2]=5a5a5a5a-0000-4000-8000-000000000002)\n" + nvmeGuestScript
+	res, err := runGuest(t, ctx, guest.Options{
+		Script: script, NICs: 1, Timeout: 15 * time.Minute, ShareDir: testbed.NVMeShareDir,
+		Files: map[string]string{buildBrick(t): "brick", patternFile: "pattern"},
+		Env:   map[string]string{"PROJECT": c.ProjectID, "VOL": vol.ID, "FORMAT": format},
+	})
+	if res != nil {
+		t.Logf("guest output:\n%s", res.Output)
+		if log, err := os.ReadFile(filepath.Join(testbed.NVMeShareDir, "nvmet.log")); err == nil {
+			t.Logf("nvmet fixture:\n%s", log)
+		}
+	}
+	requireSuccess(t, res, err)
+	g := parseLines(string(res.Output))
+	for _, rc := range []string{"attach-1", "write", "detach-1", "attach-2", "readback", "detach-2"} {
+		require.Equal(t, "0", g["RC "+rc], rc)
+	}
+	want := map[string]string{testbed.NVMeOld: "nqn ns_id target_port target_portal transport_type",
+		testbed.NVMeNew: "ns_id portals target_nqn vol_uuid"}[format]
+	require.Contains(t, string(res.Output), "CONNINFO "+want+"\n", "Cinder answered in the %s format", format)
+	for _, l := range []string{"1", "2"} {
+		require.True(t, strings.HasPrefix(g["LEFT "+l], "ctrls=0 status=available exports=0"), "after detach %s: %s", l, g["LEFT "+l])
+		t.Logf("%s: attach %s s, detach %s s", l, g["TIME attach-"+l], g["TIME detach-"+l])
+	}
+	if format == testbed.NVMeOld {
+		require.True(t, strings.Contains(g["DEVICE 1"], "ctrls=1 "), g["DEVICE 1"])
+		return
+	}
+	require.True(t, strings.Contains(g["DEVICE 2"], "ctrls=2 "), "two portals, two controllers: %s", g["DEVICE 2"])
+	dev := strings.Fields(g["DEVICE 2"])[0]
+	require.Regexp(t, `^/dev/nvme[0-9]+n[0-9]+$`, dev, "the multipath head")
+	reader := strings.Fields(g["READER"])
+	require.Len(t, reader, 2)
+	require.Equal(t, "0", reader[1], "read errors during the ANA flips")
+	require.NotEqual(t, "0", reader[0], "the reader read")
+	require.Contains(t, g["ANA port1"], "inaccessible")
+	require.Contains(t, g["ANA port2"], "inaccessible")
+
+	require.Equal(t, "0", g["RC dead-connect"])
+	took, err := strconv.ParseFloat(g["TIME dead-connect"], 64)
+	require.NoError(t, err)
+	require.LessOrEqual(t, took, (nvmePortalTimeout + time.Second).Seconds(), "a dead portal costs at most its timeout + 1 s")
+	require.Equal(t, "1", g["DEADCTRLS"])
+	for _, rc := range []string{"shared-connect", "shared-disconnect1", "shared-read2", "shared-disconnect2"} {
+		require.Equal(t, "0", g["RC "+rc], rc)
+	}
+	require.Contains(t, g["SHAREDAFTER1"], "ctrls=2 ", "the other namespace keeps both controllers")
+	require.Equal(t, "ctrls=0", g["SHAREDAFTER2"], "the last namespace's disconnect removes them")
+}
+
+// parseLines maps "KEY LABEL rest" and "KEY rest" lines of guest output to
+// their rest, by "KEY LABEL" and by "KEY" (the last line wins).
+func parseLines(out string) map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		m[f[0]] = strings.Join(f[1:], " ")
+		if len(f) >= 3 {
+			m[f[0]+" "+f[1]] = strings.Join(f[2:], " ")
+		}
+	}
+	return m
+}
