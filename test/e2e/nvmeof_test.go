@@ -26,6 +26,7 @@ import (
 	"crypto/rand"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -153,6 +154,30 @@ if [[ $FORMAT == new ]]; then
 	echo "SHAREDAFTER2 ctrls=$(nctrl)"
 	rm /brick/exports/${UUIDS[2]}.export
 fi
+
+# Benchmark, same boot, same target: brick connect + disconnect (two whole
+# processes) against os-brick's NVMeOFConnector in one process (calls
+# timed only) and as two whole processes (one round).
+if [[ $FORMAT == new && ${BENCH_ROUNDS:-0} -gt 0 ]]; then
+	BNQN=nqn.2014-08.org.brick:e2e-bench BU=5a5a5a5a-0000-4000-8000-0000000000b0
+	printf 'NQN=%s\nNSID=1\nUUID=%s\nSIZE=%d\n' "$BNQN" $BU $((64 << 20)) >/brick/exports/$BU.export
+	for i in $(seq 100); do [[ -e /brick/exports/$BU.ready ]] && break; sleep 0.1; done
+	echo "{\"driver_volume_type\":\"nvmeof\",\"target_nqn\":\"$BNQN\",\"vol_uuid\":\"$BU\",\"portals\":[[\"127.0.0.1\",4420,\"tcp\"],[\"127.0.0.2\",4420,\"tcp\"]]}" >/tmp/bench.json
+	mkdir -p /tmp/osbrick-locks
+	sub() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
+	OSB="/usr/bin/python3 /brick/osbrick.py"
+	for ((i = 1; i <= BENCH_ROUNDS; i++)); do
+		t0=$(now); $B connect --connection-info /tmp/bench.json -f json >/tmp/bdev.json 2>>/brick/bench-brick.err; t1=$(now)
+		$B disconnect --connection-info /tmp/bench.json 2>>/brick/bench-brick.err; t2=$(now)
+		echo "BENCH brick-$i $(sub $t0 $t1) $(sub $t1 $t2) $(sub $t0 $t2) left=$(nctrl)"
+		$OSB timed /tmp/bench.json /tmp/osbrick-locks 2>>/brick/bench-osbrick.err | tail -1 >/tmp/osb.json
+		echo "BENCH os-brick-$i $(py 'import json; d=json.load(open("/tmp/osb.json")); print("%.3f %.3f %.3f" % (d["connect"], d["disconnect"], d["connect"] + d["disconnect"]))' 2>/dev/null || echo failed) left=$(nctrl)"
+	done
+	t0=$(now); $OSB connect /tmp/bench.json /tmp/osbrick-locks 2>>/brick/bench-osbrick.err | tail -1 >/tmp/osdev.json; t1=$(now)
+	$OSB disconnect /tmp/bench.json /tmp/osbrick-locks /tmp/osdev.json 2>>/brick/bench-osbrick.err; t2=$(now)
+	echo "BENCH os-brick-cli-1 $(sub $t0 $t1) $(sub $t1 $t2) $(sub $t0 $t2) left=$(nctrl)"
+	rm /brick/exports/$BU.export
+fi
 echo DONE
 `
 
@@ -179,11 +204,13 @@ func nvmeGuestRun(t *testing.T, format string) {
 	require.NoError(t, err)
 	patternFile := filepath.Join(t.TempDir(), "pattern")
 	require.NoError(t, os.WriteFile(patternFile, pattern, 0o644))
+	osbrick, err := filepath.Abs("../../bench/nvmeof/osbrick.py")
+	require.NoError(t, err)
 	script := "UUIDS=([1]=5a5a5a5a-0000-4000-8000-000000000001 [2]=5a5a5a5a-0000-4000-8000-000000000002)\n" + nvmeGuestScript
 	res, err := runGuest(t, ctx, guest.Options{
 		Script: script, NICs: 1, Timeout: 15 * time.Minute, ShareDir: testbed.NVMeShareDir,
-		Files: map[string]string{buildBrick(t): "brick", patternFile: "pattern"},
-		Env:   map[string]string{"PROJECT": c.ProjectID, "VOL": vol.ID, "FORMAT": format},
+		Files: map[string]string{buildBrick(t): "brick", patternFile: "pattern", osbrick: "osbrick.py"},
+		Env:   map[string]string{"PROJECT": c.ProjectID, "VOL": vol.ID, "FORMAT": format, "BENCH_ROUNDS": benchRounds},
 	})
 	if res != nil {
 		t.Logf("guest output:\n%s", res.Output)
@@ -227,6 +254,47 @@ func nvmeGuestRun(t *testing.T, format string) {
 	}
 	require.Contains(t, g["SHAREDAFTER1"], "ctrls=2 ", "the other namespace keeps both controllers")
 	require.Equal(t, "ctrls=0", g["SHAREDAFTER2"], "the last namespace's disconnect removes them")
+	logBench(t, string(res.Output))
+}
+
+// benchRounds is how many brick / os-brick rounds the new-format boot
+// runs (BRICK_BENCH_ROUNDS, default 5; 0 skips the benchmark).
+var benchRounds = func() string {
+	if v := os.Getenv("BRICK_BENCH_ROUNDS"); v != "" {
+		return v
+	}
+	return "5"
+}()
+
+// logBench logs the median connect+disconnect of brick and os-brick and
+// their ratio (issue 21's goal: brick <= 0.5x os-brick in-process).
+func logBench(t *testing.T, out string) {
+	totals := map[string][]float64{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || f[0] != "BENCH" {
+			continue
+		}
+		tool := f[1][:strings.LastIndex(f[1], "-")]
+		if v, err := strconv.ParseFloat(f[4], 64); err == nil {
+			totals[tool] = append(totals[tool], v)
+		}
+	}
+	b, o := nvmeMedian(totals["brick"]), nvmeMedian(totals["os-brick"])
+	t.Logf("NVMe/TCP connect+disconnect, 2 portals, median of %d: brick %.3f s, os-brick in-process %.3f s (ratio %.2f), os-brick whole processes %.3f s",
+		len(totals["brick"]), b, o, b/o, nvmeMedian(totals["os-brick-cli"]))
+}
+
+func nvmeMedian(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // parseLines maps "KEY LABEL rest" and "KEY rest" lines of guest output to
