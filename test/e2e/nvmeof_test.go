@@ -226,6 +226,9 @@ func nvmeGuestRun(t *testing.T, format string) {
 	want := map[string]string{testbed.NVMeOld: "nqn ns_id target_port target_portal transport_type",
 		testbed.NVMeNew: "ns_id portals target_nqn vol_uuid"}[format]
 	require.Contains(t, string(res.Output), "CONNINFO "+want+"\n", "Cinder answered in the %s format", format)
+	dev1 := strings.Fields(g["DEVICE 1"])[0]
+	require.Equal(t, vol.ID+" nvmeof", g["LIST"], "brick list knows the NVMe attachment")
+	require.Contains(t, g["PATHS"], dev1, "get-volume-paths finds the namespace")
 	for _, l := range []string{"1", "2"} {
 		require.True(t, strings.HasPrefix(g["LEFT "+l], "ctrls=0 status=available exports=0"), "after detach %s: %s", l, g["LEFT "+l])
 		t.Logf("%s: attach %s s, detach %s s", l, g["TIME attach-"+l], g["TIME detach-"+l])
