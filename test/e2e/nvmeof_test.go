@@ -261,12 +261,12 @@ func nvmeGuestRun(t *testing.T, format string) {
 }
 
 // benchRounds is how many brick / os-brick rounds the new-format boot
-// runs (BRICK_BENCH_ROUNDS, default 5; 0 skips the benchmark).
+// runs (BRICK_BENCH_ROUNDS, default 3; 0 skips the benchmark).
 var benchRounds = func() string {
 	if v := os.Getenv("BRICK_BENCH_ROUNDS"); v != "" {
 		return v
 	}
-	return "5"
+	return "3"
 }()
 
 // logBench logs the median connect+disconnect of brick and os-brick and
