@@ -18,6 +18,24 @@ import time
 from oslo_concurrency import lockutils
 from os_brick import privileged
 from os_brick.initiator import connector
+from os_brick.initiator.connectors import nvmeof
+
+# Debian 12's os-brick 6.1 matches a controller's sysfs "address" against
+# "traddr=A,trsvcid=P" exactly, but kernel 6.1 appends ",src_addr=...", so
+# it never finds the controllers it made (VolumeDeviceNotFound, controllers
+# left behind). Later os-brick releases ignore src_addr; so does this shim.
+_sysfs_property = nvmeof.sysfs_property
+
+
+def _without_src_addr(prop_name, path):
+    value = _sysfs_property(prop_name, path)
+    if prop_name == 'address' and value:
+        value = ','.join(p for p in value.split(',')
+                         if not p.startswith('src_addr='))
+    return value
+
+
+nvmeof.sysfs_property = _without_src_addr
 
 action, info_file, lock_path = sys.argv[1:4]
 lockutils.set_defaults(lock_path)
