@@ -52,7 +52,11 @@ func EnsureCinderNVMe(ctx context.Context, opts CinderOptions, format string, po
 		TargetIP: opts.TargetIP, SecondaryIPs: opts.SecondaryIPs, TargetPort: port,
 		Started: out["BRICK_TB_CINDER_STARTED_BY"] == starterToken, Env: out, opts: opts,
 	}
-	// Held like EnsureCinder's: another process's restart waits for it.
+	// Held and stopped like EnsureCinder's: another process's restart waits
+	// for it, and StopStarted stops it when this process started it (a
+	// Cinder left running keeps the caller's inherited guest flock held).
+	shared.cinderOpts = opts
+	shared.cinderStarted = shared.cinderStarted || c.Started
 	if shared.cinderUser, err = lockShared(c.StateDir); err != nil {
 		return nil, fmt.Errorf("testbed: cinder users lock: %w", err)
 	}
