@@ -30,6 +30,7 @@ func addVolumeFlags(f *pflag.FlagSet, vf *volumeFlags) {
 	f.StringVar(&vf.hostArg, "hostname", "", "host name Cinder records for the attachment (default: the kernel's)")
 	addISCSIFlags(f, &vf.opts.ISCSI)
 	addNFSFlags(f, &vf.opts.NFS)
+	addNVMeFlags(f, &vf.opts.NVMe)
 }
 
 func (vf volumeFlags) gather() connector.GatherOptions {

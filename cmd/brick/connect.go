@@ -30,6 +30,7 @@ func (a *app) addConnectFlags(f *pflag.FlagSet, cf *connectFlags) {
 	addISCSIFlags(f, &cf.opts.ISCSI)
 	addNFSFlags(f, &cf.opts.NFS)
 	addRBDFlags(f, &cf.opts.RBD)
+	addNVMeFlags(f, &cf.opts.NVMe)
 }
 
 // readConnectionInfo reads the document named by --connection-info.

@@ -13,9 +13,10 @@ import (
 type connectorOptions struct {
 	Multipath        bool
 	EnforceMultipath bool
-	NFS              nfs.Options   // --as-block, --nfs-mount-base, ... (addNFSFlags)
-	ISCSI            iscsi.Options // --iscsi-login-timeout, ... (addISCSIFlags); Multipath fields are set from the two above
-	RBD              rbd.Options   // --rbd-driver, --rbd-map-timeout, ... (addRBDFlags)
+	NFS              nfs.Options    // --as-block, --nfs-mount-base, ... (addNFSFlags)
+	ISCSI            iscsi.Options  // --iscsi-login-timeout, ... (addISCSIFlags); Multipath fields are set from the two above
+	RBD              rbd.Options    // --rbd-driver, --rbd-map-timeout, ... (addRBDFlags)
+	NVMe             nvmeof.Options // --nvme-portal-timeout, --nvme-device-timeout (addNVMeFlags)
 }
 
 // newRegistry builds the connectors this host can use, configured from
@@ -27,6 +28,6 @@ func (a *app) newRegistry(opts connectorOptions) *connector.Registry {
 	reg.Register(iscsi.New(a.host, opts.iscsiOptions()), "iscsi")
 	reg.Register(rbd.New(a.host, opts.RBD), rbd.Protocol)
 	reg.Register(fc.New(a.host, opts.fcOptions()), fc.Protocol)
-	reg.Register(nvmeof.New(a.host, nvmeof.Options{}), nvmeof.Protocol)
+	reg.Register(nvmeof.New(a.host, opts.NVMe), nvmeof.Protocol)
 	return reg
 }
