@@ -51,6 +51,8 @@ type fakeKernel struct {
 	subs  map[string]int // nqn -> subsystem instance
 	nss   map[string][]fakeNS
 	calls []string
+	// noMultipath: nvme_core multipath=N, a namespace device per controller.
+	noMultipath bool
 }
 
 func newFakeKernel(t *testing.T, root string) *fakeKernel {
@@ -89,6 +91,14 @@ func (k *fakeKernel) Connect(_ context.Context, options string) (string, error) 
 	w(sdir+"/subsysnqn", nqn)
 	for i, ns := range nss {
 		head := fmt.Sprintf("nvme%dn%d", sub, i+1)
+		if k.noMultipath {
+			head = fmt.Sprintf("nvme%dn%d", ctrl, i+1)
+			w(dir+"/"+head+"/dev", "259:1")
+			w("/sys/block/"+head+"/uuid", ns.uuid)
+			w("/sys/block/"+head+"/nsid", strconv.Itoa(ns.nsid))
+			w("/dev/"+head, "")
+			continue
+		}
 		w(fmt.Sprintf("%s/nvme%dc%dn%d/dev", dir, sub, ctrl, i+1), "259:1")
 		w(sdir+"/"+head+"/dev", "259:0")
 		w("/sys/block/"+head+"/uuid", ns.uuid)
@@ -321,4 +331,21 @@ func TestParseReply(t *testing.T) {
 		_, err := parseReply([]byte(in))
 		require.Error(t, err, in)
 	}
+}
+
+func TestWithoutNativeMultipath(t *testing.T) {
+	r := newRig(t)
+	r.k.noMultipath = true
+	r.k.nss[testNQN] = []fakeNS{{2, uuidB, testNGID}}
+	_, p1 := listener(t)
+	_, p2 := listener(t)
+	ctx := context.Background()
+	dev, err := r.c.Connect(ctx, infoFor(t, uuidB, p1, p2))
+	require.NoError(t, err)
+	require.Equal(t, "/dev/nvme0n1", dev.Path, "the first controller's device of the volume")
+	// The same volume through the other controller is not "another namespace".
+	require.NoError(t, r.c.Disconnect(ctx, infoFor(t, uuidB, p1, p2), nil, connector.DisconnectOptions{}))
+	entries, err := os.ReadDir(filepath.Join(r.root, "/sys/class/nvme"))
+	require.NoError(t, err)
+	require.Len(t, entries, 0)
 }
