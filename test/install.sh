@@ -17,7 +17,7 @@ packages=(
   nfs-kernel-server nfs-common rpcbind
   ceph-common ceph-mon ceph-osd rbd-nbd
   # side-by-side comparison and measurement
-  python3-os-brick dmidecode strace time
+  python3-os-brick dmidecode strace time nvme-cli
   # the test-bed scripts themselves
   curl make
 )
