@@ -500,7 +500,7 @@ func TestConnectMultipathTwoHBAs(t *testing.T) {
 	require.NoError(t, c.Disconnect(context.Background(), info, dev, connector.DisconnectOptions{}))
 	require.ElementsMatch(t, []string{"sdb", "sdc"}, f.Deletes())
 	calls := strings.Join(runner.Calls(), "\n")
-	require.NotContains(t, calls, "blockdev", "the flush is scsi.Flush's BLKFLSBUF ioctl, no command")
+	require.NotContains(t, calls, "blockdev", "the flush is the BLKFLSBUF ioctl (multipath.Teardown), no command")
 	require.Contains(t, calls, "multipath -f "+mr.wwid)
 	wwids, err = os.ReadFile(filepath.Join(mr.root, "/etc/multipath/wwids"))
 	require.NoError(t, err)
@@ -555,7 +555,7 @@ func TestDisconnectSinglePath(t *testing.T) {
 	// Forced: flushed and deleted anyway.
 	require.NoError(t, c.Disconnect(context.Background(), vol, dev, connector.DisconnectOptions{Force: true}))
 	require.Equal(t, []string{disk}, f.Deletes())
-	require.NotContains(t, strings.Join(runner.Calls(), "\n"), "blockdev --flushbufs", "the flush is scsi.Flush's BLKFLSBUF ioctl, no command")
+	require.NotContains(t, strings.Join(runner.Calls(), "\n"), "blockdev --flushbufs", "the flush is the BLKFLSBUF ioctl (multipath.Teardown), no command")
 	require.NoFileExists(t, filepath.Join(h.FS.Root(), dev.Path))
 	require.FileExists(t, filepath.Join(h.FS.Root(), otherDev.Path), "the other LUN on the same port is untouched")
 
