@@ -59,6 +59,40 @@ leftovers() {
 	done </proc/mounts
 }
 
+# session_loop serves a guest.Session: it runs exec-1, exec-2, ... in turn,
+# each once the host has written its go file, like the single script below,
+# until the host writes close. After each script it lists the leftovers, then
+# kills every process the script left (kill -1 from PID 1 spares only PID 1),
+# then writes the exit code the host waits for.
+session_loop() {
+	local n=1 d rc start end
+	: >"$ctl/ready"
+	say "session ready"
+	while [[ ! -e $ctl/close ]]; do
+		d=$ctl/exec-$n
+		if [[ ! -e $d/go ]]; then
+			read -r -t 0.1 _ <>"$halt_fifo"
+			continue
+		fi
+		read -r start _ </proc/uptime
+		say "exec $n start at ${start}s"
+		(
+			# shellcheck source=/dev/null
+			source "$d/env.sh" || exit 125
+			exec timeout -k 10 "$(<"$d/timeout")" bash "$d/script.sh" </dev/null >"$d/output" 2>&1
+		)
+		rc=$?
+		read -r end _ </proc/uptime
+		say "exec $n exit $rc at ${end}s"
+		printf '%s %s\n' "$start" "$end" >"$d/uptime"
+		leftovers >"$d/leftovers" 2>/dev/null
+		kill -KILL -1 2>/dev/null
+		echo "$rc" >"$d/rc.tmp" && mv "$d/rc.tmp" "$d/rc"
+		n=$((n + 1))
+	done
+	say "session closed after $((n - 1)) scripts"
+}
+
 # A FIFO nobody writes to: reading it is a sleep that needs no binary.
 halt_fifo=/dev/brick-halt
 mkfifo "$halt_fifo" 2>/dev/null || true
@@ -115,6 +149,10 @@ source "$ctl/env.sh" || fatal "read $ctl/env.sh"
 export BRICK_SHARE=/brick BRICK_FIXTURES=$ctl/fixtures
 
 cd /brick || fatal "cd /brick"
+if [[ -e $ctl/session ]]; then
+	session_loop
+	power_off
+fi
 read -r start _ </proc/uptime
 say "script start at ${start}s"
 # timeout puts the script in its own process group and kills the group;

@@ -22,18 +22,14 @@
 package guest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -145,142 +141,89 @@ const (
 // the console's last lines.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	opts = withDefaults(opts)
-	if opts.NICs < 0 || opts.NICs > maxNICs {
-		return nil, fmt.Errorf("guest run: %d NICs, want 0..%d", opts.NICs, maxNICs)
-	}
 	if opts.Timeout < time.Second {
 		return nil, fmt.Errorf("guest run: timeout %v is below 1s", opts.Timeout)
 	}
-	qemu, err := exec.LookPath(opts.QEMU)
-	if err != nil {
-		return nil, fmt.Errorf("guest run: find qemu (install qemu-system-x86): %w", err)
-	}
-	k, err := findKernel("/boot", "/lib/modules", opts.KernelVersion)
-	if err != nil {
-		return nil, fmt.Errorf("guest run: %w", err)
-	}
-	initrd, err := ensureInitramfs(ctx, opts.CacheDir, k, "/bin/busybox")
-	if err != nil {
-		return nil, fmt.Errorf("guest run: %w", err)
-	}
-
-	// Queue behind other test runs' guests before anything is started.
-	release, err := acquireSlot(ctx, os.Stderr)
-	if err != nil {
-		return nil, fmt.Errorf("guest run: %w", err)
-	}
-	defer release()
-
 	share := opts.ShareDir
 	if share == "" {
-		share, err = os.MkdirTemp("", "brick-guest-")
-		if err != nil {
+		var err error
+		if share, err = os.MkdirTemp("", "brick-guest-"); err != nil {
 			return nil, fmt.Errorf("guest run: create share: %w", err)
 		}
 		defer os.RemoveAll(share)
 	}
-	timeoutSec := int(math.Ceil(opts.Timeout.Seconds()))
-	if err := prepareShare(share, opts, timeoutSec); err != nil {
-		return nil, fmt.Errorf("guest run: %w", err)
-	}
-	// Stale results from an earlier run in a reused ShareDir must not be
-	// mistaken for this run's.
-	for _, f := range []string{"rc", "rc.tmp", "output", "uptime", "leftovers"} {
-		if err := os.Remove(filepath.Join(share, ctlDir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("guest run: clear %s: %w", f, err)
-		}
-	}
-
-	args, err := qemuArgs(qemuConfig{
-		Kernel: k.Image, Initrd: initrd,
-		MemoryMB: opts.MemoryMB, CPUs: opts.CPUs, NICs: opts.NICs,
-		RootDir: "/", ShareDir: share,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("guest run: %w", err)
-	}
-
 	// The hard limit: the guest gets the script's budget plus its grace
 	// period plus boot and power-off, then qemu is killed.
 	hard := opts.Timeout + killGrace + opts.BootTimeout
-	runCtx, cancel := context.WithTimeout(ctx, hard)
-	defer cancel()
-
-	console := newTailBuffer(consoleTailBytes)
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(runCtx, qemu, args...)
-	if opts.Console != nil {
-		cmd.Stdout = io.MultiWriter(console, opts.Console)
-	} else {
-		cmd.Stdout = console
+	m, err := launch(ctx, opts, share, false, hard)
+	if err != nil {
+		return nil, fmt.Errorf("guest run: %w", err)
 	}
-	cmd.Stderr = &limitedBuffer{buf: &stderr, max: 64 << 10}
-	// If the test process dies, qemu must not outlive it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	cmd.WaitDelay = 5 * time.Second
-
-	start := time.Now()
-	runErr := cmd.Run()
+	defer m.cancel()
+	<-m.done
 	res := &Result{
-		Console:       console.Bytes(),
-		Duration:      time.Since(start),
-		KernelVersion: k.Version,
+		Console:       m.console.Bytes(),
+		Duration:      m.elapsed,
+		KernelVersion: m.kernel.Version,
 	}
-
-	readReports(share, res)
+	readReports(filepath.Join(share, ctlDir), res)
 	rcText, rcErr := os.ReadFile(filepath.Join(share, ctlDir, "rc"))
-
-	fail := func(cause error, format string, a ...any) (*Result, error) {
-		msg := fmt.Sprintf(format, a...)
-		if s := strings.TrimSpace(stderr.String()); s != "" {
-			msg += "\nqemu stderr: " + s
-		}
-		return res, fmt.Errorf("guest run (%s, %v): %s: %w\n--- console tail ---\n%s",
-			k.Version, res.Duration.Round(time.Millisecond), msg, cause, lastLines(res.Console, errorTailLines))
-	}
-
+	fail := m.failer(res)
 	if rcErr != nil {
 		switch {
 		case ctx.Err() != nil:
 			return fail(ErrNoExitCode, "caller's context ended (%v), qemu killed", ctx.Err())
-		case runCtx.Err() != nil:
+		case m.ctx.Err() != nil:
 			return fail(ErrNoExitCode, "guest did not finish within %v, qemu killed", hard)
-		case runErr != nil:
-			return fail(ErrNoExitCode, "qemu failed: %v", runErr)
+		case m.err != nil:
+			return fail(ErrNoExitCode, "qemu failed: %v", m.err)
 		default:
 			return fail(ErrNoExitCode, "guest powered off or panicked before the script finished")
 		}
 	}
-	rc, err := strconv.Atoi(strings.TrimSpace(string(rcText)))
-	if err != nil {
-		return fail(ErrNoExitCode, "unreadable exit code %q", rcText)
+	if err := checkExit(res, rcText, opts.Timeout, opts.RequireClean, fail); err != nil {
+		return res, err
 	}
-	res.ExitCode = rc
-	if rc == 124 || (rc == 137 && res.ScriptTime >= opts.Timeout) {
-		return fail(ErrTimeout, "script ran longer than %v (exit %d); output tail:\n%s",
-			opts.Timeout, rc, lastLines(res.Output, errorTailLines))
-	}
-	if opts.RequireClean && rc == 0 && len(res.Leftovers) > 0 {
-		return fail(ErrLeftovers, "the script left:\n%s", strings.Join(res.Leftovers, "\n"))
-	}
-	if runErr != nil && runCtx.Err() == nil {
+	if m.err != nil && m.ctx.Err() == nil {
 		// The exit code is in, but qemu itself reported a failure: say so
 		// rather than hide a broken emulator behind a passing test.
-		return fail(runErr, "qemu failed after the script finished")
+		return fail(m.err, "qemu failed after the script finished")
 	}
 	return res, nil
 }
 
-// readReports fills in what the guest left in the share besides the exit
-// code: the script's output, its uptimes and the leftovers list.
-func readReports(share string, res *Result) {
-	if out, err := os.ReadFile(filepath.Join(share, ctlDir, "output")); err == nil {
+// checkExit parses the exit code into res and turns a timed-out script, and
+// leftovers when they must not be, into errors made by fail.
+func checkExit(res *Result, rcText []byte, timeout time.Duration, requireClean bool, fail failFunc) error {
+	rc, err := strconv.Atoi(strings.TrimSpace(string(rcText)))
+	if err != nil {
+		_, err := fail(ErrNoExitCode, "unreadable exit code %q", rcText)
+		return err
+	}
+	res.ExitCode = rc
+	if rc == 124 || (rc == 137 && res.ScriptTime >= timeout) {
+		_, err := fail(ErrTimeout, "script ran longer than %v (exit %d); output tail:\n%s",
+			timeout, rc, lastLines(res.Output, errorTailLines))
+		return err
+	}
+	if requireClean && rc == 0 && len(res.Leftovers) > 0 {
+		_, err := fail(ErrLeftovers, "the script left:\n%s", strings.Join(res.Leftovers, "\n"))
+		return err
+	}
+	return nil
+}
+
+// readReports fills in what the guest left in dir (the runner's directory,
+// or a session's exec-N) besides the exit code: the script's output, its
+// uptimes and the leftovers list.
+func readReports(dir string, res *Result) {
+	if out, err := os.ReadFile(filepath.Join(dir, "output")); err == nil {
 		res.Output = out
 	}
-	if up, err := os.ReadFile(filepath.Join(share, ctlDir, "uptime")); err == nil {
+	if up, err := os.ReadFile(filepath.Join(dir, "uptime")); err == nil {
 		res.Boot, res.ScriptTime = parseUptimes(up)
 	}
-	if lo, err := os.ReadFile(filepath.Join(share, ctlDir, "leftovers")); err == nil {
+	if lo, err := os.ReadFile(filepath.Join(dir, "leftovers")); err == nil {
 		res.Leftovers = nonEmptyLines(lo)
 	}
 }

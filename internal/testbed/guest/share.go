@@ -103,23 +103,32 @@ func prepareShare(dir string, opts Options, timeoutSec int) error {
 	if err := copyFixtures(filepath.Join(ctl, "fixtures")); err != nil {
 		return fmt.Errorf("prepare share: %w", err)
 	}
-	names := make([]string, 0, len(opts.Files))
-	for src := range opts.Files {
+	if err := copyFiles(dir, opts.Files); err != nil {
+		return fmt.Errorf("prepare share: %w", err)
+	}
+	return nil
+}
+
+// copyFiles copies each host path of files to its name inside the share
+// dir (Options.Files, Exec.Files).
+func copyFiles(dir string, files map[string]string) error {
+	names := make([]string, 0, len(files))
+	for src := range files {
 		names = append(names, src)
 	}
 	sort.Strings(names)
 	taken := map[string]string{}
 	for _, src := range names {
-		name, err := shareName(opts.Files[src])
+		name, err := shareName(files[src])
 		if err != nil {
-			return fmt.Errorf("prepare share: file %s: %w", src, err)
+			return fmt.Errorf("file %s: %w", src, err)
 		}
 		if other, dup := taken[name]; dup {
-			return fmt.Errorf("prepare share: %s and %s both go to %s", other, src, name)
+			return fmt.Errorf("%s and %s both go to %s", other, src, name)
 		}
 		taken[name] = src
 		if err := copyFile(src, filepath.Join(dir, filepath.FromSlash(name))); err != nil {
-			return fmt.Errorf("prepare share: %w", err)
+			return err
 		}
 	}
 	return nil
