@@ -26,6 +26,9 @@ type Options struct {
 	DeviceTimeout time.Duration
 	// DeleteTimeout bounds the wait for deleted controllers to go (default 30s).
 	DeleteTimeout time.Duration
+	// FlushTimeout bounds the flush before a disconnect (default 30s): a
+	// namespace whose paths are all dead must not hang the detach.
+	FlushTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -37,6 +40,7 @@ func (o Options) withDefaults() Options {
 	def(&o.PortalTimeout, 10*time.Second)
 	def(&o.DeviceTimeout, 30*time.Second)
 	def(&o.DeleteTimeout, 30*time.Second)
+	def(&o.FlushTimeout, 30*time.Second)
 	return o
 }
 

@@ -34,7 +34,7 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 	}
 	name, others := findNamespace(c.h.FS, v, ctrls)
 	if name != "" {
-		if err := c.release("/dev/"+name, opts.Force); err != nil {
+		if err := c.release(ctx, "/dev/"+name, opts.Force); err != nil {
 			return fmt.Errorf("nvmeof disconnect %s: %w", v.NQN, err)
 		}
 	}
@@ -47,10 +47,12 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 
 // release checks the device is not in use and flushes it; with force a
 // failure of either is logged and ignored.
-func (c *Connector) release(devPath string, force bool) error {
+func (c *Connector) release(ctx context.Context, devPath string, force bool) error {
 	err := c.h.Block.CheckNotInUse(devPath)
 	if err == nil {
-		err = c.h.Block.FlushBuffers(devPath)
+		fctx, cancel := context.WithTimeout(ctx, c.opts.FlushTimeout)
+		err = c.h.Block.FlushBuffersContext(fctx, devPath)
+		cancel()
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		if !force {
