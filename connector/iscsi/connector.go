@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"regexp"
 	"strconv"
 	"strings"
@@ -482,18 +483,54 @@ func (c *Connector) discoverPaths(ctx context.Context, info *Info) []Target {
 		c.log.Warn("iscsi: discovery failed; using the given portal only", "portal", given.Portal.String(), "err", err.Error())
 		return info.Targets
 	}
-	out := []Target{given}
+	out, skipped := followDiscovered(given, found)
+	if len(skipped) > 0 {
+		c.log.Warn("iscsi: discovered portals not followed", "portal", given.Portal.String(), "skipped", skipped)
+	}
+	c.log.Debug("iscsi: discovered portals", "count", len(out))
+	return out
+}
+
+// maxDiscoveredPaths caps the paths one SendTargets answer adds: each login
+// carries the session CHAP, so a target must not fan brick out at will.
+const maxDiscoveredPaths = 16
+
+// followDiscovered picks, from what SendTargets found, the other portals
+// of the given target. It keeps only the given portal's address family
+// (a target cannot steer logins from an IPv4 SAN onto another network
+// family) and at most maxDiscoveredPaths paths; skipped names the rest.
+func followDiscovered(given Target, found []DiscoveredTarget) (out []Target, skipped []string) {
+	out = []Target{given}
+	fam := addrFamily(given.Portal.Host)
 	for _, d := range found {
 		if d.IQN != given.IQN || d.Portal == given.Portal {
 			continue
 		}
 		t := Target{Portal: d.Portal, IQN: d.IQN, LUN: given.LUN}
-		if !containsTarget(out, t) {
+		switch {
+		case containsTarget(out, t):
+		case fam == "" || addrFamily(d.Portal.Host) != fam:
+			skipped = append(skipped, d.Portal.String()+" (other address family)")
+		case len(out) >= maxDiscoveredPaths:
+			skipped = append(skipped, d.Portal.String()+" (over the cap)")
+		default:
 			out = append(out, t)
 		}
 	}
-	c.log.Debug("iscsi: discovered portals", "count", len(out))
-	return out
+	return out, skipped
+}
+
+// addrFamily is "ipv4" or "ipv6" for an address, "" for anything else.
+func addrFamily(host string) string {
+	a, err := netip.ParseAddr(host)
+	switch {
+	case err != nil:
+		return ""
+	case a.Unmap().Is4():
+		return "ipv4"
+	default:
+		return "ipv6"
+	}
 }
 
 func containsTarget(list []Target, t Target) bool {
