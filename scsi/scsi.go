@@ -29,8 +29,8 @@ import (
 // one LUN, so other volumes exported on the same target never appear.
 const Wildcard = -1
 
-// MaxLUN bounds LUN numbers brick accepts. The kernel's default max_luns is
-// 512 and SAM flat-space addressing reaches 16383; Cinder drivers stay far below.
+// MaxLUN bounds the LUN numbers brick accepts from a driver: the 14 bits of
+// SAM flat-space addressing. Kernel LUNs reach MaxKernelLUN (see lunaddr.go).
 const MaxLUN = 16383
 
 // HCTL addresses one SCSI device: host, channel, target, LUN.
@@ -122,7 +122,7 @@ func DiskName(dev string) (string, error) {
 // /sys/class/scsi_host/hostH/scan. Channel and Target may be Wildcard.
 // Scanning a LUN that is already known is harmless.
 func (s *SCSI) Scan(ctx context.Context, a HCTL) error {
-	if a.Host < 0 || a.LUN < 0 || a.LUN > MaxLUN {
+	if a.Host < 0 || a.LUN < 0 || a.LUN > MaxKernelLUN {
 		return fmt.Errorf("scsi scan %s: invalid address", a)
 	}
 	field := func(n int) string {

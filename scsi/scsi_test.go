@@ -67,7 +67,11 @@ func TestScanWritesOneLUN(t *testing.T) {
 	b, _ = os.ReadFile(filepath.Join(root, "/sys/class/scsi_host/host2/scan"))
 	require.Equal(t, "0 0 1", string(b))
 	require.Error(t, s.Scan(context.Background(), scsi.HCTL{Host: 3, LUN: 1}), "no such host")
-	require.Error(t, s.Scan(context.Background(), scsi.HCTL{Host: 2, LUN: scsi.MaxLUN + 1}))
+	// A flat-space LUN (SAM2 LUN 256) is a kernel LUN above MaxLUN.
+	require.NoError(t, s.Scan(context.Background(), scsi.HCTL{Host: 2, LUN: 16640}))
+	b, _ = os.ReadFile(filepath.Join(root, "/sys/class/scsi_host/host2/scan"))
+	require.Equal(t, "0 0 16640", string(b))
+	require.Error(t, s.Scan(context.Background(), scsi.HCTL{Host: 2, LUN: scsi.MaxKernelLUN + 1}))
 }
 
 func TestFindWaitWWIDDelete(t *testing.T) {

@@ -113,14 +113,6 @@ func (i *Info) TargetsFor(initiatorWWPN string) []Target {
 	return out
 }
 
-// Addressing modes os-brick defines for addressing_mode.
-const (
-	AddressingSAM         = "SAM"
-	AddressingTransparent = "transparent"
-	AddressingSAM2        = "SAM2"
-	AddressingSAM3Flat    = "SAM3-flat"
-)
-
 // ParseInfo validates Fibre Channel connection info. Every rejection names
 // the key; nothing here touches the host.
 func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
@@ -197,10 +189,8 @@ func parseLUNs(ci connector.ConnectionInfo) (luns []int, key string, err error) 
 		return nil, "", err
 	}
 	// An unknown mode is the mode's fault, not the LUN's: name that key.
-	switch mode {
-	case "", AddressingSAM, AddressingTransparent, AddressingSAM2, AddressingSAM3Flat:
-	default:
-		return nil, "", connector.Invalid("addressing_mode", "want %s, %s, %s or %s, got %s", AddressingSAM, AddressingTransparent, AddressingSAM2, AddressingSAM3Flat, connector.Quote(mode))
+	if err := scsi.CheckAddressingMode(mode); err != nil {
+		return nil, "", connector.Invalid("addressing_mode", "%v", err)
 	}
 	luns = make([]int, len(raw))
 	for i, l := range raw {
@@ -208,7 +198,7 @@ func parseLUNs(ci connector.ConnectionInfo) (luns []int, key string, err error) 
 		if len(raw) > 1 {
 			k = fmt.Sprintf("%s[%d]", key, i)
 		}
-		if luns[i], err = KernelLUN(l, mode); err != nil {
+		if luns[i], err = scsi.KernelLUN(l, mode); err != nil {
 			return nil, "", connector.Invalid(k, "%v", err)
 		}
 	}
@@ -257,34 +247,6 @@ func parseOptions(ci connector.ConnectionInfo, info *Info) error {
 	}
 	info.VolumeID, err = ci.VolumeID()
 	return err
-}
-
-// KernelLUN turns the LUN Cinder gives into the number Linux uses in
-// H:C:T:L and the scan file, following addressing_mode as os-brick does:
-// SAM and transparent (the default) use it as is, SAM2 adds 16384 (flat
-// space) from 256 up, SAM3-flat always. brick's SCSI layer stops at
-// scsi.MaxLUN, so flat-space LUNs beyond it are refused here rather than
-// scanned wrongly.
-func KernelLUN(lun int64, addressingMode string) (int, error) {
-	if lun < 0 || lun > scsi.MaxLUN {
-		return 0, fmt.Errorf("LUN %d out of range 0..%d", lun, scsi.MaxLUN)
-	}
-	n := int(lun)
-	switch addressingMode {
-	case "", AddressingSAM, AddressingTransparent:
-	case AddressingSAM2:
-		if n >= 256 {
-			n += 16384
-		}
-	case AddressingSAM3Flat:
-		n += 16384
-	default:
-		return 0, fmt.Errorf("addressing_mode %s: want %s, %s, %s or %s", connector.Quote(addressingMode), AddressingSAM, AddressingTransparent, AddressingSAM2, AddressingSAM3Flat)
-	}
-	if n > scsi.MaxLUN {
-		return 0, fmt.Errorf("LUN %d in addressing_mode %s is kernel LUN %d, above the %d brick supports", lun, addressingMode, n, scsi.MaxLUN)
-	}
-	return n, nil
 }
 
 // parseInitiatorTargetMap reads {"<initiator wwpn>": ["<target wwpn>", ...]}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/connector/fc"
+	"github.com/brick-storage/brick/scsi"
 )
 
 const (
@@ -53,37 +54,6 @@ func TestParseWWN(t *testing.T) {
 		}
 		require.NoError(t, err, tc.in)
 		require.Equal(t, tc.want, got, tc.in)
-	}
-}
-
-func TestKernelLUN(t *testing.T) {
-	for _, tc := range []struct {
-		lun  int64
-		mode string
-		want int
-		ok   bool
-	}{
-		{0, "", 0, true},
-		{5, "SAM", 5, true},
-		{300, "transparent", 300, true},
-		{255, "SAM2", 255, true},
-		{16383, "", 16383, true},
-		{256, "SAM2", 0, false},    // 16640 is beyond scsi.MaxLUN
-		{1, "SAM3-flat", 0, false}, // likewise
-		{16384, "", 0, false},      // out of range
-		{-1, "", 0, false},         // negative
-		{1, "sam", 0, false},       // unknown mode
-		{1, "--help", 0, false},    // unknown mode
-		{1 << 40, "", 0, false},    // huge
-		{-(1 << 40), "SAM", 0, false},
-	} {
-		got, err := fc.KernelLUN(tc.lun, tc.mode)
-		if !tc.ok {
-			require.Error(t, err, "%d %s", tc.lun, tc.mode)
-			continue
-		}
-		require.NoError(t, err)
-		require.Equal(t, tc.want, got)
 	}
 }
 
@@ -145,6 +115,33 @@ func TestParseInfoOptions(t *testing.T) {
 	require.Equal(t, []string{tgtA, tgtB}, info.WWPNs())
 }
 
+// TestParseInfoAddressing: the kernel LUN follows addressing_mode, flat
+// space included (16384..32767).
+func TestParseInfoAddressing(t *testing.T) {
+	for _, tc := range []struct {
+		why, kv string
+		want    []int
+	}{
+		{"most FC drivers (e.g. Dell PowerMax, HPE 3PAR) send no mode", `"target_lun":300`, []int{300}},
+		{"Pure FlashArray FC (pure.py, SAM2), LUN below 256", `"target_lun":1,"addressing_mode":"SAM2"`, []int{1}},
+		{"Pure FlashArray FC (pure.py, SAM2), LUN 256 is flat", `"target_lun":256,"addressing_mode":"SAM2"`, []int{16640}},
+		{"Pure FlashArray FC (pure.py, SAM2), per-port LUNs", `"target_luns":[255,16383],"addressing_mode":"SAM2"`, []int{255, 32767}},
+		{"SAM3-flat forces flat space", `"target_lun":1,"addressing_mode":"SAM3-flat"`, []int{16385}},
+		{"transparent keeps the LUN", `"target_lun":16383,"addressing_mode":"transparent"`, []int{16383}},
+	} {
+		wwns := `"target_wwns":["` + tgtA + `","` + tgtB + `"]`
+		info, err := parse(t, `{"driver_volume_type":"fibre_channel","data":{`+wwns+`,`+tc.kv+`}}`)
+		require.NoError(t, err, tc.why)
+		var got []int
+		for _, tg := range info.Targets {
+			if len(got) == 0 || got[len(got)-1] != tg.LUN {
+				got = append(got, tg.LUN)
+			}
+		}
+		require.Equal(t, tc.want, got, tc.why)
+	}
+}
+
 func TestParseInfoRejects(t *testing.T) {
 	base := func(kv string) string {
 		return `{"driver_volume_type":"fibre_channel","data":{` + kv + `}}`
@@ -170,7 +167,8 @@ func TestParseInfoRejects(t *testing.T) {
 		{base(`"target_wwn":"` + tgtA + `","target_lun":1,"initiator_target_map":{"nope":["` + tgtA + `"]}`), "initiator_target_map"},
 		{base(`"target_wwn":"` + tgtA + `","target_lun":1,"initiator_target_map":{"` + iniA + `":[7]}`), `initiator_target_map["` + iniA + `"]`},
 		{base(`"target_wwn":"` + tgtA + `","target_lun":1,"initiator_target_map":{"` + iniA + `":["../x"]}`), `initiator_target_map["` + iniA + `"][0]`},
-		{base(`"target_wwn":"` + tgtA + `","target_lun":1,"addressing_mode":"SAM3-flat"`), "target_lun"},
+		{base(`"target_wwn":"` + tgtA + `","target_lun":1,"addressing_mode":"flat"`), "addressing_mode"},
+		{base(`"target_wwn":"` + tgtA + `","target_lun":16384,"addressing_mode":"SAM2"`), "target_lun"},
 		{base(`"target_wwn":"` + tgtA + `","target_lun":1,"volume_id":"not-a-uuid"`), "volume_id"},
 		{`{"driver_volume_type":"iscsi","data":{"target_wwn":"` + tgtA + `","target_lun":1}}`, "driver_volume_type"},
 	} {
@@ -232,7 +230,7 @@ func FuzzParseInfo(f *testing.F) {
 			if _, err := fc.ParseWWN(tg.WWPN); err != nil || len(tg.WWPN) != 16 {
 				t.Fatalf("bad WWPN %q", tg.WWPN)
 			}
-			if tg.LUN < 0 || tg.LUN > 16383 {
+			if tg.LUN < 0 || tg.LUN > scsi.MaxKernelLUN {
 				t.Fatalf("LUN %d out of range", tg.LUN)
 			}
 		}

@@ -110,7 +110,8 @@ func ParsePortal(s string) (Portal, error) {
 type Target struct {
 	Portal Portal
 	IQN    string
-	LUN    int
+	// LUN is the LUN as the kernel numbers it (after addressing_mode).
+	LUN int
 }
 
 func (t Target) String() string { return fmt.Sprintf("%s@%s lun %d", t.IQN, t.Portal, t.LUN) }
@@ -174,11 +175,15 @@ func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
 		return nil, connector.Invalid("driver_volume_type", "want iscsi, got %s", connector.Quote(ci.DriverVolumeType))
 	}
 	info := &Info{}
-	single, hasSingle, err := singularTarget(ci)
+	mode, err := addressingMode(ci)
 	if err != nil {
 		return nil, err
 	}
-	plural, err := pluralTargets(ci)
+	single, hasSingle, err := singularTarget(ci, mode)
+	if err != nil {
+		return nil, err
+	}
+	plural, err := pluralTargets(ci, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +224,20 @@ func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
 	return info, nil
 }
 
-func singularTarget(ci connector.ConnectionInfo) (Target, bool, error) {
+// addressingMode reads addressing_mode, which says how the target encodes
+// its LUNs (see scsi.KernelLUN).
+func addressingMode(ci connector.ConnectionInfo) (string, error) {
+	mode, _, err := ci.String("addressing_mode")
+	if err != nil {
+		return "", err
+	}
+	if err := scsi.CheckAddressingMode(mode); err != nil {
+		return "", connector.Invalid("addressing_mode", "%v", err)
+	}
+	return mode, nil
+}
+
+func singularTarget(ci connector.ConnectionInfo, mode string) (Target, bool, error) {
 	ps, hasPortal, err := ci.String("target_portal")
 	if err != nil {
 		return Target{}, false, err
@@ -245,16 +263,17 @@ func singularTarget(ci connector.ConnectionInfo) (Target, bool, error) {
 	if !ok {
 		return Target{}, false, connector.Invalid("target_lun", "missing")
 	}
-	if err := checkLUN("target_lun", lun); err != nil {
+	klun, err := kernelLUN("target_lun", lun, mode)
+	if err != nil {
 		return Target{}, false, err
 	}
-	return Target{Portal: p, IQN: iqn, LUN: int(lun)}, true, nil
+	return Target{Portal: p, IQN: iqn, LUN: klun}, true, nil
 }
 
 // pluralTargets zips target_portals with target_iqns and target_luns; a
 // single target_iqn or target_lun applies to every portal, as some drivers
 // send it.
-func pluralTargets(ci connector.ConnectionInfo) ([]Target, error) {
+func pluralTargets(ci connector.ConnectionInfo, mode string) ([]Target, error) {
 	portals, ok, err := ci.Strings("target_portals")
 	if err != nil || !ok || len(portals) == 0 {
 		return nil, err
@@ -277,10 +296,11 @@ func pluralTargets(ci connector.ConnectionInfo) ([]Target, error) {
 		if err := checkIQN(entryKey(iqnKey, "target_iqns", i), iqns[i]); err != nil {
 			return nil, err
 		}
-		if err := checkLUN(entryKey(lunKey, "target_luns", i), luns[i]); err != nil {
+		lun, err := kernelLUN(entryKey(lunKey, "target_luns", i), luns[i], mode)
+		if err != nil {
 			return nil, err
 		}
-		t := Target{Portal: p, IQN: iqns[i], LUN: int(luns[i])}
+		t := Target{Portal: p, IQN: iqns[i], LUN: lun}
 		if !seen[t] {
 			seen[t] = true
 			out = append(out, t)
@@ -361,11 +381,13 @@ func checkIQN(key, iqn string) error {
 	return nil
 }
 
-func checkLUN(key string, lun int64) error {
-	if lun < 0 || lun > scsi.MaxLUN {
-		return connector.Invalid(key, "must be 0..%d, got %d", scsi.MaxLUN, lun)
+// kernelLUN checks the LUN under key and returns the kernel's number for it.
+func kernelLUN(key string, lun int64, mode string) (int, error) {
+	n, err := scsi.KernelLUN(lun, mode)
+	if err != nil {
+		return 0, connector.Invalid(key, "%v", err)
 	}
-	return nil
+	return n, nil
 }
 
 // maxCHAPLen is open-iscsi's AUTH_STR_MAX_LEN.

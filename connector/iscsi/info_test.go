@@ -64,6 +64,34 @@ func TestParseInfoShapes(t *testing.T) {
 	require.Equal(t, []string{iqn1}, info.IQNs())
 }
 
+// TestParseInfoAddressing: iSCSI LUNs follow addressing_mode as FC's do.
+func TestParseInfoAddressing(t *testing.T) {
+	portals := `"target_portals":["10.0.0.1","10.0.0.2"],"target_iqn":"` + iqn1 + `"`
+	for _, tc := range []struct {
+		why, kv string
+		want    []int
+	}{
+		{"LVM/tgtd (lvm.py) sends no mode", `"target_lun":300`, []int{300}},
+		{"Pure FlashArray iSCSI (pure.py, SAM2), LUN below 256", `"target_lun":1,"addressing_mode":"SAM2"`, []int{1}},
+		{"Pure FlashArray iSCSI (pure.py, SAM2), LUN 300 is flat", `"target_lun":300,"addressing_mode":"SAM2"`, []int{16684}},
+		{"Pure FlashArray iSCSI (pure.py, SAM2), per-portal LUNs", portals + `,"target_luns":[256,16383],"addressing_mode":"SAM2"`, []int{16640, 32767}},
+		{"SAM3-flat forces flat space", `"target_lun":0,"addressing_mode":"SAM3-flat"`, []int{16384}},
+		{"SAM keeps the LUN", `"target_lun":300,"addressing_mode":"SAM"`, []int{300}},
+	} {
+		single := `"target_portal":"127.0.0.1:3260","target_iqn":"` + iqn1 + `",`
+		if strings.Contains(tc.kv, "target_portals") {
+			single = ""
+		}
+		info, err := parse(t, `{"driver_volume_type":"iscsi","data":{`+single+tc.kv+`}}`)
+		require.NoError(t, err, tc.why)
+		var got []int
+		for _, tg := range info.Targets {
+			got = append(got, tg.LUN)
+		}
+		require.Equal(t, tc.want, got, tc.why)
+	}
+}
+
 func TestParseInfoRejects(t *testing.T) {
 	base := map[string]any{
 		"target_portal": "127.0.0.1:3260", "target_iqn": iqn1, "target_lun": 1,
@@ -90,6 +118,9 @@ func TestParseInfoRejects(t *testing.T) {
 		{"lun negative", map[string]any{"target_lun": -1}, "target_lun"},
 		{"lun big", map[string]any{"target_lun": 16384}, "target_lun"},
 		{"lun float", map[string]any{"target_lun": 1.5}, "target_lun"},
+		{"addressing mode unknown", map[string]any{"addressing_mode": "SAM4"}, "addressing_mode"},
+		{"addressing mode number", map[string]any{"addressing_mode": 2}, "addressing_mode"},
+		{"lun beyond flat space", map[string]any{"target_lun": 16384, "addressing_mode": "SAM2"}, "target_lun"},
 		{"auth method", map[string]any{"auth_method": "kerberos"}, "auth_method"},
 		{"chap no user", map[string]any{"auth_method": "CHAP", "auth_password": secret}, "auth_username"},
 		{"chap no pass", map[string]any{"auth_method": "CHAP", "auth_username": "u"}, "auth_password"},
