@@ -256,12 +256,10 @@ func singularTarget(ci connector.ConnectionInfo, mode string) (Target, bool, err
 	if err := checkIQN("target_iqn", iqn); err != nil {
 		return Target{}, false, err
 	}
-	lun, ok, err := ci.Int("target_lun")
+	// Without target_lun the volume is LUN 0, as os-brick assumes.
+	lun, _, err := ci.Int("target_lun")
 	if err != nil {
 		return Target{}, false, err
-	}
-	if !ok {
-		return Target{}, false, connector.Invalid("target_lun", "missing")
 	}
 	klun, err := kernelLUN("target_lun", lun, mode)
 	if err != nil {

@@ -77,6 +77,8 @@ func TestParseInfoAddressing(t *testing.T) {
 		{"Pure FlashArray iSCSI (pure.py, SAM2), per-portal LUNs", portals + `,"target_luns":[256,16383],"addressing_mode":"SAM2"`, []int{16640, 32767}},
 		{"SAM3-flat forces flat space", `"target_lun":0,"addressing_mode":"SAM3-flat"`, []int{16384}},
 		{"SAM keeps the LUN", `"target_lun":300,"addressing_mode":"SAM"`, []int{300}},
+		{"single path without target_lun is LUN 0 (os-brick's default; LVM/tgtd's LUN)", `"volume_id":"0b9e5a55-3f6b-4d1e-9b58-6f9f1e2f0a11"`, []int{0}},
+		{"without target_lun, SAM3-flat", `"addressing_mode":"SAM3-flat"`, []int{16384}},
 	} {
 		single := `"target_portal":"127.0.0.1:3260","target_iqn":"` + iqn1 + `",`
 		if strings.Contains(tc.kv, "target_portals") {
@@ -114,10 +116,10 @@ func TestParseInfoRejects(t *testing.T) {
 		{"iqn dotdot path", map[string]any{"target_iqn": "iqn.2010-10.org.x:../../etc"}, "target_iqn"},
 		{"iqn slash", map[string]any{"target_iqn": "iqn.2010-10.org.x:a/b"}, "target_iqn"},
 		{"iqn option", map[string]any{"target_iqn": "--login"}, "target_iqn"},
-		{"lun missing", map[string]any{"target_lun": nil}, "target_lun"},
 		{"lun negative", map[string]any{"target_lun": -1}, "target_lun"},
 		{"lun big", map[string]any{"target_lun": 16384}, "target_lun"},
 		{"lun float", map[string]any{"target_lun": 1.5}, "target_lun"},
+		{"lun null", map[string]any{"target_lun": nil, "target_portals": []any{"1.1.1.1"}, "target_iqns": []any{iqn1}}, "target_luns"},
 		{"addressing mode unknown", map[string]any{"addressing_mode": "SAM4"}, "addressing_mode"},
 		{"addressing mode number", map[string]any{"addressing_mode": 2}, "addressing_mode"},
 		{"lun beyond flat space", map[string]any{"target_lun": 16384, "addressing_mode": "SAM2"}, "target_lun"},
