@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,11 +20,15 @@ import (
 // LockDir holds brick's cross-process locks on the host.
 const LockDir = "/run/lock/brick"
 
+// DefaultLockWait bounds a lock wait whose context has no deadline, so a
+// holder that never lets go (or a planted lock) cannot hang brick forever.
+const DefaultLockWait = 10 * time.Minute
+
 var lockNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:-]{1,200}$`) })
 
 // Lock takes an exclusive flock on LockDir/<name>.lock, waiting until ctx
-// ends. Two brick processes working on the same volume or target serialise
-// here. The lock dies with the process, so a kill -9 never leaves it held.
+// ends (at most DefaultLockWait when ctx has no deadline). Two brick
+// processes working on the same volume or target serialise here. The lock dies with the process, so a kill -9 never leaves it held.
 // Names may hold letters, digits and . _ : - (an IQN or a volume ID fits).
 func (l Locks) Lock(ctx context.Context, name string) (unlock func(), err error) {
 	return l.lock(ctx, name, unix.LOCK_EX)
@@ -62,13 +69,20 @@ func (l Locks) lock(ctx context.Context, name string, how int) (unlock func(), e
 	if !lockNameRE().MatchString(name) {
 		return nil, fmt.Errorf("lock %q: invalid lock name", name)
 	}
-	dir := l.fs.Path(LockDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", name, err)
-	}
-	file, err := os.OpenFile(filepath.Join(dir, name+".lock"), os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
+	dir, err := l.dir()
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	// O_NOFOLLOW: a symlink planted as the lock file must not make root
+	// create or truncate the file it points to.
+	file, err := os.OpenFile(filepath.Join(dir, name+".lock"), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.maxWait())
+		defer cancel()
 	}
 	fd := int(file.Fd())
 	err = l.fs.WaitFor(ctx, nil, Backoff{Min: 2 * time.Millisecond, Max: 100 * time.Millisecond}, func() (bool, error) {
@@ -82,11 +96,84 @@ func (l Locks) lock(ctx context.Context, name string, how int) (unlock func(), e
 		return false, err
 	})
 	if err != nil {
+		holder := readHolder(file)
 		file.Close()
-		return nil, fmt.Errorf("lock %s: waiting for another brick process: %w", name, err)
+		return nil, fmt.Errorf("lock %s: waiting for %s: %w", name, holder, err)
 	}
+	writeHolder(file)
 	return func() {
 		_ = unix.Flock(fd, unix.LOCK_UN)
 		file.Close()
 	}, nil
+}
+
+func (l Locks) maxWait() time.Duration {
+	if l.wait > 0 {
+		return l.wait
+	}
+	return DefaultLockWait
+}
+
+// dir creates LockDir or checks the one found: its parent (/run/lock) is
+// world-writable, so a directory another user planted there first would
+// let that user swap or hold brick's lock files.
+func (l Locks) dir() (string, error) {
+	dir := l.fs.Path(LockDir)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return "", err
+	}
+	fix := fmt.Sprintf("; remove %s (brick recreates it)", dir)
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return "", fmt.Errorf("lock directory %s is not a directory (a symlink?)%s", dir, fix)
+	case int(st.Uid) != os.Geteuid():
+		return "", fmt.Errorf("lock directory %s is owned by uid %d, not %d%s", dir, st.Uid, os.Geteuid(), fix)
+	case st.Mode&0o7777 != 0o700:
+		return "", fmt.Errorf("lock directory %s has mode %04o, not 0700%s or chmod 0700 it", dir, st.Mode&0o7777, fix)
+	}
+	return dir, nil
+}
+
+// writeHolder records who holds the lock, for the error of those waiting.
+func writeHolder(f *os.File) {
+	if f.Truncate(0) == nil {
+		_, _ = f.WriteAt([]byte(fmt.Sprintf("%d %s\n", os.Getpid(), holderCommand())), 0)
+	}
+}
+
+// holderCommand is the program and its leading words (the subcommand and
+// its operands), stopping at the first flag so no flag value is written.
+func holderCommand() string {
+	words := []string{filepath.Base(os.Args[0])}
+	for _, a := range os.Args[1:] {
+		if strings.HasPrefix(a, "-") || len(words) == 4 {
+			break
+		}
+		words = append(words, a)
+	}
+	return strings.Join(words, " ")
+}
+
+// readHolder describes the holder recorded in the lock file.
+func readHolder(f *os.File) string {
+	buf := make([]byte, 256)
+	n, _ := f.ReadAt(buf, 0)
+	pid, what, _ := strings.Cut(strings.TrimSpace(string(buf[:n])), " ")
+	if _, err := strconv.Atoi(pid); err != nil {
+		return "another brick process"
+	}
+	what = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return '?'
+	}, what)
+	return fmt.Sprintf("brick pid %s (%s)", pid, what)
 }

@@ -1,13 +1,18 @@
 package host
 
+import "time"
+
 // The machine is reached through small views over one rooted FS, each
 // for one concern, so a package asks only for what it uses.
 
 // Locks are brick's cross-process locks: flock files under LockDir.
-type Locks struct{ fs FS }
+type Locks struct {
+	fs   FS
+	wait time.Duration // bound of a wait without deadline; 0: DefaultLockWait
+}
 
 // NewLocks returns the locks of the machine fs is rooted at.
-func NewLocks(fs FS) Locks { return Locks{fs} }
+func NewLocks(fs FS) Locks { return Locks{fs: fs} }
 
 // BlockDevices opens block devices for the checks and ioctls brick needs:
 // in-use (O_EXCL), flush, read-only.

@@ -1,0 +1,100 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The lock directory sits in world-writable /run/lock: one another user
+// planted (a symlink, a loose mode, another owner) must be refused.
+func TestLockDirRefusesPlantedDirectory(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, dir string)
+		want  string
+	}{
+		{"symlink", func(t *testing.T, dir string) {
+			require.NoError(t, os.Symlink(t.TempDir(), dir))
+		}, "not a directory"},
+		{"world-writable", func(t *testing.T, dir string) {
+			require.NoError(t, os.Mkdir(dir, 0o700))
+			require.NoError(t, os.Chmod(dir, 0o777))
+		}, "mode 0777"},
+		{"other owner", func(t *testing.T, dir string) {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root to give the directory away")
+			}
+			require.NoError(t, os.Mkdir(dir, 0o700))
+			require.NoError(t, os.Chown(dir, 65534, 65534))
+		}, "owned by uid 65534"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, LockDir)
+			require.NoError(t, os.MkdirAll(filepath.Dir(dir), 0o777))
+			tc.plant(t, dir)
+			_, err := NewLocks(NewFS(root)).Lock(context.Background(), "vol")
+			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, err, dir)
+			require.ErrorContains(t, err, "remove")
+		})
+	}
+
+	t.Run("created 0700", func(t *testing.T) {
+		root := t.TempDir()
+		u, err := NewLocks(NewFS(root)).Lock(context.Background(), "vol")
+		require.NoError(t, err)
+		u()
+		st, err := os.Lstat(filepath.Join(root, LockDir))
+		require.NoError(t, err)
+		require.True(t, st.IsDir())
+		require.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+	})
+}
+
+// A symlink planted as a lock file must not make brick create the file
+// it points to.
+func TestLockRefusesSymlinkedLockFile(t *testing.T) {
+	root := t.TempDir()
+	l := NewLocks(NewFS(root))
+	u, err := l.Lock(context.Background(), "first") // creates the directory
+	require.NoError(t, err)
+	u()
+	victim := filepath.Join(t.TempDir(), "nologin")
+	require.NoError(t, os.Symlink(victim, filepath.Join(root, LockDir, "vol.lock")))
+	_, err = l.Lock(context.Background(), "vol")
+	require.Error(t, err)
+	require.NoFileExists(t, victim)
+}
+
+// A wait without deadline ends by itself, naming the holder.
+func TestLockWaitIsBoundedAndNamesHolder(t *testing.T) {
+	root := t.TempDir()
+	l := NewLocks(NewFS(root))
+	held, err := l.Lock(context.Background(), "vol")
+	require.NoError(t, err)
+	defer held()
+	l.wait = 200 * time.Millisecond
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Lock(context.Background(), "vol")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		require.ErrorContains(t, err, "waiting for brick pid "+itoa(os.Getpid())+" (")
+		require.ErrorContains(t, err, filepath.Base(os.Args[0]))
+	case <-time.After(10 * time.Second):
+		t.Fatal("a lock wait without deadline never ended")
+	}
+	require.Equal(t, 10*time.Minute, DefaultLockWait)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
