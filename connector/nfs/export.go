@@ -47,9 +47,10 @@ const (
 
 // ParseExport validates an export given as host:/path or [IPv6]:/path.
 // The host must be a DNS name or an IP address, the path absolute with no
-// "." or ".." component and only characters from a conservative set; the
-// result can never be read as an option by mount or name a second source.
-// Repeated and trailing slashes are cleaned away.
+// "." or ".." component and only characters from a conservative set, plus
+// spaces written \040 as Cinder does (decoded: mount gets them in its argv);
+// the result can never be read as an option by mount or name a second
+// source. Repeated and trailing slashes are cleaned away.
 func ParseExport(s string) (Export, error) {
 	const key = "export"
 	if s == "" {
@@ -161,17 +162,38 @@ func cleanServerPath(p string) (string, error) {
 		case ".", "..":
 			return "", fmt.Errorf("has a %q component", c)
 		}
-		if len(c) > maxComponentLen {
+		dec, err := decodeComponent(c)
+		if err != nil {
+			return "", err
+		}
+		if len(dec) > maxComponentLen {
 			return "", fmt.Errorf("has a component longer than %d bytes", maxComponentLen)
 		}
-		for i := 0; i < len(c); i++ {
-			if !pathChar(c[i]) {
-				return "", fmt.Errorf("has character %q, not allowed", c[i])
-			}
-		}
-		parts = append(parts, c)
+		parts = append(parts, dec)
 	}
 	return "/" + strings.Join(parts, "/"), nil
+}
+
+// spaceEscape is how Cinder's remotefs shares config (and mountinfo) spell
+// a space in an export, since white space separates fields there.
+const spaceEscape = `\040`
+
+// decodeComponent turns each \040 into a space and refuses any other
+// character outside pathChar, backslashes and raw white space included.
+func decodeComponent(c string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(c); i++ {
+		switch {
+		case strings.HasPrefix(c[i:], spaceEscape):
+			b.WriteByte(' ')
+			i += len(spaceEscape) - 1
+		case pathChar(c[i]):
+			b.WriteByte(c[i])
+		default:
+			return "", fmt.Errorf("has character %q, not allowed", c[i])
+		}
+	}
+	return b.String(), nil
 }
 
 // pathChar is the set allowed in server paths: what real exports use, and

@@ -67,7 +67,9 @@ func (k *fakeKernel) run(_ context.Context, cmd host.Command) (host.Result, erro
 		if vers == "3" {
 			fstype = "nfs"
 		}
-		k.mounts = append(k.mounts, fmt.Sprintf("40 29 0:37 / %s rw,relatime - %s %s rw,vers=%s,hard,proto=tcp\n", mp, fstype, src, vers))
+		// The kernel escapes a space in mountinfo as \040.
+		esc := strings.ReplaceAll(src, " ", `\040`)
+		k.mounts = append(k.mounts, fmt.Sprintf("40 29 0:37 / %s rw,relatime - %s %s rw,vers=%s,hard,proto=tcp\n", mp, fstype, esc, vers))
 		k.writeMounts()
 		for _, f := range k.serverFiles {
 			require.NoError(k.t, os.WriteFile(filepath.Join(mp, f), []byte("data"), 0o644))
@@ -190,6 +192,29 @@ func TestConnectDisconnect(t *testing.T) {
 	paths, err = c.DevicePaths(ctx, info)
 	require.NoError(t, err)
 	require.Empty(t, paths)
+}
+
+// TestExportWithSpace: Cinder's remotefs writes a space in an export as
+// \040; mount gets the real space as one argv element, and the mount is
+// recognised again in mountinfo (where the kernel writes \040).
+func TestExportWithSpace(t *testing.T) {
+	c, k, r := newFake(t)
+	ctx := context.Background()
+	info := nfsInfo(t, `{"export":"10.0.0.5:/srv/my\\040vols","name":"volume-a"}`)
+	dev, err := c.Connect(ctx, info)
+	require.NoError(t, err)
+	var srcs []string
+	for _, call := range r.Commands() {
+		if call.Name == "mount" {
+			srcs = append(srcs, call.Args[4])
+		}
+	}
+	require.Equal(t, []string{"10.0.0.5:/srv/my vols"}, srcs)
+	_, err = c.Connect(ctx, info)
+	require.NoError(t, err, "the existing mount is recognised")
+	require.Len(t, mountCalls(r), 1)
+	require.NoError(t, c.Disconnect(ctx, info, dev, connector.DisconnectOptions{}))
+	require.Equal(t, 0, k.mounted())
 }
 
 func TestVersionFallback(t *testing.T) {

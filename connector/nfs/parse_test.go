@@ -26,6 +26,16 @@ func TestParseExport(t *testing.T) {
 		{in: "[fe80::1%eth0]:/x", want: "[fe80::1%eth0]:/x"},
 		{in: "[::ffff:10.0.0.1]:/x", want: "[::ffff:10.0.0.1]:/x"},
 		{in: "srv-1.lab:/vol_a/v-1.2+x@y~z=w,q:r", want: "srv-1.lab:/vol_a/v-1.2+x@y~z=w,q:r"},
+		// Cinder's remotefs (nfs.py, nfs_shares_config) writes a space as \040.
+		{in: `nfs-host:/export\040this`, want: "nfs-host:/export this"},
+		{in: `10.0.0.1:/my\040vols/\040lead\040/x`, want: "10.0.0.1:/my vols/ lead /x"},
+		{in: `[fd00::1]:/a\040b`, want: "[fd00::1]:/a b"},
+		{in: `server:/a\0401`, want: "server:/a 1"},
+		{in: `server:/a\04`, wantErr: "not allowed"},
+		{in: `server:/a\011b`, wantErr: "not allowed"},
+		{in: `server:/a\012b`, wantErr: "not allowed"},
+		{in: `server:/a\134040`, wantErr: "not allowed"},
+		{in: `server\040x:/a`, wantErr: "host name"},
 		{in: "", wantErr: "missing"},
 		{in: "server", wantErr: "want host:/path"},
 		{in: "server:relative", wantErr: "must be absolute"},
@@ -199,7 +209,7 @@ func TestParseVolume(t *testing.T) {
 }
 
 func FuzzParseExport(f *testing.F) {
-	for _, s := range []string{"10.0.0.1:/exports/vol", "[fd00::1]:/x", "[fe80::1%eth0]:/", "h:/a/../b", "-o:/x", "host:/a b", "::1:/x"} {
+	for _, s := range []string{"10.0.0.1:/exports/vol", "[fd00::1]:/x", "[fe80::1%eth0]:/", "h:/a/../b", "-o:/x", "host:/a b", "::1:/x", `h:/a\040b`, `h:/a\04`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -211,13 +221,17 @@ func FuzzParseExport(f *testing.F) {
 			return
 		}
 		src := e.String()
-		if strings.HasPrefix(src, "-") || strings.ContainsFunc(src, unicode.IsSpace) || strings.ContainsRune(src, 0) {
+		// The only white space allowed is a space, decoded from \040.
+		if strings.HasPrefix(src, "-") || strings.ContainsFunc(src, func(r rune) bool { return r != ' ' && unicode.IsSpace(r) }) || strings.ContainsRune(src, 0) {
 			t.Fatalf("unsafe mount source %q from %q", src, s)
+		}
+		if strings.Contains(e.Host, " ") {
+			t.Fatalf("space in host %q from %q", e.Host, s)
 		}
 		if strings.Contains(e.Path, "/../") || strings.HasSuffix(e.Path, "/..") || !strings.HasPrefix(e.Path, "/") {
 			t.Fatalf("bad path %q from %q", e.Path, s)
 		}
-		again, err := ParseExport(src)
+		again, err := ParseExport(strings.ReplaceAll(src, " ", `\040`))
 		if err != nil || again != e {
 			t.Fatalf("canonical form %q does not parse back: %v %+v", src, err, again)
 		}
