@@ -76,7 +76,8 @@ type Info struct {
 	// Encrypted says Nova would layer an encryptor on the device; brick
 	// hands out the raw device and warns.
 	Encrypted bool
-	// VolumeID is Cinder's volume UUID, when given.
+	// VolumeID is Cinder's volume UUID, when given as one (it only labels
+	// log lines, so anything else is ignored).
 	VolumeID string
 }
 
@@ -245,8 +246,9 @@ func parseOptions(ci connector.ConnectionInfo, info *Info) error {
 	if info.Encrypted, _, err = ci.Bool("encrypted"); err != nil {
 		return err
 	}
-	info.VolumeID, err = ci.VolumeID()
-	return err
+	// volume_id only labels log lines: one brick cannot read is ignored.
+	info.VolumeID, _ = ci.VolumeID()
+	return nil
 }
 
 // parseInitiatorTargetMap reads {"<initiator wwpn>": ["<target wwpn>", ...]}

@@ -142,6 +142,25 @@ func TestParseInfoAddressing(t *testing.T) {
 	}
 }
 
+// TestParseInfoIgnoresUnusedKeys: a key brick reads for nothing but a
+// label, or never reads, cannot fail the attach whatever its value.
+func TestParseInfoIgnoresUnusedKeys(t *testing.T) {
+	for _, tc := range []struct {
+		why, kv, volumeID string
+	}{
+		{"volume_id as a number", `"volume_id":1`, ""},
+		{"volume_id not a UUID", `"volume_id":"not-a-uuid"`, ""},
+		{"volume_id a UUID", `"volume_id":"11111111-1111-4111-8111-111111111111"`, "11111111-1111-4111-8111-111111111111"},
+		{"target_discovered (FC drivers such as Pure's pure.py send it)", `"target_discovered":"yes"`, ""},
+		{"qos_specs object (Cinder manager adds it)", `"qos_specs":{"total_iops_sec":"100"}`, ""},
+		{"keys of other protocols", `"target_portal":5,"target_iqn":[],"export":{}`, ""},
+	} {
+		info, err := parse(t, `{"driver_volume_type":"fibre_channel","data":{"target_wwn":"`+tgtA+`","target_lun":1,`+tc.kv+`}}`)
+		require.NoError(t, err, tc.why)
+		require.Equal(t, tc.volumeID, info.VolumeID, tc.why)
+	}
+}
+
 func TestParseInfoRejects(t *testing.T) {
 	base := func(kv string) string {
 		return `{"driver_volume_type":"fibre_channel","data":{` + kv + `}}`
@@ -169,7 +188,6 @@ func TestParseInfoRejects(t *testing.T) {
 		{base(`"target_wwn":"` + tgtA + `","target_lun":1,"initiator_target_map":{"` + iniA + `":["../x"]}`), `initiator_target_map["` + iniA + `"][0]`},
 		{base(`"target_wwn":"` + tgtA + `","target_lun":1,"addressing_mode":"flat"`), "addressing_mode"},
 		{base(`"target_wwn":"` + tgtA + `","target_lun":16384,"addressing_mode":"SAM2"`), "target_lun"},
-		{base(`"target_wwn":"` + tgtA + `","target_lun":1,"volume_id":"not-a-uuid"`), "volume_id"},
 		{`{"driver_volume_type":"iscsi","data":{"target_wwn":"` + tgtA + `","target_lun":1}}`, "driver_volume_type"},
 	} {
 		_, err := parse(t, tc.raw)

@@ -133,12 +133,13 @@ type Info struct {
 	// ReadOnly is access_mode "ro".
 	ReadOnly bool
 	// TargetDiscovered says Cinder found the target by discovery; brick
-	// creates the node record either way.
+	// creates the node record either way (so a bad value is ignored).
 	TargetDiscovered bool
 	// Encrypted says Nova would layer an encryptor on the device; brick
 	// hands out the raw device and warns.
 	Encrypted bool
-	// VolumeID is Cinder's volume UUID, when given.
+	// VolumeID is Cinder's volume UUID, when given as one (it only labels
+	// log lines, so anything else is ignored).
 	VolumeID string
 	// Plural reports whether the info carried target_portals (a multipath
 	// export); with a single portal brick may discover the others.
@@ -212,15 +213,13 @@ func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
 	if info.ReadOnly, err = ci.ReadOnly(); err != nil {
 		return nil, err
 	}
-	if info.TargetDiscovered, _, err = ci.Bool("target_discovered"); err != nil {
-		return nil, err
-	}
 	if info.Encrypted, _, err = ci.Bool("encrypted"); err != nil {
 		return nil, err
 	}
-	if info.VolumeID, err = ci.VolumeID(); err != nil {
-		return nil, err
-	}
+	// Keys brick reads for nothing but a label: a value it cannot read is
+	// ignored rather than failing an attach that does not depend on it.
+	info.TargetDiscovered, _, _ = ci.Bool("target_discovered")
+	info.VolumeID, _ = ci.VolumeID()
 	return info, nil
 }
 

@@ -94,6 +94,27 @@ func TestParseInfoAddressing(t *testing.T) {
 	}
 }
 
+// TestParseInfoIgnoresUnusedKeys: a key brick reads for nothing but a
+// label, or never reads, cannot fail the attach whatever its value.
+func TestParseInfoIgnoresUnusedKeys(t *testing.T) {
+	for _, tc := range []struct {
+		why, kv, volumeID string
+	}{
+		{"volume_id as a number", `"volume_id":1`, ""},
+		{"volume_id not a UUID", `"volume_id":"../../etc/passwd"`, ""},
+		{"volume_id a UUID (LVM lvm.py and most drivers)", `"volume_id":"0B9E5A55-3F6B-4D1E-9B58-6F9F1E2F0A11"`, "0b9e5a55-3f6b-4d1e-9b58-6f9f1e2f0a11"},
+		{"target_discovered not a boolean", `"target_discovered":"yes"`, ""},
+		{"qos_specs object (Cinder manager adds it)", `"qos_specs":{"total_iops_sec":"100"}`, ""},
+		{"cacheable and discard (Cinder manager, lvm.py)", `"cacheable":"maybe","discard":7`, ""},
+		{"keys of other protocols", `"target_wwn":5,"export":[],"hosts":{}`, ""},
+	} {
+		info, err := parse(t, `{"driver_volume_type":"iscsi","data":{"target_portal":"127.0.0.1:3260","target_iqn":"`+iqn1+`","target_lun":1,`+tc.kv+`}}`)
+		require.NoError(t, err, tc.why)
+		require.Equal(t, tc.volumeID, info.VolumeID, tc.why)
+		require.False(t, info.TargetDiscovered, tc.why)
+	}
+}
+
 func TestParseInfoRejects(t *testing.T) {
 	base := map[string]any{
 		"target_portal": "127.0.0.1:3260", "target_iqn": iqn1, "target_lun": 1,
@@ -131,7 +152,6 @@ func TestParseInfoRejects(t *testing.T) {
 		{"chap long", map[string]any{"auth_method": "CHAP", "auth_username": "u", "auth_password": strings.Repeat("x", 257)}, "auth_password"},
 		{"discovery chap", map[string]any{"discovery_auth_method": "CHAP", "discovery_auth_username": "u", "discovery_auth_password": " " + secret}, "discovery_auth_password"},
 		{"access mode", map[string]any{"access_mode": "rwx"}, "access_mode"},
-		{"volume id", map[string]any{"volume_id": "../x"}, "volume_id"},
 		{"encrypted", map[string]any{"encrypted": "maybe"}, "encrypted"},
 		{"plural lengths", map[string]any{"target_portals": []any{"1.1.1.1", "1.1.1.2"}, "target_iqns": []any{iqn1}, "target_luns": []any{1, 1}}, "target_iqns"},
 		{"plural lun lengths", map[string]any{"target_portals": []any{"1.1.1.1", "1.1.1.2"}, "target_iqns": []any{iqn1, iqn1}, "target_luns": []any{1}}, "target_luns"},

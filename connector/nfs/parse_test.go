@@ -191,6 +191,13 @@ func TestParseVolume(t *testing.T) {
 	require.Equal(t, "raw", v.Format)
 	require.True(t, v.ReadOnly)
 
+	// Keys NFS never reads cannot fail it (Cinder's nfs.py sends
+	// volume_id, qos_specs, discard...).
+	info, err = connector.ParseConnectionInfo([]byte(`{"driver_volume_type":"nfs","data":{"export":"h:/x","name":"v","volume_id":1,"qos_specs":{"a":1},"discard":"x","target_lun":-1}}`))
+	require.NoError(t, err)
+	_, err = ParseVolume(info)
+	require.NoError(t, err)
+
 	for key, bad := range map[string]string{
 		"export":      `{"export":5,"name":"v"}`,
 		"name":        `{"export":"h:/x","name":"../v"}`,
