@@ -98,6 +98,10 @@ if ((!quick)); then
 		if ($2 == "dead") print "iscsi-dead-portal-connect", $3, $4, "-"
 		else print "iscsi-" $2, $3, $6, "-"
 	}' "$out/iscsi.txt" >>"$samples"
+	echo "bench: NVMe/TCP in the guest, $rounds rounds" >&2
+	if ! BRICK_BENCH=1 BRICK_BENCH_ROUNDS=$rounds go test -tags e2e -run '^TestNVMeoF$' -v -timeout 60m ./test/e2e/ >"$out/nvmeof.log" 2>&1; then
+		failed+=(nvmeof-guest)
+	fi
 	echo "after-guest $(date -u +%FT%TZ) load $(loadavg)" >>"$out/env.txt"
 fi
 
