@@ -44,6 +44,10 @@ type Options struct {
 	PortalCheck func(ctx context.Context, addr string) error
 	// NoPortalCheck turns the check off.
 	NoPortalCheck bool
+	// Resolver looks up portals given as host names; nil: the system's.
+	Resolver connector.Resolver
+	// ResolveTimeout bounds one host name lookup. Default 5 s.
+	ResolveTimeout time.Duration
 	// SCSI and MultipathOptions tune device and map handling.
 	SCSI             scsi.Options
 	MultipathOptions multipath.Options
@@ -54,6 +58,7 @@ func (o Options) withDefaults() Options {
 	o.LoginTimeout = cmp.Or(max(o.LoginTimeout, 0), 15*time.Second)
 	o.CommandTimeout = cmp.Or(max(o.CommandTimeout, 0), 30*time.Second)
 	o.LockTimeout = cmp.Or(max(o.LockTimeout, 0), 5*time.Minute)
+	o.ResolveTimeout = cmp.Or(max(o.ResolveTimeout, 0), connector.DefaultResolveTimeout)
 	o.MultipathOptions.CommandTimeout = cmp.Or(max(o.MultipathOptions.CommandTimeout, 0), o.CommandTimeout)
 	return o
 }
@@ -109,6 +114,9 @@ func (c *Connector) parse(ci connector.ConnectionInfo) (*Info, error) {
 		return nil, err
 	}
 	c.h.Redactor.Add(info.Secrets()...)
+	for _, w := range info.Warnings {
+		c.log.Warn("iscsi: " + w)
+	}
 	return info, nil
 }
 
@@ -141,6 +149,9 @@ func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*
 	}
 	if info.Encrypted {
 		c.log.Warn("iscsi: volume is encrypted; brick attaches the raw device and does not decrypt it", "volume_id", info.VolumeID)
+	}
+	if err := c.resolve(ctx, info); err != nil {
+		return nil, fmt.Errorf("iscsi connect: %w", err)
 	}
 	useMP, err := c.mp.Use(c.opts.Multipath, c.opts.EnforceMultipath)
 	if err != nil {

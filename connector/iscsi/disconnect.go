@@ -108,6 +108,7 @@ func (c *Connector) DevicePaths(ctx context.Context, ci connector.ConnectionInfo
 	if err != nil {
 		return nil, err
 	}
+	c.resolveForLookup(ctx, info)
 	a, err := c.find(info, nil)
 	if err != nil {
 		return nil, err
@@ -124,6 +125,7 @@ func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo,
 	if err != nil {
 		return err
 	}
+	c.resolveForLookup(ctx, info)
 	unlock, err := c.lockTargets(ctx, info.IQNs())
 	if err != nil {
 		return fmt.Errorf("iscsi disconnect: %w", err)

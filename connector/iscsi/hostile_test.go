@@ -34,7 +34,7 @@ func TestHostileConnectionInfo(t *testing.T) {
 		cases = append(cases, hostile.Common(k)...)
 	}
 	cases = append(cases, hostile.Strings("target_portal",
-		"../../etc/passwd:3260", "/etc/iscsi/nodes", "10.0.0.1:-1", "10.0.0.1:3260 -o delete", "-p", "iscsi.example.com:3260",
+		"../../etc/passwd:3260", "/etc/iscsi/nodes", "10.0.0.1:-1", "10.0.0.1:3260 -o delete", "-p", "iscsi_a.example.com:3260",
 		"10.0.0.1:99999", "[fe80::1%eth0;reboot]:3260", "10.0.0.1:03260")...)
 	cases = append(cases, hostile.Strings("target_iqn",
 		"iqn.2010-10.org.openstack:../../../etc", "iqn.2010-10.org.openstack:a/b", "/etc/shadow", "../x",

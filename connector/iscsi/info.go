@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,7 +27,8 @@ const DefaultPort = 3260
 
 // Portal is an iSCSI target portal address.
 type Portal struct {
-	// Host is an IPv4 or IPv6 address, without brackets.
+	// Host is an IPv4 or IPv6 address, without brackets, or (before the
+	// connector resolves it) a host name, lowercase.
 	Host string
 	Port int
 }
@@ -40,6 +42,13 @@ func (p Portal) String() string {
 	return p.Host + ":" + strconv.Itoa(p.Port)
 }
 
+// IsName reports whether the portal names its host rather than giving an
+// address; the connector resolves it before any session or record work.
+func (p Portal) IsName() bool {
+	_, err := netip.ParseAddr(p.Host)
+	return err != nil
+}
+
 // recordName is how open-iscsi names the portal in its node database:
 // "<address>,<port>".
 func (p Portal) recordName() string { return p.Host + "," + strconv.Itoa(p.Port) }
@@ -48,8 +57,11 @@ var (
 	zoneRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,15}$`) })
 )
 
-// ParsePortal parses "host", "host:port", "[v6]:port", "[v6]" or a bare
-// IPv6 address. The port defaults to 3260.
+// ParsePortal parses "host:port", "[v6]:port", "[v6]" or a bare IPv6
+// address, where host is an address or a DNS host name. The port defaults
+// to 3260. An unbracketed IPv6 address is all address, as iscsiadm reads
+// it: "fd00::1:3260" is the address fd00::1:3260 on port 3260
+// (docs/scsi-multipath.md, "Portals").
 func ParsePortal(s string) (Portal, error) {
 	if s == "" {
 		return Portal{}, fmt.Errorf("empty portal")
@@ -57,30 +69,9 @@ func ParsePortal(s string) (Portal, error) {
 	if len(s) > 300 {
 		return Portal{}, fmt.Errorf("portal longer than 300 bytes")
 	}
-	host, portStr, hasPort := s, "", false
-	switch {
-	case strings.HasPrefix(s, "["):
-		end := strings.Index(s, "]")
-		if end < 0 {
-			return Portal{}, fmt.Errorf("portal %s: missing ]", connector.Quote(s))
-		}
-		host = s[1:end]
-		rest := s[end+1:]
-		if rest != "" {
-			if !strings.HasPrefix(rest, ":") {
-				return Portal{}, fmt.Errorf("portal %s: junk after ]", connector.Quote(s))
-			}
-			portStr, hasPort = rest[1:], true
-		}
-		if _, err := netip.ParseAddr(host); err != nil || !strings.Contains(host, ":") {
-			return Portal{}, fmt.Errorf("portal %s: not an IPv6 address in brackets", connector.Quote(s))
-		}
-	case strings.Count(s, ":") > 1: // bare IPv6, no port
-		if _, err := netip.ParseAddr(s); err != nil {
-			return Portal{}, fmt.Errorf("portal %s: not an address", connector.Quote(s))
-		}
-	case strings.Contains(s, ":"):
-		host, portStr, hasPort = strings.Cut(s, ":")
+	host, portStr, hasPort, err := splitPortal(s)
+	if err != nil {
+		return Portal{}, err
 	}
 	port := DefaultPort
 	if hasPort {
@@ -99,10 +90,50 @@ func ParsePortal(s string) (Portal, error) {
 		}
 		return Portal{Host: addr.String(), Port: port}, nil
 	}
-	// Host names are refused: open-iscsi files node records and the kernel
-	// reports sessions by address, so a name could not be matched to its
-	// session or record, and resolving it would let DNS pick the target.
-	return Portal{}, fmt.Errorf("portal %s: host must be an IP address", connector.Quote(s))
+	// A name is resolved by the connector (Connector.resolve): open-iscsi
+	// files node records and the kernel reports sessions by address.
+	if connector.HostName(host) {
+		return Portal{Host: strings.ToLower(strings.TrimSuffix(host, ".")), Port: port}, nil
+	}
+	return Portal{}, fmt.Errorf("portal %s: host must be an IP address or a DNS host name", connector.Quote(s))
+}
+
+// splitPortal cuts a portal into host and port text.
+func splitPortal(s string) (host, port string, hasPort bool, err error) {
+	switch {
+	case strings.HasPrefix(s, "["):
+		end := strings.Index(s, "]")
+		if end < 0 {
+			return "", "", false, fmt.Errorf("portal %s: missing ]", connector.Quote(s))
+		}
+		host = s[1:end]
+		rest := s[end+1:]
+		if rest != "" {
+			if !strings.HasPrefix(rest, ":") {
+				return "", "", false, fmt.Errorf("portal %s: junk after ]", connector.Quote(s))
+			}
+			port, hasPort = rest[1:], true
+		}
+		if _, err := netip.ParseAddr(host); err != nil || !strings.Contains(host, ":") {
+			return "", "", false, fmt.Errorf("portal %s: not an IPv6 address in brackets", connector.Quote(s))
+		}
+		return host, port, hasPort, nil
+	case strings.Count(s, ":") > 1: // bare IPv6, no port
+		if _, err := netip.ParseAddr(s); err != nil {
+			return "", "", false, fmt.Errorf("portal %s: not an address", connector.Quote(s))
+		}
+		return s, "", false, nil
+	case strings.Contains(s, ":"):
+		host, port, _ = strings.Cut(s, ":")
+		return host, port, true, nil
+	}
+	return s, "", false, nil
+}
+
+// ambiguousV6 reports an unbracketed IPv6 portal whose last group reads
+// like the iSCSI port, which its writer most likely meant as one.
+func ambiguousV6(s string) bool {
+	return !strings.HasPrefix(s, "[") && strings.Count(s, ":") > 1 && strings.HasSuffix(s, ":3260")
 }
 
 // Target is one path to the volume: a portal, the target's name there and
@@ -144,6 +175,8 @@ type Info struct {
 	// Plural reports whether the info carried target_portals (a multipath
 	// export); with a single portal brick may discover the others.
 	Plural bool
+	// Warnings are things brick accepted but the user should know.
+	Warnings []string
 }
 
 // Secrets returns the passwords, for a Redactor.
@@ -220,7 +253,24 @@ func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
 	// ignored rather than failing an attach that does not depend on it.
 	info.TargetDiscovered, _, _ = ci.Bool("target_discovered")
 	info.VolumeID, _ = ci.VolumeID()
+	info.Warnings = portalWarnings(ci)
 	return info, nil
+}
+
+// portalWarnings names each unbracketed IPv6 portal ending in ":3260":
+// brick reads it as iscsiadm does (all address, port 3260), which is not
+// what a driver that meant 3260 as the port wanted.
+func portalWarnings(ci connector.ConnectionInfo) []string {
+	var out []string
+	single, _, _ := ci.String("target_portal")
+	list, _, _ := ci.Strings("target_portals")
+	for _, s := range append([]string{single}, list...) {
+		if ambiguousV6(s) && !slices.Contains(out, s) {
+			p, _ := ParsePortal(s)
+			out = append(out, fmt.Sprintf("portal %s has no brackets: read as address %s port %d, as iscsiadm reads it; write [address]:port if the last group was meant as the port", connector.Quote(s), p.Host, p.Port))
+		}
+	}
+	return out
 }
 
 // addressingMode reads addressing_mode, which says how the target encodes

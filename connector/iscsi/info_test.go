@@ -126,7 +126,11 @@ func TestParseInfoRejects(t *testing.T) {
 	}{
 		{"no portal", map[string]any{"target_portal": nil}, "target_portal"},
 		{"portal option", map[string]any{"target_portal": "-oProxyCommand=x"}, "target_portal"},
-		{"portal hostname", map[string]any{"target_portal": "storage.example.com:3260"}, "target_portal"},
+		{"portal hostname underscore", map[string]any{"target_portal": "storage_a.example.com:3260"}, "target_portal"},
+		{"portal hostname dash", map[string]any{"target_portal": "-storage:3260"}, "target_portal"},
+		{"portal hostname empty label", map[string]any{"target_portal": "a..b:3260"}, "target_portal"},
+		{"portal numeric name", map[string]any{"target_portal": "1.2.3:3260"}, "target_portal"},
+		{"plural hostname bad", map[string]any{"target_portals": []any{"1.1.1.1", "san$(x)"}, "target_iqns": []any{iqn1, iqn1}, "target_luns": []any{1, 1}}, "target_portals[1]"},
 		{"portal port 0", map[string]any{"target_portal": "1.2.3.4:0"}, "target_portal"},
 		{"portal port big", map[string]any{"target_portal": "1.2.3.4:65536"}, "target_portal"},
 		{"portal junk", map[string]any{"target_portal": "1.2.3.4:3260;rm"}, "target_portal"},
@@ -188,12 +192,17 @@ func TestParsePortal(t *testing.T) {
 		{"fd00::1", "[fd00::1]:3260"},
 		{"[::ffff:10.0.0.1]:3260", "10.0.0.1:3260"},
 		{"[fe80::1%eth0]:3260", "[fe80::1%eth0]:3260"},
+		{"storage.example.com:3261", "storage.example.com:3261"},
+		{"SAN-A", "san-a:3260"},
+		{"san-a.example.com.", "san-a.example.com:3260"},
+		// Unbracketed IPv6: all address, port 3260, as iscsiadm reads it.
+		{"fd00::1:3260", "[fd00::1:3260]:3260"},
 	} {
 		p, err := iscsi.ParsePortal(tc.in)
 		require.NoError(t, err, tc.in)
 		require.Equal(t, tc.want, p.String(), tc.in)
 	}
-	for _, bad := range []string{"", ":3260", "10.0.0.1:", "10.0.0.1:03260", "10.0.0.1:+3260", "10.0.0.1:x", "[10.0.0.1]:3260", "[fd00::1]x", "fd00::1::2", "1.2.3", "-p", "a b", "host:3260", "[fe80::1%$(x)]:3260", "10.0.0.1:3260:1"} {
+	for _, bad := range []string{"", ":3260", "10.0.0.1:", "10.0.0.1:03260", "10.0.0.1:+3260", "10.0.0.1:x", "[10.0.0.1]:3260", "[fd00::1]x", "fd00::1::2", "1.2.3", "-p", "a b", "host_1:3260", "[host]:3260", "a..b", "x-:1", "[fe80::1%$(x)]:3260", "10.0.0.1:3260:1"} {
 		_, err := iscsi.ParsePortal(bad)
 		require.Error(t, err, bad)
 	}
@@ -291,4 +300,17 @@ func FuzzParseDiscovery(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseInfoUnbracketedIPv6: "fd00::1:3260" is read as iscsiadm reads
+// it (all address, port 3260) and the info carries a warning saying so.
+func TestParseInfoUnbracketedIPv6(t *testing.T) {
+	info, err := parse(t, `{"driver_volume_type":"iscsi","data":{"target_portal":"fd00::1:3260","target_iqn":"`+iqn1+`","target_lun":1}}`)
+	require.NoError(t, err)
+	require.Equal(t, iscsi.Portal{Host: "fd00::1:3260", Port: 3260}, info.Targets[0].Portal)
+	require.Len(t, info.Warnings, 1)
+	require.Contains(t, info.Warnings[0], "[address]:port")
+	info, err = parse(t, `{"driver_volume_type":"iscsi","data":{"target_portal":"[fd00::1]:3260","target_iqn":"`+iqn1+`","target_lun":1}}`)
+	require.NoError(t, err)
+	require.Empty(t, info.Warnings)
 }

@@ -179,7 +179,7 @@ func ParseDiscovery(out []byte) []DiscoveredTarget {
 			continue
 		}
 		p, err := ParsePortal(addr)
-		if err != nil {
+		if err != nil || p.IsName() {
 			continue
 		}
 		if checkIQN("discovery", fields[1]) != nil {
