@@ -10,10 +10,12 @@ packages=(
   python3-ironic python3-ironicclient
   # real Keystone (test/keystone/up.sh)
   python3-keystone
+  # real Barbican for encrypted volumes (test/barbican/up.sh)
+  python3-barbican
   # the qemu guest with Debian's kernel
   qemu-system-x86 linux-image-amd64 busybox-static kmod cpio
   # what runs inside the guest
-  open-iscsi multipath-tools dmsetup sg3-utils udev e2fsprogs util-linux iproute2 procps
+  open-iscsi multipath-tools dmsetup cryptsetup-bin sg3-utils udev e2fsprogs util-linux iproute2 procps
   nfs-kernel-server nfs-common rpcbind
   ceph-common ceph-mon ceph-osd rbd-nbd
   # side-by-side comparison and measurement
