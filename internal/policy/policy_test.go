@@ -141,6 +141,8 @@ var allowedImports = map[string][]string{
 	"ironicattach":         {"ironicapi", "cinderapi", "connector", "osauth", "rollback", "host", "ident"},
 	"attach":               {"cinderapi", "ironicapi", "ironicattach", "connector", "connector/...", "rollback", "host", "ident"},
 	"rollback":             {},
+	"dmcrypt":              {"host"},
+	"keymanager":           {"ident"},
 	"cinderapi/cindertest": {"cinderapi", "connector", "ident"},
 	"ironicapi/ironictest": {},
 }

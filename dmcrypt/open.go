@@ -1,0 +1,143 @@
+package dmcrypt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/brick-storage/brick/host"
+)
+
+// Opened is an open mapping.
+type Opened struct {
+	// Path is the plaintext device, /dev/mapper/<name>.
+	Path string
+	// Formatted says this open wrote a new LUKS header first (the
+	// volume's first attach).
+	Formatted bool
+}
+
+// Open maps dev (the ciphertext device) as /dev/mapper/<name> with key.
+// Like os-brick, a device that luksOpen refuses as "not LUKS" and that
+// isLuks confirms is not LUKS is formatted with spec and opened again; brick
+// also refuses to format a device that holds any other signature, and never
+// formats on a read-only open. key is not kept.
+func (c *Crypt) Open(ctx context.Context, dev, name string, spec Spec, key []byte, readOnly bool) (Opened, error) {
+	if err := spec.Validate(); err != nil {
+		return Opened{}, err
+	}
+	if err := CheckName(name); err != nil {
+		return Opened{}, err
+	}
+	if !strings.HasPrefix(dev, "/dev/") || strings.Contains(dev, "..") {
+		return Opened{}, fmt.Errorf("device %q: not under /dev", dev)
+	}
+	if len(key) == 0 {
+		return Opened{}, errors.New("empty key")
+	}
+	pass := Passphrase(key)
+	defer clear(pass)
+	err := c.luksOpen(ctx, dev, name, pass, readOnly)
+	if err == nil {
+		return Opened{Path: MapperPath(name)}, nil
+	}
+	switch host.ExitCodeOf(err) {
+	case exitNoPerm:
+		return Opened{}, fmt.Errorf("open %s: %w", dev, ErrWrongKey)
+	case exitWrongParams:
+	default:
+		return Opened{}, fmt.Errorf("open %s: %w", dev, err)
+	}
+	if luks, lerr := c.isLUKS(ctx, dev); lerr != nil || luks {
+		return Opened{}, fmt.Errorf("open %s: %w", dev, err)
+	}
+	if readOnly {
+		return Opened{}, fmt.Errorf("open %s: the volume was never LUKS formatted and a read-only attach cannot format it: attach it read-write once", dev)
+	}
+	if err := c.format(ctx, dev, spec, pass); err != nil {
+		return Opened{}, err
+	}
+	if err := c.luksOpen(ctx, dev, name, pass, false); err != nil {
+		return Opened{}, fmt.Errorf("open %s after formatting it: %w", dev, err)
+	}
+	return Opened{Path: MapperPath(name), Formatted: true}, nil
+}
+
+func (c *Crypt) luksOpen(ctx context.Context, dev, name string, pass []byte, readOnly bool) error {
+	args := []string{"luksOpen", "--key-file=-"}
+	if readOnly {
+		args = append(args, "--readonly")
+	}
+	args = append(args, dev, name)
+	_, err := c.Run.Run(ctx, host.Command{Name: "cryptsetup", Args: args, Stdin: pass,
+		Secrets: []string{string(pass)}, Timeout: c.timeout(false)})
+	return err
+}
+
+// isLUKS is cryptsetup isLuks: exit 0 yes, 1 no.
+func (c *Crypt) isLUKS(ctx context.Context, dev string) (bool, error) {
+	_, err := c.Run.Run(ctx, host.Command{Name: "cryptsetup", Args: []string{"isLuks", dev}, Timeout: c.timeout(false)})
+	if err == nil {
+		return true, nil
+	}
+	if host.ExitCodeOf(err) == exitWrongParams {
+		return false, nil
+	}
+	return false, fmt.Errorf("isLuks %s: %w", dev, err)
+}
+
+// format writes a new LUKS header, after checking that the device holds
+// no other signature (os-brick formats whatever is not LUKS).
+func (c *Crypt) format(ctx context.Context, dev string, spec Spec, pass []byte) error {
+	res, err := c.Run.Run(ctx, host.Command{Name: "blkid", Args: []string{"-p", "-o", "value", "-s", "TYPE", dev},
+		Timeout: c.timeout(false), OKExitCodes: []int{exitBlkidNone}})
+	if err != nil {
+		return fmt.Errorf("check %s is blank before formatting: %w", dev, err)
+	}
+	if res.ExitCode == 0 {
+		return fmt.Errorf("format %s: %w (blkid: %s): refusing to overwrite it with a LUKS header",
+			dev, ErrNotBlank, clip(strings.TrimSpace(string(res.Stdout)), 40))
+	}
+	args := []string{"--batch-mode", "luksFormat", "--type", string(spec.Provider), "--key-file=-"}
+	if spec.Cipher != "" {
+		args = append(args, "--cipher", spec.Cipher)
+	}
+	if spec.KeySize != 0 {
+		args = append(args, "--key-size", fmt.Sprint(spec.KeySize))
+	}
+	args = append(args, dev)
+	_, err = c.Run.Run(ctx, host.Command{Name: "cryptsetup", Args: args, Stdin: pass,
+		Secrets: []string{string(pass)}, Timeout: c.timeout(true)})
+	if err != nil {
+		return fmt.Errorf("format %s: %w", dev, err)
+	}
+	return nil
+}
+
+// Close removes the mapping; a mapping that is not there is success.
+func (c *Crypt) Close(ctx context.Context, name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	_, err := c.Run.Run(ctx, host.Command{Name: "cryptsetup", Args: []string{"close", name},
+		Timeout: c.timeout(false), OKExitCodes: []int{exitNoDevice}})
+	if err != nil {
+		return fmt.Errorf("close %s: %w", MapperPath(name), err)
+	}
+	return nil
+}
+
+// IsOpen reports whether the mapping exists (cryptsetup status: 0 active,
+// 4 not).
+func (c *Crypt) IsOpen(ctx context.Context, name string) (bool, error) {
+	if err := CheckName(name); err != nil {
+		return false, err
+	}
+	res, err := c.Run.Run(ctx, host.Command{Name: "cryptsetup", Args: []string{"status", name},
+		Timeout: c.timeout(false), OKExitCodes: []int{exitNoDevice}})
+	if err != nil {
+		return false, fmt.Errorf("status %s: %w", MapperPath(name), err)
+	}
+	return res.ExitCode == 0, nil
+}

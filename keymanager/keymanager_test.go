@@ -1,0 +1,116 @@
+package keymanager
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/stretchr/testify/require"
+)
+
+const keyID = "5a8c2c1e-2d5b-4f7e-9a51-1f0f6f0b9d11"
+
+var theKey = []byte("0123456789abcdef0123456789abcdef")
+
+func fakeBarbican(t *testing.T, status int, body []byte) *Barbican {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/secrets/"+keyID+"/payload" || r.Header.Get("Accept") != "application/octet-stream" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	pc := &gophercloud.ProviderClient{HTTPClient: *srv.Client()}
+	return &Barbican{SC: &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: srv.URL + "/v1/", ResourceBase: srv.URL + "/v1/"}}
+}
+
+func TestBarbicanKey(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   []byte
+		id     string
+		is     error
+		says   string
+	}{
+		{name: "payload", status: 200, body: theKey, id: keyID},
+		{name: "reader", status: 403, body: []byte(`{"code": 403, "description": "secret body"}`), id: keyID, is: ErrForbidden, says: "member, not reader"},
+		{name: "gone", status: 404, body: []byte("{}"), id: keyID, is: ErrNotFound, says: "HTTP 404"},
+		{name: "server error", status: 500, body: []byte("<html>boom</html>"), id: keyID, is: ErrUnreachable, says: "HTTP 500"},
+		{name: "empty", status: 200, body: nil, id: keyID, is: ErrBadKey},
+		{name: "huge", status: 200, body: make([]byte, MaxKeySize+1), id: keyID, is: ErrBadKey},
+		{name: "bad id", status: 200, body: theKey, id: "../../v1/secrets", is: ErrBadKey},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := fakeBarbican(t, tc.status, tc.body)
+			key, err := b.Key(context.Background(), tc.id)
+			if tc.is == nil {
+				require.NoError(t, err)
+				require.Equal(t, theKey, key)
+				return
+			}
+			require.ErrorIs(t, err, tc.is)
+			require.ErrorContains(t, err, tc.says)
+			require.NotContains(t, err.Error(), "secret body")
+			require.NotContains(t, err.Error(), "\n")
+		})
+	}
+}
+
+func TestBarbicanUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	pc := &gophercloud.ProviderClient{HTTPClient: http.Client{}}
+	b := &Barbican{SC: &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: url + "/v1/", ResourceBase: url + "/v1/"}}
+	_, err := b.Key(context.Background(), keyID)
+	require.ErrorIs(t, err, ErrUnreachable)
+}
+
+// osFiles reads the real file system (tests only).
+type osFiles struct{}
+
+func (osFiles) Lstat(p string) (os.FileInfo, error) { return os.Lstat(p) }
+func (osFiles) ReadFile(p string) ([]byte, error)   { return os.ReadFile(p) }
+
+func TestFixedKey(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), mode))
+		require.NoError(t, os.Chmod(p, mode))
+		return p
+	}
+	good := write("good", "00ff10\n", 0o600)
+	f, err := LoadFixed(osFiles{}, good)
+	require.NoError(t, err)
+	key, err := f.Key(context.Background(), FixedKeyID)
+	require.NoError(t, err)
+	require.Equal(t, []byte{0x00, 0xff, 0x10}, key)
+	_, err = f.Key(context.Background(), keyID)
+	require.ErrorIs(t, err, ErrBadKey)
+
+	_, err = LoadFixed(osFiles{}, write("open", "00ff10", 0o644))
+	require.ErrorContains(t, err, "chmod 600")
+	_, err = LoadFixed(osFiles{}, write("nothex", "secretzz", 0o600))
+	require.ErrorContains(t, err, "hex digits")
+	require.NotContains(t, err.Error(), "secretzz")
+	require.NotContains(t, err.Error(), "'z'")
+	_, err = LoadFixed(osFiles{}, write("empty", "\n", 0o600))
+	require.Error(t, err)
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(good, link))
+	_, err = LoadFixed(osFiles{}, link)
+	require.ErrorContains(t, err, "not a regular file")
+	_, err = LoadFixed(osFiles{}, filepath.Join(dir, "missing"))
+	require.Error(t, err)
+	require.False(t, strings.Contains(err.Error(), "00ff10"))
+}
