@@ -98,6 +98,9 @@ func (s store) save(r *Record) error {
 	if err != nil {
 		return fmt.Errorf("encode state record for %s: %w", r.VolumeID, err)
 	}
+	if err := s.fs.PrivateDir(s.dir, true); err != nil {
+		return fmt.Errorf("save state record of %s: %w", r.VolumeID, err)
+	}
 	if err := s.fs.WriteFileAtomic(s.path(r.VolumeID), append(data, '\n')); err != nil {
 		return fmt.Errorf("save state record of %s: %w", r.VolumeID, err)
 	}
@@ -110,7 +113,11 @@ func (s store) load(volumeID string) (*Record, error) {
 		return nil, err
 	}
 	p := s.path(volumeID)
-	data, err := s.fs.ReadFile(p)
+	err := s.fs.PrivateDir(s.dir, false)
+	var data []byte
+	if err == nil {
+		data, err = s.fs.ReadFile(p)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("volume %s: %w", volumeID, ErrNoRecord)
 	}
@@ -167,7 +174,11 @@ func (s store) remove(volumeID string) error {
 // list returns every record, sorted by volume ID; unreadable ones are
 // returned as errors next to the good ones.
 func (s store) list() ([]*Record, []error) {
-	entries, err := s.fs.ReadDir(s.dir)
+	err := s.fs.PrivateDir(s.dir, false)
+	var entries []fs.DirEntry
+	if err == nil {
+		entries, err = s.fs.ReadDir(s.dir)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -111,3 +111,22 @@ func TestRecordCorruptions(t *testing.T) {
 		require.Contains(t, err.Error(), "run 'brick cleanup'", name)
 	}
 }
+
+// TestStateDirPlantedIsRefused: a state directory someone else could have
+// planted (here a symlink to a directory of theirs) is neither written nor
+// read: its records could be forged.
+func TestStateDirPlantedIsRefused(t *testing.T) {
+	s, dir := newStore(t)
+	theirs := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Dir(dir), 0o700))
+	require.NoError(t, os.Symlink(theirs, dir))
+	err := s.save(testRecord(volA))
+	require.ErrorContains(t, err, "save state record of "+volA+": unsafe directory: /var/lib/brick/volumes is not a directory (a symlink?)")
+	require.NoFileExists(t, filepath.Join(theirs, volA+".json"))
+	require.NoError(t, os.WriteFile(filepath.Join(theirs, volA+".json"), []byte("{}"), 0o600))
+	_, err = s.load(volA)
+	require.ErrorContains(t, err, "unsafe directory")
+	_, errs := s.list()
+	require.Len(t, errs, 1)
+	require.ErrorContains(t, errs[0], "unsafe directory")
+}

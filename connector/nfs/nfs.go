@@ -391,6 +391,9 @@ func (c *Connector) mountAt(mp, export string) (host.Mount, bool, error) {
 // options fix no version, and returns the version the kernel reports.
 func (c *Connector) mount(ctx context.Context, s share, opts []string) (string, error) {
 	exp := s.vol.Export.String()
+	if err := c.h.FS.PrivateDir(c.opts.MountBase, true); err != nil {
+		return "", fmt.Errorf("nfs mount %s: mount base: %w", exp, err)
+	}
 	if err := os.MkdirAll(c.h.FS.Path(s.mountPoint), 0o755); err != nil {
 		return "", fmt.Errorf("nfs mount %s: create mount point: %w", exp, err)
 	}
