@@ -148,6 +148,16 @@ type AttachOptions struct {
 	// device that already holds a filesystem or partition table is never
 	// formatted.
 	Mkfs string
+	// MkfsForce formats even a device that is not all zeros at both ends
+	// when blkid finds no signature on it (it may hold plain dm-crypt or
+	// raw data).
+	MkfsForce bool
+	// MountFSType mounts with this type, even one brick does not mount
+	// unasked; empty: what blkid finds, among btrfs, ext2-4, vfat, xfs.
+	MountFSType string
+	// MountSuidDev mounts without nosuid,nodev: set-uid programs and
+	// device nodes on the volume take effect for every local user.
+	MountSuidDev bool
 	// IronicNode and BootIndex register the volume as an Ironic volume
 	// target of that node (needs Manager.Targets).
 	IronicNode string
@@ -250,11 +260,19 @@ func (m *Manager) checkAttach(opts AttachOptions) (string, error) {
 			return "", err
 		}
 	}
+	if opts.MountFSType != "" {
+		if opts.Mountpoint == "" {
+			return "", errors.New("--mount-fstype needs --mountpoint")
+		}
+		if err := checkFSType("--mount-fstype", opts.MountFSType); err != nil {
+			return "", err
+		}
+	}
 	if opts.Mkfs != "" {
 		if opts.Mountpoint == "" {
 			return "", errors.New("--mkfs needs --mountpoint")
 		}
-		if err := checkFSType(opts.Mkfs); err != nil {
+		if err := checkFSType("--mkfs", opts.Mkfs); err != nil {
 			return "", err
 		}
 	}

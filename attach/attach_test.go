@@ -29,6 +29,8 @@ type fakeConnector struct {
 	connectErr    error
 	disconnectErr error
 	disconnects   []connector.DisconnectOptions
+	// device is what Connect returns ("" = an iSCSI disk, /dev/sdx).
+	device *connector.Device
 }
 
 func (f *fakeConnector) Connect(_ context.Context, info connector.ConnectionInfo) (*connector.Device, error) {
@@ -42,6 +44,10 @@ func (f *fakeConnector) Connect(_ context.Context, info connector.ConnectionInfo
 		return nil, f.connectErr
 	}
 	f.connected[iqn] = true
+	if f.device != nil {
+		d := *f.device
+		return &d, nil
+	}
 	return &connector.Device{Path: "/dev/sdx", Type: connector.TypeBlock, Protocol: "iscsi", WWN: "360000000000000000e00000000010001"}, nil
 }
 
@@ -84,6 +90,7 @@ type fixture struct {
 	// mounted is the fake mount table the runner keeps.
 	mounts map[string]string
 	blank  bool
+	fsType string // what blkid finds when not blank ("" = ext4)
 }
 
 func newFixture(t *testing.T, mv string) *fixture {
@@ -94,6 +101,11 @@ func newFixture(t *testing.T, mv string) *fixture {
 	hosttest.WriteFile(t, f.root, "/etc/iscsi/initiatorname.iscsi", "InitiatorName=iqn.1993-08.org.debian:01:test\n")
 	hosttest.WriteFile(t, f.root, "/proc/sys/kernel/hostname", "node1\n")
 	f.writeMountinfo()
+	// The fake connector's device: a fresh volume, all zeros.
+	dev := filepath.Join(f.root, "dev", "sdx")
+	require.NoError(t, os.MkdirAll(filepath.Dir(dev), 0o755))
+	require.NoError(t, os.WriteFile(dev, nil, 0o600))
+	require.NoError(t, os.Truncate(dev, 4<<20))
 	return f
 }
 
@@ -115,9 +127,13 @@ func (f *fixture) run(_ context.Context, cmd host.Command) (host.Result, error) 
 		if f.blank {
 			return host.Result{ExitCode: 2}, nil
 		}
-		return host.Result{Stdout: []byte("TYPE=ext4\n")}, nil
-	case "mkfs.ext4":
-		f.blank = false
+		t := f.fsType
+		if t == "" {
+			t = "ext4"
+		}
+		return host.Result{Stdout: []byte("TYPE=" + t + "\nUSAGE=filesystem\n")}, nil
+	case "mkfs.ext4", "mkfs.xfs":
+		f.blank, f.fsType = false, strings.TrimPrefix(cmd.Name, "mkfs.")
 		return host.Result{}, nil
 	case "mount":
 		n := len(cmd.Args)
@@ -423,6 +439,7 @@ func TestCrashDuringDetachThenCleanup(t *testing.T) {
 			t.Run(mv+"/"+step, func(t *testing.T) {
 				t.Parallel()
 				f := newFixture(t, mv)
+				f.blank = false // holds ext4
 				m := f.manager()
 				_, err := m.Attach(context.Background(), AttachOptions{Volume: volID, Mountpoint: "/mnt/d"})
 				require.NoError(t, err)

@@ -142,7 +142,7 @@ func (r *attachRun) complete(ctx context.Context) error {
 }
 
 func (r *attachRun) mkfs(ctx context.Context) error {
-	formatted, err := r.m.mkfsIfBlank(ctx, r.dev.Path, r.opts.Mkfs)
+	formatted, err := r.m.mkfsIfBlank(ctx, r.dev.Path, r.opts.Mkfs, r.opts.MkfsForce)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,11 @@ func (r *attachRun) mkfs(ctx context.Context) error {
 }
 
 func (r *attachRun) mount(ctx context.Context) error {
-	if err := r.m.mount(ctx, r.dev.Path, r.opts.Mountpoint, r.rec.Mode); err != nil {
+	t, err := r.m.mountType(ctx, r.dev.Path, r.opts.MountFSType, r.rec.Formatted)
+	if err != nil {
+		return fmt.Errorf("mount %s on %s: %w", r.dev.Path, r.opts.Mountpoint, err)
+	}
+	if err := r.m.mount(ctx, r.dev.Path, r.opts.Mountpoint, t, mountOptions(r.rec.Mode, r.opts.MountSuidDev)); err != nil {
 		return err
 	}
 	r.rec.Mounted = true

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,28 +42,44 @@ func checkMountpoint(p string) error {
 var fsTypeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]{1,15}$`) })
 
 // checkFSType accepts a short lowercase filesystem name (mkfs.<type>).
-func checkFSType(t string) error {
+func checkFSType(flag, t string) error {
 	if !fsTypeRE().MatchString(t) {
-		return fmt.Errorf("--mkfs %s: not a filesystem type name (e.g. ext4, xfs)", connector.Quote(t))
+		return fmt.Errorf("%s %s: not a filesystem type name (e.g. ext4, xfs)", flag, connector.Quote(t))
 	}
 	return nil
 }
 
+// blankSpan is how much of each end of a device must read zero before
+// mkfs touches a device blkid finds no signature on.
+const blankSpan = 1 << 20
+
 // mkfsIfBlank formats dev with fsType only when blkid's low-level probe
-// finds no filesystem, RAID member or partition table on it. It reports
-// whether it formatted.
-func (m *Manager) mkfsIfBlank(ctx context.Context, dev, fsType string) (bool, error) {
-	// blkid -p: exit 0 = a signature was found, 2 = nothing found.
-	res, err := m.Host.Runner.Run(ctx, host.Command{
-		Name: "blkid", Args: []string{"-p", "-o", "export", "--", dev},
-		Timeout: blkidTimeout, OKExitCodes: []int{0, 2},
-	})
+// finds no filesystem, RAID member or partition table on it, and its first
+// and last MiB are all zeros (plain dm-crypt and raw data carry no
+// signature) unless force. It reports whether it formatted.
+func (m *Manager) mkfsIfBlank(ctx context.Context, dev, fsType string, force bool) (bool, error) {
+	found, err := m.probe(ctx, dev)
 	if err != nil {
-		return false, fmt.Errorf("probe %s for a filesystem: %w", dev, err)
+		return false, err
 	}
-	if res.ExitCode == 0 {
-		m.Host.Log.Info("not formatting: device already holds data", "device", dev, "probe", strings.Join(strings.Fields(string(res.Stdout)), " "))
+	if len(found) > 0 {
+		m.Host.Log.Info("not formatting: device already holds data", "device", dev, "probe", strings.Join(found, " "))
 		return false, nil
+	}
+	if !force {
+		off, err := m.Host.Block.FirstNonZero(dev, blankSpan)
+		if err != nil {
+			return false, fmt.Errorf("check %s is blank: %w", dev, err)
+		}
+		if off >= 0 {
+			where := "first"
+			if off >= blankSpan {
+				where = "last"
+			}
+			return false, fmt.Errorf("not formatting %s: blkid finds no filesystem, but the device is not blank "+
+				"(a non-zero byte at offset %d, in its %s MiB): it may hold plain dm-crypt or raw data; "+
+				"pass --mkfs-force to format it anyway", dev, off, where)
+		}
 	}
 	if _, err := m.Host.Runner.Run(ctx, host.Command{
 		Name: "mkfs." + fsType, Args: []string{dev}, Timeout: mkfsTimeout,
@@ -72,10 +89,86 @@ func (m *Manager) mkfsIfBlank(ctx context.Context, dev, fsType string) (bool, er
 	return true, nil
 }
 
-// mount mounts dev on dir (created if missing), read-only for "ro".
-func (m *Manager) mount(ctx context.Context, dev, dir, mode string) error {
+// probe returns the KEY=value signatures blkid's low-level probe finds on
+// dev (TYPE=ext4, PTTYPE=dos...); none for a device without any.
+func (m *Manager) probe(ctx context.Context, dev string) ([]string, error) {
+	// blkid -p: exit 0 = a signature was found, 2 = nothing found.
+	res, err := m.Host.Runner.Run(ctx, host.Command{
+		Name: "blkid", Args: []string{"-p", "-o", "export", "--", dev},
+		Timeout: blkidTimeout, OKExitCodes: []int{0, 2},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("probe %s for a filesystem: %w", dev, err)
+	}
+	if res.ExitCode != 0 {
+		return nil, nil
+	}
+	return strings.Fields(string(res.Stdout)), nil
+}
+
+// mountableTypes are the filesystems brick mounts without being told the
+// type: mainstream ones whose kernel code is hardened against bad images.
+var mountableTypes = []string{"btrfs", "ext2", "ext3", "ext4", "vfat", "xfs"}
+
+// mountType is the -t of a mount of dev: the type asked for, the one
+// brick just made, or what blkid finds if it is in mountableTypes. The
+// kernel would otherwise guess it from data the volume's writer made.
+func (m *Manager) mountType(ctx context.Context, dev, asked, formatted string) (string, error) {
+	switch {
+	case asked != "":
+		return asked, nil
+	case formatted != "":
+		return formatted, nil
+	}
+	found, err := m.probe(ctx, dev)
+	if err != nil {
+		return "", err
+	}
+	t := ""
+	for _, kv := range found {
+		if v, ok := strings.CutPrefix(kv, "TYPE="); ok {
+			t = v
+		}
+	}
+	switch {
+	case t == "":
+		what := "no signature"
+		if len(found) > 0 {
+			what = "only " + strings.Join(found, " ")
+		}
+		return "", fmt.Errorf("no filesystem on %s (blkid finds %s): format it with --mkfs TYPE, or name its type with --mount-fstype",
+			dev, what)
+	case !slices.Contains(mountableTypes, t):
+		return "", fmt.Errorf("%s holds a %s filesystem, not one brick mounts unasked (%s): to mount it anyway pass --mount-fstype %s",
+			dev, connector.Quote(t), strings.Join(mountableTypes, ", "), t)
+	}
+	return t, nil
+}
+
+// mountOptions are mount's -o: nosuid,nodev unless suidDev (set-uid
+// programs and device nodes on a volume would be live for every local
+// user), and ro for read-only attachments.
+func mountOptions(mode string, suidDev bool) []string {
+	var o []string
+	if !suidDev {
+		o = append(o, "nosuid", "nodev")
+	}
+	if mode == "ro" {
+		o = append(o, "ro")
+	}
+	return o
+}
+
+// mount mounts dev on dir (created if missing) with type fsType and opts.
+func (m *Manager) mount(ctx context.Context, dev, dir, fsType string, opts []string) error {
 	if err := os.MkdirAll(m.Host.FS.Path(dir), 0o755); err != nil {
 		return fmt.Errorf("create mountpoint %s: %w", dir, err)
+	}
+	// mount(8) follows a link: whoever can replace dir decides where root mounts.
+	if fi, err := m.Host.FS.Lstat(dir); err != nil {
+		return fmt.Errorf("mountpoint %s: %w", dir, err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("mountpoint %s is not a directory (a symlink?): give the real directory", dir)
 	}
 	mounted, err := m.isMounted(dir)
 	if err != nil {
@@ -84,9 +177,9 @@ func (m *Manager) mount(ctx context.Context, dev, dir, mode string) error {
 	if mounted {
 		return fmt.Errorf("mount %s on %s: something is already mounted there", dev, dir)
 	}
-	args := []string{}
-	if mode == "ro" {
-		args = append(args, "-o", "ro")
+	args := []string{"-t", fsType}
+	if len(opts) > 0 {
+		args = append(args, "-o", strings.Join(opts, ","))
 	}
 	args = append(args, "--", dev, dir)
 	if _, err := m.Host.Runner.Run(ctx, host.Command{Name: "mount", Args: args, Timeout: mountTimeout}); err != nil {

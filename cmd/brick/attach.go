@@ -98,9 +98,10 @@ reserve + initialize_connection actions; --os-volume-api-version forces one),
 connects the volume with the protocol's connector, completes the attachment
 (Cinder then shows the volume in-use, attached to this host name), and keeps
 a record under /var/lib/brick (0600, no secrets) that local-detach and
-cleanup use. With --mountpoint the device is mounted there; --mkfs TYPE
-formats it first, but only when it is blank (never a device that holds a
-filesystem or a partition table).
+cleanup use. With --mountpoint the device is mounted there, nosuid,nodev,
+with the filesystem type blkid finds if it is a common one; --mkfs TYPE
+formats it first, but only when it is blank (no filesystem, partition table
+or other signature, and the first and last MiB all zeros).
 
 Any failure undoes every step already done, newest first, so the volume is
 available again and no session or device is left; then the first error is
@@ -138,6 +139,9 @@ printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
 	f.StringVar(&ao.Mode, "mode", "rw", "attach mode: rw or ro")
 	f.StringVar(&ao.Mountpoint, "mountpoint", "", "mount the device on this directory (created if missing)")
 	f.StringVar(&ao.Mkfs, "mkfs", "", "format a BLANK device with this filesystem (ext4, xfs, ...) before mounting; needs --mountpoint")
+	f.BoolVar(&ao.MkfsForce, "mkfs-force", false, "with --mkfs: format even when blkid finds no filesystem but the first or last MiB is not all zeros (plain dm-crypt, raw data)")
+	f.StringVar(&ao.MountFSType, "mount-fstype", "", "mount with this filesystem type (default: what blkid finds, if btrfs, ext2, ext3, ext4, vfat or xfs)")
+	f.BoolVar(&ao.MountSuidDev, "mount-suid-dev", false, "mount without nosuid,nodev: set-uid programs and device files on the volume take effect (trusted volumes only)")
 	f.StringVar(&ao.IronicNode, "ironic-node", "", "also register the volume as a volume target of this Ironic node (name or UUID)")
 	f.IntVar(&ao.BootIndex, "boot-index", 0, "boot index of the Ironic volume target")
 	return cmd

@@ -69,6 +69,7 @@ for fs in $CRASH_DETACH; do
 	f=${fs%%:*} s=${fs#*:} l=cd-$fs
 	$B local-attach "$VOL_C" "${COMMON[@]}" --os-volume-api-version $f --mountpoint $MP --mkfs ext4 >/brick/att-$l.out 2>&1
 	echo "RC att-$l $?"
+	echo "MOPTS $l $(awk -v mp=$MP '$5 == mp {print $6}' /proc/self/mountinfo)"
 	BRICK_TEST_CRASH_AT=$s $B local-detach "$VOL_C" "${COMMON[@]}" >/brick/$l.out 2>&1
 	echo "RC $l $?"
 	state crashed-$l "$VOL_C"
@@ -164,6 +165,13 @@ dmsetup ls --target multipath 2>&1 | sed 's/^/MAPS /'
 for m in $(dmsetup ls --target multipath | cut -f1 | grep -v '^No'); do dmsetup info "$m" 2>&1 | sed 's/^/MAPS /'; dmsetup table "$m" 2>&1 | sed 's/^/MAPS /'; done
 for m in $(dmsetup ls --target multipath | cut -f1 | grep -v '^No'); do dmsetup remove "$m"; done
 state mp-released "$VOL_M"
+
+# --- mkfs on a device with data but no signature: refused ---
+# The host wrote 0x5a bytes into VOL_T's first MiB before the boot.
+$B local-attach "$VOL_T" "${COMMON[@]}" --mountpoint /mnt/notblank --mkfs ext4 >/brick/notblank.out 2>&1
+echo "RC notblank $?"
+sed "s/^/ERR notblank /" /brick/notblank.out
+state notblank "$VOL_T"
 echo DONE
 `
 
@@ -177,6 +185,12 @@ func TestFaults(t *testing.T) {
 	volD := newVolume(t, c, "brick-e2e-faults-cinderdies")
 	volT := newVolume(t, c, "brick-e2e-faults-hang")
 	volM := newVolume(t, c, "brick-e2e-faults-flush")
+	// Data without any signature blkid knows (plain dm-crypt would look so).
+	bf, err := os.OpenFile(c.BackingFile(volT.ID), os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = bf.WriteAt(bytes.Repeat([]byte{0x5a}, 4096), 64<<10)
+	require.NoError(t, err)
+	require.NoError(t, bf.Close())
 	dir := t.TempDir()
 	var patterns [2][]byte
 	files := map[string]string{buildFaultProxy(t): "faultproxy"}
@@ -223,6 +237,8 @@ func TestFaults(t *testing.T) {
 	for _, fs := range cd {
 		l := "cd-" + fs
 		require.Equal(t, "0", g.rc("att-"+l), l)
+		mopts := strings.Split(strings.Join(g.lines["MOPTS "+l], ""), ",")
+		require.Subset(t, mopts, []string{"nosuid", "nodev"}, "%s: volume content mounted nosuid,nodev", l)
 		require.Equal(t, "137", g.rc(l), "%s: SIGKILL", l)
 		require.Equal(t, "1", g.st("crashed-" + l)[5], "%s: the record survives the crash", l)
 		require.Equal(t, "0", g.rc("cleanup-"+l), "%s: cleanup %v", l, g.lines["CLEANUP "+l])
@@ -286,5 +302,13 @@ func TestFaults(t *testing.T) {
 	require.True(t, bytes.Equal(patterns[1], backing[patternOffset<<20:(patternOffset+1)<<20]), "the write made after the refused detach is in the backing file")
 	faults++
 	t.Logf("flush refused after %v s: %s; --force took %v s", g.lines["TIME mp-busy"], msg, g.lines["TIME mp-force"])
+
+	// Not blank though blkid finds nothing: mkfs refused, rolled back.
+	require.NotEqual(t, "0", g.rc("notblank"))
+	msg = strings.Join(g.lines["ERR notblank"], " ")
+	require.Contains(t, msg, "not formatting")
+	require.Contains(t, msg, "a non-zero byte at offset 65536, in its first MiB")
+	g.clean("notblank")
+	t.Logf("mkfs on a device holding data without a signature: %s", msg)
 	t.Logf("faults injected and survived: %d", faults)
 }
