@@ -4,11 +4,15 @@ E2E_TIMEOUT ?= 60m
 
 .PHONY: build install unit e2e e2e-short test bench fuzz clean
 
+# The version from the git tag (scripts/version.sh: 1.2.0, 1.2.0-3-gabc1234,
+# 0.0.0-N-gHASH before the first tag); `brick --version` prints it.
+VERSION ?= $(shell scripts/version.sh)
+
 # A static binary without debug tables starts faster (no dynamic loader,
 # fewer pages to map): get-connector is mostly process start-up.
 # -buildvcs=auto: `brick version` shows the commit even where GOFLAGS
 # turns VCS stamping off (as on the build machines here).
-BUILDFLAGS ?= -trimpath -buildvcs=auto -ldflags "-s -w"
+BUILDFLAGS ?= -trimpath -buildvcs=auto -ldflags "-s -w -X main.version=$(VERSION)"
 
 build:
 	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/brick ./cmd/brick

@@ -79,6 +79,7 @@ users type them.`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: a.setup,
+		Version:           readBuildInfo().Version, // --version
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)

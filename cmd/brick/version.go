@@ -3,12 +3,55 @@ package main
 import (
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time: go build -ldflags "-X main.version=1.2.3".
-var version = "dev"
+// version is stamped by the build from the git tag (scripts/version.sh,
+// make build: -ldflags "-X main.version=..."); empty in a plain go build.
+var version string
+
+// buildInfo is what brick knows about its own build.
+type buildInfo struct {
+	Version  string
+	Commit   string
+	Modified bool
+}
+
+// readBuildInfo returns the stamped version, else the module version the Go
+// toolchain recorded (go install ...@v1.2.0, or a VCS-stamped build), else
+// "dev"; the commit comes from the toolchain's VCS stamp when there is one.
+func readBuildInfo() buildInfo {
+	b := buildInfo{Version: version, Commit: "unknown"}
+	info, ok := debug.ReadBuildInfo()
+	if ok {
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				b.Commit = s.Value
+			case "vcs.modified":
+				b.Modified = s.Value == "true"
+			}
+		}
+	}
+	if b.Version == "" && ok {
+		b.Version = moduleVersion(info.Main.Version)
+	}
+	if b.Version == "" {
+		b.Version = "dev"
+	}
+	return b
+}
+
+// moduleVersion turns a Go module version into brick's form (no leading v);
+// "(devel)" and the empty version mean unknown.
+func moduleVersion(v string) string {
+	if v == "" || v == "(devel)" {
+		return ""
+	}
+	return strings.TrimPrefix(v, "v")
+}
 
 func (a *app) versionCommand() *cobra.Command {
 	return &cobra.Command{
@@ -16,21 +59,11 @@ func (a *app) versionCommand() *cobra.Command {
 		Short: "Print brick's version, commit and Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			commit, modified := "unknown", false
-			if info, ok := debug.ReadBuildInfo(); ok {
-				for _, s := range info.Settings {
-					switch s.Key {
-					case "vcs.revision":
-						commit = s.Value
-					case "vcs.modified":
-						modified = s.Value == "true"
-					}
-				}
-			}
+			b := readBuildInfo()
 			return a.out.printRecord(cmd.OutOrStdout(), record{
-				{"version", version},
-				{"commit", commit},
-				{"modified", modified},
+				{"version", b.Version},
+				{"commit", b.Commit},
+				{"modified", b.Modified},
 				{"go", runtime.Version()},
 				{"platform", runtime.GOOS + "/" + runtime.GOARCH},
 			})
