@@ -22,6 +22,8 @@ packages=(
   python3-os-brick dmidecode strace time nvme-cli
   # the test-bed scripts themselves
   curl make
+  # make deb: the Debian package and its check
+  dpkg-dev lintian
 )
 
 missing=()

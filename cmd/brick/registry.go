@@ -2,11 +2,11 @@ package main
 
 import (
 	"github.com/brick-storage/brick/connector"
-	"github.com/brick-storage/brick/connector/fc"
 	"github.com/brick-storage/brick/connector/iscsi"
 	"github.com/brick-storage/brick/connector/nfs"
 	"github.com/brick-storage/brick/connector/nvmeof"
 	"github.com/brick-storage/brick/connector/rbd"
+	"github.com/brick-storage/brick/protocols"
 )
 
 // connectorOptions are the flags every protocol shares.
@@ -20,14 +20,15 @@ type connectorOptions struct {
 }
 
 // newRegistry builds the connectors this host can use, configured from
-// flags and config. Each protocol registers itself here, one line each.
+// flags and config (the protocols package, which library users call too).
 func (a *app) newRegistry(opts connectorOptions) *connector.Registry {
-	reg := connector.NewRegistry()
-	_ = opts
-	reg.Register(nfs.New(a.host, opts.NFS), nfs.Protocol)
-	reg.Register(iscsi.New(a.host, opts.iscsiOptions()), "iscsi")
-	reg.Register(rbd.New(a.host, opts.RBD), rbd.Protocol)
-	reg.Register(fc.New(a.host, opts.fcOptions()), fc.Protocol)
-	reg.Register(nvmeof.New(a.host, opts.NVMe), nvmeof.Protocol)
-	return reg
+	return protocols.New(a.host, protocols.Options{
+		Multipath:        opts.Multipath,
+		EnforceMultipath: opts.EnforceMultipath,
+		ISCSI:            opts.iscsiOptions(),
+		FC:               opts.fcOptions(),
+		RBD:              opts.RBD,
+		NFS:              opts.NFS,
+		NVMe:             opts.NVMe,
+	})
 }

@@ -145,6 +145,7 @@ var allowedImports = map[string][]string{
 	"keymanager":           {"ident"},
 	"cinderapi/cindertest": {"cinderapi", "connector", "ident"},
 	"ironicapi/ironictest": {},
+	"protocols":            {"connector", "connector/...", "host"},
 }
 
 // allowed reports whether package pkg may import dep under allowedImports.
