@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -22,15 +24,53 @@ type volumeFlags struct {
 	nic, ip, hostArg string
 }
 
-func addVolumeFlags(f *pflag.FlagSet, vf *volumeFlags) {
-	f.BoolVar(&vf.opts.Multipath, "multipath", false, "attach through dm-multipath over every portal (tell Cinder multipath=true)")
-	f.BoolVar(&vf.opts.EnforceMultipath, "enforce-multipath", false, "fail unless the volume can be attached through dm-multipath")
+// flagUse says which of the volume flags a command shows.
+type flagUse int
+
+const (
+	forAttach flagUse = iota // local-attach: all of them
+	forDetach                // local-detach, cleanup: the connector for Cinder and the teardown's limits
+	forPaths                 // get-volume-paths: the connector for Cinder only
+	forNone                  // get-all-volume-paths: none
+)
+
+// attachOnlyFlags tune only an attach. Commands that do not attach still
+// accept them, hidden from their help, so a script can pass one set of
+// flags to local-attach and local-detach alike.
+var attachOnlyFlags = []string{
+	"multipath", "enforce-multipath", "iscsi-login-timeout", "device-timeout", "multipath-map-timeout",
+	"fc-device-timeout", "nfs-mount-options", "nfs-mount-timeout", "as-block",
+	"nvme-portal-timeout", "nvme-device-timeout", "rbd-driver", "rbd-map-timeout",
+}
+
+// teardownFlags tune a detach.
+var teardownFlags = []string{"iscsi-command-timeout", "fc-command-timeout", "multipath-flush-timeout", "nfs-mount-base", "rbd-unmap-timeout"}
+
+func addVolumeFlags(f *pflag.FlagSet, vf *volumeFlags, use flagUse) {
+	addMultipathFlags(f, &vf.opts, "attach through dm-multipath over every portal (tell Cinder multipath=true)")
 	f.StringVar(&vf.nic, "nic", "", "report this network interface's address to Cinder")
 	f.StringVar(&vf.ip, "ip", "", "report this IP address to Cinder")
 	f.StringVar(&vf.hostArg, "hostname", "", "host name Cinder records for the attachment (default: the kernel's)")
-	addISCSIFlags(f, &vf.opts.ISCSI)
-	addNFSFlags(f, &vf.opts.NFS)
-	addNVMeFlags(f, &vf.opts.NVMe)
+	addProtocolFlags(f, &vf.opts)
+	hide := map[flagUse][][]string{
+		forDetach: {attachOnlyFlags},
+		forPaths:  {attachOnlyFlags, teardownFlags},
+		forNone:   {attachOnlyFlags, teardownFlags, {"nic", "ip", "hostname"}},
+	}[use]
+	for _, names := range hide {
+		for _, n := range names {
+			_ = f.MarkHidden(n)
+		}
+	}
+}
+
+// addProtocolFlags adds every protocol's options.
+func addProtocolFlags(f *pflag.FlagSet, o *connectorOptions) {
+	addISCSIFlags(f, &o.ISCSI)
+	addFCFlags(f, &o.FC)
+	addNFSFlags(f, &o.NFS)
+	addRBDFlags(f, &o.RBD)
+	addNVMeFlags(f, &o.NVMe)
 }
 
 func (vf volumeFlags) gather() connector.GatherOptions {
@@ -135,7 +175,9 @@ printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
 		},
 	}
 	f := cmd.Flags()
-	addVolumeFlags(f, &vf)
+	a.addAuthFlags(f)
+	a.addOutputFlags(f)
+	addVolumeFlags(f, &vf, forAttach)
 	f.StringVar(&ao.Mode, "mode", "rw", "attach mode: rw or ro")
 	f.StringVar(&ao.Mountpoint, "mountpoint", "", "mount the device on this directory (created if missing)")
 	f.StringVar(&ao.Mkfs, "mkfs", "", "format a BLANK device with this filesystem (ext4, xfs, ...) before mounting; needs --mountpoint")
@@ -150,6 +192,7 @@ printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
 func (a *app) localDetachCommand() *cobra.Command {
 	var vf volumeFlags
 	var do attach.DetachOptions
+	var deviceInfoIgnored string
 	cmd := &cobra.Command{
 		Use:   "local-detach VOLUME",
 		Short: "Detach a Cinder volume (ID or name) from this host",
@@ -163,6 +206,9 @@ the volume back to in-use).`,
   brick local-detach 0b7d... --attachment-id 9f1c...`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if deviceInfoIgnored != "" {
+				fmt.Fprintln(a.stderr, "brick: note: --device-info ignored: brick detaches from its own record of the attachment")
+			}
 			if err := a.needRoot("local-detach"); err != nil {
 				return err
 			}
@@ -179,11 +225,16 @@ the volume back to in-use).`,
 		},
 	}
 	f := cmd.Flags()
-	addVolumeFlags(f, &vf)
+	a.addAuthFlags(f)
+	addVolumeFlags(f, &vf, forDetach)
 	f.StringVar(&do.AttachmentID, "attachment-id", "", "the attachment to end, when the volume has several to this host")
 	// python-brick-cinderclient-ext's spelling.
 	f.StringVar(&do.AttachmentID, "attachment-uuid", "", "alias of --attachment-id")
 	_ = f.MarkHidden("attachment-uuid")
+	// python-brick-cinderclient-ext passes the device it printed at attach;
+	// brick keeps its own record, so the value is not needed.
+	f.StringVar(&deviceInfoIgnored, "device-info", "", "accepted for python-brick-cinderclient-ext and ignored: brick keeps its own record")
+	_ = f.MarkHidden("device-info")
 	f.BoolVar(&do.Force, "force", false, "detach even if the device is mounted or open or a flush fails (unwritten data may be lost; a multipath map still held open is removed when its holder closes it)")
 	return cmd
 }
@@ -208,7 +259,8 @@ func (a *app) getVolumePathsCommand() *cobra.Command {
 		Use:   "get-volume-paths VOLUME",
 		Short: "Print the device paths of an attached volume on this host",
 		Long: `Print the device paths on this host of a volume: from brick's local record,
-or from the volume's attachment to this host in Cinder.`,
+or from the volume's attachment to this host in Cinder. One path a line, as
+python-brick-cinderclient-ext prints them; -f table for a table.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := a.manager(cmd.Context(), vf.opts, false, "", "")
@@ -228,10 +280,16 @@ or from the volume's attachment to this host in Cinder.`,
 			for _, p := range paths {
 				t.Rows = append(t.Rows, []any{p})
 			}
-			return a.out.printTable(cmd.OutOrStdout(), t)
+			out := a.out
+			if !a.formatGiven(cmd) {
+				out.Format = formatValue // one path a line, as python-brick-cinderclient-ext prints them
+			}
+			return out.printTable(cmd.OutOrStdout(), t)
 		},
 	}
-	addVolumeFlags(cmd.Flags(), &vf)
+	a.addAuthFlags(cmd.Flags())
+	a.addOutputFlags(cmd.Flags())
+	addVolumeFlags(cmd.Flags(), &vf, forPaths)
 	return cmd
 }
 
@@ -247,7 +305,12 @@ func (a *app) getAllVolumePathsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			paths, errs := m.AllVolumePaths(cmd.Context(), protocol)
+			types := a.newRegistry(vf.opts).Types()
+			if protocol != "" && !slices.Contains(types, strings.ToLower(protocol)) {
+				return usageError{fmt.Errorf("--protocol %s: unknown protocol (use one of: %s)", connector.Quote(protocol), strings.Join(types, ", "))}
+			}
+			// Cinder names protocols in lowercase; the ext's users type ISCSI.
+			paths, errs := m.AllVolumePaths(cmd.Context(), strings.ToLower(protocol))
 			for _, e := range errs {
 				a.logger.Warn("get-all-volume-paths", "err", e.Error())
 			}
@@ -258,8 +321,9 @@ func (a *app) getAllVolumePathsCommand() *cobra.Command {
 			return a.out.printTable(cmd.OutOrStdout(), t)
 		},
 	}
-	addVolumeFlags(cmd.Flags(), &vf)
-	cmd.Flags().StringVar(&protocol, "protocol", "", "only this driver_volume_type (iscsi, nfs, ...)")
+	a.addOutputFlags(cmd.Flags())
+	addVolumeFlags(cmd.Flags(), &vf, forNone)
+	cmd.Flags().StringVar(&protocol, "protocol", "", "only this driver_volume_type (iscsi, nfs, ...; any case)")
 	return cmd
 }
 
@@ -305,6 +369,8 @@ Cinder. Cinder errors become warnings and the status shows "unknown";
 			return a.out.printTable(cmd.OutOrStdout(), t)
 		},
 	}
+	a.addAuthFlags(cmd.Flags())
+	a.addOutputFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&offline, "offline", false, "do not ask Cinder for the status")
 	return cmd
 }
@@ -352,7 +418,9 @@ examined.`,
 			return err
 		},
 	}
-	addVolumeFlags(cmd.Flags(), &vf)
+	a.addAuthFlags(cmd.Flags())
+	a.addOutputFlags(cmd.Flags())
+	addVolumeFlags(cmd.Flags(), &vf, forDetach)
 	cmd.Flags().BoolVar(&force, "force", false, "when finishing a detach, disconnect even if the device is in use")
 	return cmd
 }

@@ -1,14 +1,14 @@
 package main
 
 import (
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/brick-storage/brick/osauth"
 )
 
 // authFlags are the OpenStack options shared by every command that talks to
-// Cinder or Ironic. They are persistent flags on the root command; each also
-// reads its openstackclient environment variable (OS_*) after BRICK_*.
+// Cinder or Ironic, and only those commands have them; each also reads its
+// openstackclient environment variable (OS_*) after BRICK_*.
 type authFlags struct {
 	cloud             string
 	authType          string
@@ -36,10 +36,10 @@ type authFlags struct {
 	volumeAPIVersion  string
 }
 
-// addAuthFlags registers the auth flags on cmd's persistent flag set.
-func (a *app) addAuthFlags(cmd *cobra.Command) {
+// addAuthFlags registers the auth flags on pf (a cloud command's flags, or
+// the persistent flags of a group whose commands all talk to a cloud).
+func (a *app) addAuthFlags(pf *pflag.FlagSet) {
 	f := &a.auth
-	pf := cmd.PersistentFlags()
 	str := func(p *string, name, env, usage string) {
 		pf.StringVar(p, name, "", usage)
 		if env != "" {

@@ -25,12 +25,8 @@ type connectFlags struct {
 
 func (a *app) addConnectFlags(f *pflag.FlagSet, cf *connectFlags) {
 	f.StringVar(&cf.connectionInfo, "connection-info", "", `Cinder connection info as JSON: a file name, or "-" for stdin (nested {"driver_volume_type":..,"data":{..}}, flat v3, or wrapped in {"connection_info":..})`)
-	f.BoolVar(&cf.opts.Multipath, "multipath", false, "attach through dm-multipath over every portal (falls back to one path, with a warning, when multipathd is not running)")
-	f.BoolVar(&cf.opts.EnforceMultipath, "enforce-multipath", false, "fail unless the volume can be attached through dm-multipath")
-	addISCSIFlags(f, &cf.opts.ISCSI)
-	addNFSFlags(f, &cf.opts.NFS)
-	addRBDFlags(f, &cf.opts.RBD)
-	addNVMeFlags(f, &cf.opts.NVMe)
+	addMultipathFlags(f, &cf.opts, "attach through dm-multipath over every portal (falls back to one path, with a warning, when multipathd is not running)")
+	addProtocolFlags(f, &cf.opts)
 }
 
 // readConnectionInfo reads the document named by --connection-info.
@@ -99,6 +95,7 @@ same volume.`,
 		},
 	}
 	a.addConnectFlags(cmd.Flags(), &cf)
+	a.addOutputFlags(cmd.Flags())
 	return cmd
 }
 
@@ -135,6 +132,9 @@ Disconnecting a volume that is not attached succeeds.`,
 		},
 	}
 	a.addConnectFlags(cmd.Flags(), &cf)
+	for _, n := range attachOnlyFlags {
+		_ = cmd.Flags().MarkHidden(n)
+	}
 	cmd.Flags().StringVar(&deviceInfo, "device-info", "", "the device 'brick connect -f json' printed: a file name or the JSON itself")
 	cmd.Flags().BoolVar(&force, "force", false, "detach even if the device is mounted or in use, or a flush fails (unwritten data may be lost)")
 	return cmd

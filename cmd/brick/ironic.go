@@ -42,6 +42,8 @@ Authentication: --os-cloud / OS_* for Keystone, or --os-auth-type noauth
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	a.addAuthFlags(cmd.PersistentFlags())
+	a.addOutputFlags(cmd.PersistentFlags())
 	cmd.AddCommand(a.ironicConnectorCommand(), a.ironicTargetCommand(), a.ironicRegisterCommand())
 	cmd.AddCommand(a.ironicAttachCommands()...)
 	return cmd

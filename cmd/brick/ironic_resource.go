@@ -155,7 +155,9 @@ keeps the --node filter (Ironic's next-page link drops it).`,
 			if err != nil {
 				return err
 			}
-			return a.out.printTable(cmd.OutOrStdout(), listTable(cols, list))
+			out := a.out
+			out.LongHint = !l.long && len(l.fields) == 0
+			return out.printTable(cmd.OutOrStdout(), listTable(cols, list))
 		},
 	}
 	l.add(cmd, r.name+"s", r.fields)

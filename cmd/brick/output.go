@@ -15,9 +15,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Output follows openstackclient: -f table|json|yaml|value|shell and
-// repeatable -c COLUMN. JSON and YAML keep the fields' order and real types;
-// table, value and shell print text.
+// Output follows openstackclient (cliff): -f table|json|yaml|value|shell|csv,
+// repeatable -c COLUMN and --sort-column, --noindent, --fit-width and
+// --max-width. JSON and YAML keep the fields' order and real types; table,
+// value, shell and csv print text.
 
 // Output formats.
 const (
@@ -26,9 +27,10 @@ const (
 	formatYAML  = "yaml"
 	formatValue = "value"
 	formatShell = "shell"
+	formatCSV   = "csv"
 )
 
-var outputFormats = []string{formatTable, formatJSON, formatYAML, formatValue, formatShell}
+var outputFormats = []string{formatTable, formatJSON, formatYAML, formatValue, formatShell, formatCSV}
 
 // field is one named value of a record; Name is both the table label and
 // the JSON key.
@@ -46,13 +48,38 @@ type table struct {
 	Rows    [][]any
 }
 
-// outputOptions are the -f and -c flags.
+// outputOptions are the output flags (-f, -c, --sort-column, ...).
 type outputOptions struct {
-	Format  string
-	Columns []string
+	Format         string
+	Columns        []string
+	SortColumns    []string
+	SortDescending bool
+	Noindent       bool
+	FitWidth       bool
+	MaxWidth       int
+	// TermWidth is stdout's terminal width (0: not a terminal); a table on
+	// a terminal is fitted to it, as cliff does.
+	TermWidth int
+	// LongHint: the command shows more columns with --long, which the error
+	// for an unknown -c column then suggests.
+	LongHint bool
+}
+
+// tableWidth is the width tables are fitted to; 0 means do not fit.
+func (o outputOptions) tableWidth() int {
+	if o.MaxWidth > 0 {
+		return o.MaxWidth
+	}
+	if o.FitWidth || o.TermWidth > 0 {
+		return o.TermWidth
+	}
+	return 0
 }
 
 func (o outputOptions) validate() error {
+	if o.Format == "" { // a command that prints nothing
+		return nil
+	}
 	for _, f := range outputFormats {
 		if o.Format == f {
 			return nil
@@ -67,7 +94,7 @@ func columnKey(s string) string {
 }
 
 // selectColumns returns the indexes of the wanted names in order, or all.
-func selectColumns(names []string, want []string) ([]int, error) {
+func (o outputOptions) selectColumns(names []string, want []string) ([]int, error) {
 	if len(want) == 0 {
 		idx := make([]int, len(names))
 		for i := range names {
@@ -86,7 +113,11 @@ func selectColumns(names []string, want []string) ([]int, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("no column %q (columns: %s)", w, strings.Join(names, ", "))
+			hint := ""
+			if o.LongHint {
+				hint = "; --long shows more columns"
+			}
+			return nil, fmt.Errorf("no column %q (columns: %s%s)", w, strings.Join(names, ", "), hint)
 		}
 	}
 	return idx, nil
@@ -97,7 +128,7 @@ func (o outputOptions) printRecord(w io.Writer, r record) error {
 	for i, f := range r {
 		names[i] = f.Name
 	}
-	idx, err := selectColumns(names, o.Columns)
+	idx, err := o.selectColumns(names, o.Columns)
 	if err != nil {
 		return err
 	}
@@ -107,7 +138,7 @@ func (o outputOptions) printRecord(w io.Writer, r record) error {
 	}
 	switch o.Format {
 	case formatJSON:
-		return writeJSON(w, sel.node())
+		return writeJSON(w, sel.node(), !o.Noindent)
 	case formatYAML:
 		return writeYAML(w, sel.node())
 	case formatValue:
@@ -124,18 +155,27 @@ func (o outputOptions) printRecord(w io.Writer, r record) error {
 			}
 		}
 		return nil
+	case formatCSV:
+		header, vals := make([]string, len(sel)), make([]any, len(sel))
+		for i, f := range sel {
+			header[i], vals[i] = f.Name, f.Value
+		}
+		return writeCSV(w, header, [][]any{vals})
 	default:
 		rows := make([][]string, len(sel))
 		for i, f := range sel {
 			rows[i] = []string{f.Name, cell(f.Value)}
 		}
-		return writeTable(w, []string{"Field", "Value"}, rows)
+		return writeTable(w, []string{"Field", "Value"}, rows, o.tableWidth())
 	}
 }
 
 func (o outputOptions) printTable(w io.Writer, t table) error {
-	idx, err := selectColumns(t.Columns, o.Columns)
+	idx, err := o.selectColumns(t.Columns, o.Columns)
 	if err != nil {
+		return err
+	}
+	if t, err = o.sorted(t); err != nil {
 		return err
 	}
 	switch o.Format {
@@ -149,7 +189,7 @@ func (o outputOptions) printTable(w io.Writer, t table) error {
 			list[i] = m
 		}
 		if o.Format == formatJSON {
-			return writeJSON(w, list)
+			return writeJSON(w, list, !o.Noindent)
 		}
 		return writeYAML(w, list)
 	case formatValue:
@@ -165,6 +205,19 @@ func (o outputOptions) printTable(w io.Writer, t table) error {
 		return nil
 	case formatShell:
 		return fmt.Errorf("the shell format prints one object; use -f value or -f json for lists")
+	case formatCSV:
+		header := make([]string, len(idx))
+		rows := make([][]any, len(t.Rows))
+		for k, j := range idx {
+			header[k] = t.Columns[j]
+		}
+		for i, row := range t.Rows {
+			rows[i] = make([]any, len(idx))
+			for k, j := range idx {
+				rows[i][k] = row[j]
+			}
+		}
+		return writeCSV(w, header, rows)
 	default:
 		header := make([]string, len(idx))
 		for k, j := range idx {
@@ -177,7 +230,7 @@ func (o outputOptions) printTable(w io.Writer, t table) error {
 				rows[i][k] = cell(row[j])
 			}
 		}
-		return writeTable(w, header, rows)
+		return writeTable(w, header, rows, o.tableWidth())
 	}
 }
 
@@ -228,9 +281,11 @@ func jsonValue(v any) any {
 	return v
 }
 
-func writeJSON(w io.Writer, v any) error {
+func writeJSON(w io.Writer, v any, indent bool) error {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	if indent {
+		enc.SetIndent("", "  ")
+	}
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
@@ -244,7 +299,8 @@ func writeYAML(w io.Writer, v any) error {
 	return enc.Close()
 }
 
-func writeTable(w io.Writer, header []string, rows [][]string) error {
+func writeTable(w io.Writer, header []string, rows [][]string, width int) error {
+	fitTable(header, rows, width)
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),

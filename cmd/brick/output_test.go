@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+
+	"github.com/mattn/go-runewidth"
 
 	"github.com/stretchr/testify/require"
 )
@@ -79,5 +82,90 @@ func TestOutputEscapesHostileValues(t *testing.T) {
 		require.NotContains(t, b.String(), "\r", f)
 		require.NotContains(t, b.String(), "\u009b", f)
 		require.NotContains(t, b.String(), "\nbrick: fake", f)
+	}
+}
+
+func TestOutputConventions(t *testing.T) {
+	tb := table{Columns: []string{"Volume", "Size", "Name"}, Rows: [][]any{{"v2", 10, "b,c"}, {"v1", 2, "a"}, {"v3", 10, "a"}}}
+	tests := []struct {
+		name string
+		o    outputOptions
+		want string
+		err  string
+	}{
+		{"csv", outputOptions{Format: formatCSV}, "Volume,Size,Name\nv2,10,\"b,c\"\nv1,2,a\nv3,10,a\n", ""},
+		{"csv columns", outputOptions{Format: formatCSV, Columns: []string{"name"}}, "Name\n\"b,c\"\na\na\n", ""},
+		{"sort numeric", outputOptions{Format: formatValue, SortColumns: []string{"size"}}, "v1 2 a\nv2 10 b,c\nv3 10 a\n", ""},
+		{"sort two keys", outputOptions{Format: formatValue, SortColumns: []string{"Size", "name"}}, "v1 2 a\nv3 10 a\nv2 10 b,c\n", ""},
+		{"sort descending", outputOptions{Format: formatValue, SortColumns: []string{"volume"}, SortDescending: true}, "v3 10 a\nv2 10 b,c\nv1 2 a\n", ""},
+		{"noindent", outputOptions{Format: formatJSON, Columns: []string{"volume"}, Noindent: true}, `[{"Volume":"v2"},{"Volume":"v1"},{"Volume":"v3"}]` + "\n", ""},
+		{"unknown column", outputOptions{Format: formatValue, Columns: []string{"uuid"}}, "", `no column "uuid" (columns: Volume, Size, Name)`},
+		{"unknown column, long hint", outputOptions{Format: formatValue, Columns: []string{"uuid"}, LongHint: true}, "", "--long shows more columns"},
+		{"unknown sort column", outputOptions{Format: formatValue, SortColumns: []string{"x"}}, "", `no column "x"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			err := tt.o.printTable(&b, tb)
+			if tt.err != "" {
+				require.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, b.String())
+		})
+	}
+	var b bytes.Buffer
+	require.NoError(t, outputOptions{Format: formatCSV}.printRecord(&b, record{{"ip", "10.0.0.1"}, {"multipath", true}}))
+	require.Equal(t, "ip,multipath\n10.0.0.1,true\n", b.String())
+}
+
+func TestTableWidth(t *testing.T) {
+	long := strings.Repeat("word ", 30)
+	tb := table{Columns: []string{"ID", "Description"}, Rows: [][]any{{"0b7d1f2e-0000-4000-8000-000000000001", long}}}
+	tests := []struct {
+		name string
+		o    outputOptions
+		max  int // widest line allowed; 0: unbounded (one long line)
+	}{
+		{"no terminal, no flag", outputOptions{}, 0},
+		{"terminal", outputOptions{TermWidth: 60}, 60},
+		{"max width", outputOptions{MaxWidth: 50}, 50},
+		{"max width beats terminal", outputOptions{MaxWidth: 70, TermWidth: 200}, 70},
+		{"fit width without a terminal", outputOptions{FitWidth: true}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.o.Format = formatTable
+			var b bytes.Buffer
+			require.NoError(t, tt.o.printTable(&b, tb))
+			lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+			widest := 0
+			for _, l := range lines {
+				widest = max(widest, runewidth.StringWidth(l))
+			}
+			if tt.max == 0 {
+				require.Greater(t, widest, 150)
+				return
+			}
+			require.LessOrEqual(t, widest, tt.max, b.String())
+			require.Contains(t, b.String(), "0b7d1f2e-0000")
+		})
+	}
+}
+
+func TestWrapText(t *testing.T) {
+	tests := []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"short", 8, "short"},
+		{"two words here", 9, "two words\nhere"},
+		{"abcdefghijkl", 5, "abcde\nfghij\nkl"},
+		{"a abcdefghij", 5, "a\nabcde\nfghij"},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, wrapText(tt.in, tt.width), tt.in)
 	}
 }

@@ -17,6 +17,7 @@ type connectorOptions struct {
 	ISCSI            iscsi.Options  // --iscsi-login-timeout, ... (addISCSIFlags); Multipath fields are set from the two above
 	RBD              rbd.Options    // --rbd-driver, --rbd-map-timeout, ... (addRBDFlags)
 	NVMe             nvmeof.Options // --nvme-portal-timeout, --nvme-device-timeout (addNVMeFlags)
+	FC               fcFlags        // --fc-device-timeout, --fc-command-timeout (addFCFlags)
 }
 
 // newRegistry builds the connectors this host can use, configured from

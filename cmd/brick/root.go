@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/osauth"
+	"github.com/brick-storage/brick/progress"
 )
 
 const defaultConfigFile = "/etc/brick/brick.yaml"
@@ -47,6 +49,8 @@ type app struct {
 	// ready is set once flags and config are applied: an error before that
 	// (unknown command, wrong arguments) is a usage error.
 	ready bool
+	// formatSet: -f came from the environment or the config file.
+	formatSet bool
 }
 
 func newApp(stdout, stderr io.Writer) *app {
@@ -87,12 +91,11 @@ users type them.`,
 	pf.BoolVar(&a.debug, "debug", false, "log every step and every command run to stderr (secrets masked)")
 	pf.StringVar(&a.hostRoot, "host-root", "/", "read the host's /etc, /sys, /dev, /proc and /run under this directory (a container with the host's / mounted there, or a test fixture tree)")
 	pf.StringVar(&a.configFile, "config", defaultConfigFile, "YAML configuration file; keys are flag names")
-	pf.StringVarP(&a.out.Format, "format", "f", formatTable, "output format: "+strings.Join(outputFormats, ", "))
-	pf.StringArrayVarP(&a.out.Columns, "column", "c", nil, "print only this column (repeatable)")
-	a.addAuthFlags(root)
-	_ = root.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
 
-	root.AddCommand(a.versionCommand(), a.getConnectorCommand())
+	version, getConnector := a.versionCommand(), a.getConnectorCommand()
+	a.addOutputFlags(version.Flags())
+	a.addOutputFlags(getConnector.Flags())
+	root.AddCommand(version, getConnector)
 	if !lightCommand(args) {
 		for _, c := range a.extraCommands() {
 			root.AddCommand(c)
@@ -138,6 +141,9 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 		if err != nil {
 			applyErr = usageError{fmt.Errorf("setting %s from environment or %s: %w", f.Name, a.configFile, err)}
 		}
+		if f.Name == "format" {
+			a.formatSet = true
+		}
 		// A required flag given by env or config is given; other flags stay
 		// unchanged so mutually exclusive groups only judge the command line.
 		if _, required := f.Annotations[cobra.BashCompOneRequiredFlag]; required {
@@ -148,6 +154,10 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 	cmd.LocalFlags().VisitAll(apply)
 	if applyErr != nil {
 		return applyErr
+	}
+	a.out.TermWidth = progress.Width(a.stdout)
+	if a.out.TermWidth == 0 && a.out.FitWidth {
+		a.out.TermWidth, _ = strconv.Atoi(os.Getenv("COLUMNS"))
 	}
 	if err := a.out.validate(); err != nil {
 		return usageError{err}
@@ -221,6 +231,25 @@ func (a *app) newLogger(level slog.Level) *slog.Logger {
 		h = slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})
 	}
 	return slog.New(host.NewRedactingHandler(h, a.redactor))
+}
+
+// addOutputFlags adds openstackclient's output options to a command that
+// prints something.
+func (a *app) addOutputFlags(f *pflag.FlagSet) {
+	o := &a.out
+	f.StringVarP(&o.Format, "format", "f", formatTable, "output format: "+strings.Join(outputFormats, ", "))
+	f.StringArrayVarP(&o.Columns, "column", "c", nil, "print only this column (repeatable)")
+	f.StringArrayVar(&o.SortColumns, "sort-column", nil, "sort a list by this column (repeatable)")
+	f.BoolVar(&o.SortDescending, "sort-descending", false, "sort in descending order")
+	f.BoolVar(&o.Noindent, "noindent", false, "json: print on one line")
+	f.IntVar(&o.MaxWidth, "max-width", 0, "table: fit in this many columns (default: the terminal's width)")
+	f.BoolVar(&o.FitWidth, "fit-width", false, "table: fit the terminal's width even when stdout is not a terminal (width from $COLUMNS)")
+}
+
+// formatGiven reports whether -f was given on the command line, in the
+// environment (BRICK_FORMAT) or in the config file.
+func (a *app) formatGiven(cmd *cobra.Command) bool {
+	return cmd.Flags().Changed("format") || a.formatSet
 }
 
 // withEnv makes a flag also read the given environment variables.

@@ -143,6 +143,7 @@ var allowedImports = map[string][]string{
 	"rollback":             {},
 	"dmcrypt":              {"host"},
 	"keymanager":           {"ident"},
+	"progress":             {},
 	"cinderapi/cindertest": {"cinderapi", "connector", "ident"},
 	"ironicapi/ironictest": {},
 	"protocols":            {"connector", "connector/...", "host"},

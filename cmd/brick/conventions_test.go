@@ -1,0 +1,114 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/host/hosttest"
+)
+
+func TestJoinBoolValues(t *testing.T) {
+	tests := []struct{ in, want []string }{
+		{[]string{"local-attach", "v", "--multipath", "True"}, []string{"local-attach", "v", "--multipath=True"}},
+		{[]string{"local-attach", "--enforce_multipath", "False", "v"}, []string{"local-attach", "--enforce_multipath=False", "v"}},
+		{[]string{"local-attach", "--multipath", "v"}, []string{"local-attach", "--multipath", "v"}},
+		{[]string{"local-attach", "--", "--multipath", "true"}, []string{"local-attach", "--", "--multipath", "true"}},
+		{[]string{"get-connector", "--multipath"}, []string{"get-connector", "--multipath"}},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, joinBoolValues(tt.in), "%v", tt.in)
+	}
+}
+
+// TestFlagsWhereTheyMeanSomething: auth flags only on cloud commands,
+// attach tuning only in attach's help (still accepted by detach).
+func TestFlagsWhereTheyMeanSomething(t *testing.T) {
+	root := newApp(nil, nil).rootCommand(nil)
+	find := func(path ...string) *cobra.Command {
+		c, _, err := root.Find(path)
+		require.NoError(t, err, path)
+		return c
+	}
+	tests := []struct {
+		cmd           []string
+		shown, hidden []string
+		absent        []string
+	}{
+		{[]string{"get-connector"}, []string{"multipath", "format", "nic"}, nil, []string{"os-cloud", "cinder-endpoint", "mode"}},
+		{[]string{"local-attach"}, []string{"os-cloud", "multipath", "rbd-driver", "fc-device-timeout", "iscsi-login-timeout", "mode", "format"}, nil, nil},
+		{[]string{"local-detach"}, []string{"os-cloud", "force", "iscsi-command-timeout", "fc-command-timeout", "hostname"}, []string{"multipath", "iscsi-login-timeout", "device-timeout", "rbd-driver", "device-info"}, []string{"mode", "mountpoint", "format"}},
+		{[]string{"get-volume-paths"}, []string{"os-cloud", "format", "hostname"}, []string{"multipath", "iscsi-command-timeout"}, []string{"mode"}},
+		{[]string{"get-all-volume-paths"}, []string{"protocol", "format"}, []string{"nic"}, []string{"os-cloud"}},
+		{[]string{"list"}, []string{"os-cloud", "offline", "sort-column"}, nil, []string{"multipath"}},
+		{[]string{"connect"}, []string{"multipath", "rbd-driver", "fc-device-timeout", "format"}, nil, []string{"os-cloud"}},
+		{[]string{"disconnect"}, []string{"force", "iscsi-command-timeout"}, []string{"multipath", "rbd-map-timeout"}, []string{"os-cloud", "format"}},
+		{[]string{"ironic", "connector", "list"}, []string{"os-cloud", "ironic-endpoint", "format", "long"}, nil, nil},
+		{[]string{"version"}, []string{"format"}, nil, []string{"os-cloud", "multipath"}},
+	}
+	for _, tt := range tests {
+		c := find(tt.cmd...)
+		for _, n := range tt.shown {
+			f := c.Flag(n)
+			require.NotNil(t, f, "%v --%s", tt.cmd, n)
+			require.False(t, f.Hidden, "%v --%s shown", tt.cmd, n)
+		}
+		for _, n := range tt.hidden {
+			f := c.Flag(n)
+			require.NotNil(t, f, "%v --%s accepted", tt.cmd, n)
+			require.True(t, f.Hidden, "%v --%s hidden", tt.cmd, n)
+		}
+		for _, n := range tt.absent {
+			require.Nil(t, c.Flag(n), "%v --%s absent", tt.cmd, n)
+		}
+	}
+}
+
+// TestExtHabits: python-brick-cinderclient-ext's spellings.
+func TestExtHabits(t *testing.T) {
+	t.Setenv("BRICK_CONFIG", "")
+	root := fixtureHost(t)
+	const id = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
+	hosttest.WriteFile(t, root, "/var/lib/brick/volumes/"+id+".json", `{"version":1,"volume_id":"`+id+`","phase":"attached","step":"done","flow":"v3",
+"host_name":"fixture-node","mode":"rw","connector":{},"connection_info":{"driver_volume_type":"iscsi","data":{}},
+"device":{"path":"/dev/sdx","type":"block","protocol":"iscsi"},"created_at":"2026-12-02T10:00:00Z","updated_at":"2026-12-02T10:00:00Z"}`)
+	base := []string{"--host-root", root, "--config", "/dev/null"}
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		out, err string
+	}{
+		// The fixture's record has no device to find: a warning naming it
+		// shows that the filter let it through.
+		{"protocol any case", []string{"get-all-volume-paths", "--protocol", "ISCSI"}, 0, "", "volume " + id},
+		{"protocol unknown", []string{"get-all-volume-paths", "--protocol", "scsi"}, 2, "", "--protocol \"scsi\": unknown protocol (use one of:"},
+		{"device_info", []string{"local-detach", "v", "--device_info", "{}"}, 2, "", "brick: note: --device-info ignored"},
+		{"multipath True", []string{"get-connector", "--multipath", "True", "-f", "value", "-c", "multipath"}, 0, "", ""},
+		{"enforce_multipath False", []string{"get-connector", "--enforce_multipath", "False", "-f", "value", "-c", "enforce_multipath"}, 0, "false\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runVolumeCmd(t, append(base, tt.args...)...)
+			require.Equal(t, tt.code, code, errs)
+			if tt.out != "" {
+				require.Equal(t, tt.out, out)
+			}
+			require.Contains(t, errs, tt.err)
+		})
+	}
+	code, _, errs := runVolumeCmd(t, append(base, "get-all-volume-paths", "--protocol", "nfs")...)
+	require.Equal(t, 0, code)
+	require.NotContains(t, errs, id, "an iSCSI record is not an nfs one")
+}
+
+// TestHelpLengths keeps get-connector's help on one screen.
+func TestHelpLengths(t *testing.T) {
+	for cmd, most := range map[string]int{"get-connector": 45, "local-detach": 60} {
+		code, out, _ := runVolumeCmd(t, cmd, "--help")
+		require.Equal(t, 0, code)
+		require.LessOrEqual(t, strings.Count(out, "\n"), most, cmd)
+	}
+}
