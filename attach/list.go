@@ -17,6 +17,9 @@ type Entry struct {
 	// CinderStatus is the volume's status in Cinder, or "unknown: ..."
 	// when Cinder could not be asked.
 	CinderStatus string
+	// SizeBytes is the device's size now on this host, else the size the
+	// record holds (0: unknown).
+	SizeBytes int64
 }
 
 // List returns the local records with each volume's Cinder status. It
@@ -25,7 +28,7 @@ func (m *Manager) List(ctx context.Context) ([]Entry, []error) {
 	recs, errs := m.store().list()
 	out := make([]Entry, 0, len(recs))
 	for _, r := range recs {
-		e := Entry{Record: r, CinderStatus: "unknown"}
+		e := Entry{Record: r, CinderStatus: "unknown", SizeBytes: m.deviceSize(r)}
 		if m.Cinder != nil {
 			if v, err := m.Cinder.Volume(ctx, r.VolumeID); err == nil {
 				e.CinderStatus = v.Status

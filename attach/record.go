@@ -53,7 +53,10 @@ type Record struct {
 	// Mounted is true when brick mounted Mountpoint (and so unmounts it).
 	Mounted bool `json:"mounted,omitempty"`
 	// Formatted is the filesystem type brick created, if it did.
-	Formatted        string    `json:"formatted,omitempty"`
+	Formatted string `json:"formatted,omitempty"`
+	// SizeBytes is the device's size as the host saw it after the last
+	// extend (0: not extended by brick).
+	SizeBytes        int64     `json:"size_bytes,omitempty"`
 	IronicNode       string    `json:"ironic_node,omitempty"`
 	IronicTargetUUID string    `json:"ironic_target_uuid,omitempty"`
 	CreatedAt        time.Time `json:"created_at"`
@@ -147,6 +150,8 @@ func parseRecord(p string, data []byte) (*Record, error) {
 		return nil, corrupt(p, "unknown phase %s", connector.Quote(r.Phase))
 	case r.Flow != cinderapi.FlowV3 && r.Flow != cinderapi.FlowLegacy:
 		return nil, corrupt(p, "unknown flow %s", connector.Quote(r.Flow))
+	case r.SizeBytes < 0:
+		return nil, corrupt(p, "negative size %d", r.SizeBytes)
 	}
 	if _, err := validVolumeID(r.VolumeID); err != nil {
 		return nil, corrupt(p, "%v", err)

@@ -354,7 +354,7 @@ Cinder. Cinder errors become warnings and the status shows "unknown";
 			for _, e := range errs {
 				a.logger.Warn("list", "err", e.Error())
 			}
-			t := table{Columns: []string{"Volume", "Name", "Device", "Protocol", "Multipath ID", "Attachment ID", "Mountpoint", "Phase", "Cinder Status"}}
+			t := table{Columns: []string{"Volume", "Name", "Device", "Protocol", "Multipath ID", "Attachment ID", "Mountpoint", "Phase", "Cinder Status", "Size"}}
 			for _, e := range entries {
 				r := e.Record
 				dev, proto, mp := "", "", ""
@@ -364,7 +364,7 @@ Cinder. Cinder errors become warnings and the status shows "unknown";
 				if proto == "" && r.ConnectionInfo != nil {
 					proto = r.ConnectionInfo.DriverVolumeType
 				}
-				t.Rows = append(t.Rows, []any{r.VolumeID, r.VolumeName, dev, proto, mp, r.AttachmentID, r.Mountpoint, r.Phase, e.CinderStatus})
+				t.Rows = append(t.Rows, []any{r.VolumeID, r.VolumeName, dev, proto, mp, r.AttachmentID, r.Mountpoint, r.Phase, e.CinderStatus, sizeOrEmpty(e.SizeBytes)})
 			}
 			return a.out.printTable(cmd.OutOrStdout(), t)
 		},

@@ -9,5 +9,6 @@ func (a *app) extraCommands() []*cobra.Command {
 		a.ironicCommand(),
 		a.localAttachCommand(), a.localDetachCommand(), a.getVolumePathsCommand(), a.getAllVolumePathsCommand(), a.listCommand(), a.cleanupCommand(),
 		a.connectCommand(), a.disconnectCommand(),
+		a.extendCommand(),
 	}
 }

@@ -1,0 +1,221 @@
+package attach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
+	"github.com/brick-storage/brick/rollback"
+)
+
+// Steps of extend, in order; a trace (rollback.WithTrace) sees each name
+// before the step starts.
+const (
+	StepCinderExtend   = "cinder-extend"
+	StepGrowDevice     = "grow-device"
+	StepGrowFilesystem = "grow-filesystem"
+)
+
+// growFSTimeout bounds resize2fs / xfs_growfs.
+const growFSTimeout = 10 * time.Minute
+
+// VolumeExtender grows a volume in Cinder and waits until Cinder reports
+// the new size (*cinderapi.Client has it).
+type VolumeExtender interface {
+	ExtendVolume(ctx context.Context, id string, newSizeGiB int, timeout time.Duration) (*cinderapi.Volume, error)
+}
+
+// ExtendOptions are extend's inputs.
+type ExtendOptions struct {
+	// Volume is an ID or a name brick has a local record of.
+	Volume string
+	// SizeGiB is the size to ask Cinder for. Zero with LocalOnly.
+	SizeGiB int
+	// LocalOnly grows the host side only: the volume grew elsewhere.
+	LocalOnly bool
+	// CinderTimeout bounds the wait for Cinder's extend (default
+	// cinderapi.DefaultExtendTimeout).
+	CinderTimeout time.Duration
+}
+
+// ExtendResult is what extend did.
+type ExtendResult struct {
+	VolumeID string
+	// Device is what the user opens; OldSize and NewSize are its sizes in
+	// bytes before and after.
+	Device           string
+	OldSize, NewSize int64
+	// Filesystem is the type of the filesystem grown ("" when brick did
+	// not mount the volume).
+	Filesystem string
+	Mountpoint string
+}
+
+// ErrCannotExtend means the volume's protocol cannot grow online.
+var ErrCannotExtend = errors.New("cannot grow online")
+
+// Extend grows an attached volume: Cinder first (unless LocalOnly), then
+// every path and the map on this host, then the filesystem when brick
+// mounted it. It works from the local record and updates its size. A
+// failure leaves the volume usable at its old size; the error names the
+// step and says how to finish.
+func (m *Manager) Extend(ctx context.Context, opts ExtendOptions) (*ExtendResult, error) {
+	ref := opts.Volume
+	if opts.LocalOnly == (opts.SizeGiB > 0) {
+		return nil, fmt.Errorf("extend %s: give either a new size or local-only", ref)
+	}
+	rec, err := m.Record(ref)
+	if err != nil {
+		return nil, fmt.Errorf("extend %s: %w (brick grows only volumes it attached here)", ref, err)
+	}
+	unlock, err := m.Host.Locks.Lock(ctx, "volume-"+rec.VolumeID)
+	if err != nil {
+		return nil, fmt.Errorf("extend %s: %w", ref, err)
+	}
+	defer unlock()
+	// Re-read under the lock: a detach may have run meanwhile.
+	if rec, err = m.store().load(rec.VolumeID); err != nil {
+		return nil, fmt.Errorf("extend %s: %w", ref, err)
+	}
+	if rec.Phase != PhaseAttached {
+		return nil, fmt.Errorf("extend %s: %w: the record is %s (step %s); run brick cleanup %s", ref, ErrHalfDone, rec.Phase, rec.Step, rec.VolumeID)
+	}
+	ext, err := m.extenderFor(rec)
+	if err != nil {
+		return nil, fmt.Errorf("extend %s: %w", ref, err)
+	}
+	var want int64
+	if !opts.LocalOnly {
+		if err := m.cinderExtend(ctx, rec, opts); err != nil {
+			return nil, fmt.Errorf("extend %s: %s: %w; nothing changed on this host", ref, StepCinderExtend, oneLine{err})
+		}
+		want = int64(opts.SizeGiB) << 30
+	}
+	return m.extendHost(ctx, ref, rec, ext, want)
+}
+
+// extenderFor returns the record's connector when it can grow online.
+func (m *Manager) extenderFor(rec *Record) (connector.Extender, error) {
+	if rec.ConnectionInfo == nil || rec.Device == nil {
+		return nil, errors.New("the local record has no connection info or device")
+	}
+	c, err := m.Connectors.For(rec.ConnectionInfo.DriverVolumeType)
+	if err != nil {
+		return nil, err
+	}
+	ext, ok := c.(connector.Extender)
+	if !ok {
+		return nil, fmt.Errorf("%s volumes: %w (detach and attach again to see the new size)", rec.ConnectionInfo.DriverVolumeType, ErrCannotExtend)
+	}
+	return ext, nil
+}
+
+func (m *Manager) cinderExtend(ctx context.Context, rec *Record, opts ExtendOptions) error {
+	rollback.Trace(ctx, StepCinderExtend)
+	ce, ok := m.Cinder.(VolumeExtender)
+	if !ok || m.Cinder == nil {
+		return errors.New("no Cinder client that can extend")
+	}
+	_, err := ce.ExtendVolume(ctx, rec.VolumeID, opts.SizeGiB, opts.CinderTimeout)
+	return err
+}
+
+// extendHost grows the device, records its size, then grows the
+// filesystem brick mounted.
+func (m *Manager) extendHost(ctx context.Context, ref string, rec *Record, ext connector.Extender, want int64) (*ExtendResult, error) {
+	rollback.Trace(ctx, StepGrowDevice)
+	start := time.Now()
+	rs, err := ext.Extend(ctx, *rec.ConnectionInfo, rec.Device, want)
+	if err != nil {
+		return nil, extendError(ref, StepGrowDevice, err)
+	}
+	m.Host.Log.Debug("extend: device grown", "device", rs.Device, "old", rs.OldSize, "new", rs.NewSize, "took", time.Since(start).Round(time.Millisecond))
+	rec.SizeBytes, rec.UpdatedAt = rs.NewSize, now()
+	if err := m.store().save(rec); err != nil {
+		return nil, extendError(ref, StepGrowDevice, err)
+	}
+	res := &ExtendResult{VolumeID: rec.VolumeID, Device: rs.Device, OldSize: rs.OldSize, NewSize: rs.NewSize}
+	if !rec.Mounted || rec.Mountpoint == "" {
+		return res, nil
+	}
+	rollback.Trace(ctx, StepGrowFilesystem)
+	fsType, err := m.growFilesystem(ctx, rec.Device.Path, rec.Mountpoint)
+	if err != nil {
+		return nil, extendError(ref, StepGrowFilesystem, err)
+	}
+	res.Filesystem, res.Mountpoint = fsType, rec.Mountpoint
+	rollback.Trace(ctx, StepDone)
+	return res, nil
+}
+
+// extendError says which step failed, that the volume still works at its
+// old size, and how to finish.
+func extendError(ref, step string, err error) error {
+	return fmt.Errorf("extend %s: %s: %w; the volume stays usable at its old size; run 'brick extend %s --local-only' to finish", ref, step, oneLine{err}, ref)
+}
+
+// growFilesystem grows the filesystem mounted at dir online to fill dev:
+// resize2fs for ext2/3/4 (takes the device), xfs_growfs for xfs (takes
+// the mount point). It returns the filesystem type.
+func (m *Manager) growFilesystem(ctx context.Context, dev, dir string) (string, error) {
+	if !strings.HasPrefix(dev, "/dev/") {
+		return "", fmt.Errorf("grow filesystem: %s is not a device path", connector.Quote(dev))
+	}
+	mounts, err := m.Host.Sys.Mounts()
+	if err != nil {
+		return "", fmt.Errorf("read mounts: %w", err)
+	}
+	fsType := ""
+	for _, mt := range mounts {
+		if mt.MountPoint == dir {
+			fsType = mt.FSType
+		}
+	}
+	var cmd host.Command
+	switch fsType {
+	case "":
+		return "", fmt.Errorf("%s is not mounted", dir)
+	case "ext2", "ext3", "ext4":
+		cmd = host.Command{Name: "resize2fs", Args: []string{dev}, Timeout: growFSTimeout}
+	case "xfs":
+		cmd = host.Command{Name: "xfs_growfs", Args: []string{dir}, Timeout: growFSTimeout}
+	default:
+		return fsType, fmt.Errorf("%s on %s: brick grows ext2/3/4 and xfs online, not %s", dev, dir, connector.Quote(fsType))
+	}
+	if _, err := m.Host.Runner.Run(ctx, cmd); err != nil {
+		return fsType, fmt.Errorf("grow %s on %s: %w", fsType, dir, err)
+	}
+	return fsType, nil
+}
+
+// deviceSize is the size of the record's block device as the kernel
+// reports it now, else the size the record holds.
+func (m *Manager) deviceSize(r *Record) int64 {
+	if r.Device == nil || r.Device.Type != connector.TypeBlock || !strings.HasPrefix(r.Device.Path, "/dev/") {
+		return r.SizeBytes
+	}
+	target, err := m.Host.FS.EvalSymlinks(r.Device.Path)
+	if err != nil {
+		return r.SizeBytes
+	}
+	name := strings.TrimPrefix(target, "/dev/")
+	if !ident.DiskName(name) && !ident.DMName(name) {
+		return r.SizeBytes
+	}
+	v, err := m.Host.FS.ReadString("/sys/class/block/" + name + "/size")
+	if err != nil {
+		return r.SizeBytes
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 || n > 1<<54 {
+		return r.SizeBytes
+	}
+	return n * 512
+}

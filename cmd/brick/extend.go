@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brick-storage/brick/attach"
+	"github.com/brick-storage/brick/cinderapi"
+)
+
+func (a *app) extendCommand() *cobra.Command {
+	var eo attach.ExtendOptions
+	cmd := &cobra.Command{
+		Use:   "extend VOLUME (--size GiB | --local-only)",
+		Short: "Grow an attached volume online: Cinder, every path, the multipath map, the filesystem",
+		Long: `Grow a volume brick attached to this host, without detaching it.
+
+With --size, brick asks Cinder to extend the in-use volume (os-extend at
+microversion 3.42 or later) and waits for Cinder to report the new size.
+Then, on this host: every path of the device is rescanned (refused, naming
+the path, while one is not running: a map resized over a stale path corrupts
+data), the multipath map is resized through multipathd and checked against
+its paths, and the filesystem brick mounted is grown online (resize2fs for
+ext2/3/4, xfs_growfs for xfs). The local record and brick list show the new
+size.
+
+With --local-only the volume grew elsewhere (or an earlier extend stopped
+part-way): only the host side runs. A failure leaves the volume usable at
+its old size; the error names the step that failed.`,
+		Example: `  brick extend my-volume --size 2
+  brick extend 0b7d... --local-only`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if eo.LocalOnly == (eo.SizeGiB > 0) {
+				return usageError{errors.New("extend: give --size GiB (grow in Cinder, then here) or --local-only (grow here only)")}
+			}
+			if err := a.needRoot("extend"); err != nil {
+				return err
+			}
+			m, err := a.manager(cmd.Context(), connectorOptions{}, !eo.LocalOnly, "extend", args[0])
+			if err != nil {
+				return err
+			}
+			eo.Volume = args[0]
+			res, err := m.Extend(a.testHooks(cmd.Context()), eo)
+			if err != nil {
+				return err
+			}
+			return a.out.printRecord(cmd.OutOrStdout(), extendRecord(res))
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&eo.SizeGiB, "size", 0, "the new size in GiB to ask Cinder for")
+	f.BoolVar(&eo.LocalOnly, "local-only", false, "grow the host side only: the volume grew elsewhere, or an earlier extend stopped part-way")
+	f.DurationVar(&eo.CinderTimeout, "cinder-timeout", cinderapi.DefaultExtendTimeout, "how long to wait for Cinder to finish the extend")
+	return cmd
+}
+
+func extendRecord(r *attach.ExtendResult) record {
+	return record{
+		{"volume_id", r.VolumeID}, {"device", r.Device},
+		{"old_size", gib(r.OldSize)}, {"new_size", gib(r.NewSize)},
+		{"new_size_bytes", r.NewSize}, {"filesystem", r.Filesystem}, {"mountpoint", r.Mountpoint},
+	}
+}
+
+// gib prints a byte count in GiB ("2 GiB", "1.5 GiB").
+func gib(n int64) string {
+	if n%(1<<30) == 0 {
+		return fmt.Sprintf("%d GiB", n>>30)
+	}
+	return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+}
+
+// sizeOrEmpty prints a known size in GiB, nothing for an unknown one.
+func sizeOrEmpty(n int64) string {
+	if n <= 0 {
+		return ""
+	}
+	return gib(n)
+}

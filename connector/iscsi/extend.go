@@ -1,0 +1,38 @@
+package iscsi
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/brick-storage/brick/connector"
+)
+
+var _ connector.Extender = (*Connector)(nil)
+
+// Extend grows an attached iSCSI volume on this host (multipath.Grow):
+// every path rescanned, refused while one is not running, then the map
+// resized through multipathd. The target lock keeps a concurrent connect or
+// disconnect of the same targets out.
+func (c *Connector) Extend(ctx context.Context, ci connector.ConnectionInfo, dev *connector.Device, newSize int64) (*connector.Resize, error) {
+	info, err := c.parse(ci)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := c.lockTargets(ctx, iqnsOf(info.Targets))
+	if err != nil {
+		return nil, fmt.Errorf("iscsi extend: %w", err)
+	}
+	defer unlock()
+	a, err := c.find(info, dev)
+	if err != nil {
+		return nil, fmt.Errorf("iscsi extend: %w", err)
+	}
+	if len(a.vol.Disks) == 0 {
+		return nil, fmt.Errorf("iscsi extend %s: no device of the volume on this host", info.VolumeID)
+	}
+	g, err := c.mp.Grow(ctx, a.vol, newSize)
+	if err != nil {
+		return nil, fmt.Errorf("iscsi extend: %w", err)
+	}
+	return &connector.Resize{Device: a.vol.DevicePaths()[0], OldSize: g.OldSize, NewSize: g.NewSize}, nil
+}

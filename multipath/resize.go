@@ -1,0 +1,198 @@
+package multipath
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/brick-storage/brick/ident"
+)
+
+// ErrPathDown means a path of the volume is not usable. Growing then is
+// refused: a map resized over a path that still reports the old size lets
+// I/O beyond that size fail or land on stale data (docs/extend.md).
+var ErrPathDown = errors.New("path not running")
+
+// ErrSizeMismatch means the paths, or the paths and the map, do not agree
+// on the volume's size after a rescan.
+var ErrSizeMismatch = errors.New("sizes disagree")
+
+// Growth is what Grow saw: the volume's size before and after, in bytes,
+// and the devices it rescanned and resized.
+type Growth struct {
+	OldSize, NewSize int64
+	// Paths are the disks rescanned ("sdb").
+	Paths []string
+	// Map is the resized map ("dm-3"), "" without one.
+	Map string
+}
+
+// Grow makes the host see a volume's new size: it refuses when any path
+// is not running (naming it), rescans every path, waits (bounded) until
+// they all report one size, resizes the map through multipathd and checks
+// the map reports that size too. Growing a volume already at its size
+// does nothing and succeeds, so a run cut short can be repeated. With want
+// > 0 (the size the backend reports, in bytes) the paths must reach at
+// least that size. On an error the map keeps its old size and stays usable.
+func (m *Multipath) Grow(ctx context.Context, v Volume, want int64) (*Growth, error) {
+	disks := v.Disks
+	if v.Map != nil {
+		disks = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(v.Disks), v.Map.Paths...))))
+	}
+	if len(disks) == 0 {
+		return nil, errors.New("grow: the volume has no path on this host")
+	}
+	if err := m.checkPathsRunning(ctx, v, disks); err != nil {
+		return nil, err
+	}
+	g := &Growth{Paths: disks}
+	first := disks[0]
+	if v.Map != nil {
+		g.Map, first = v.Map.Device, v.Map.Device
+	}
+	old, err := m.sizeOf(first)
+	if err != nil {
+		return nil, fmt.Errorf("grow: %w", err)
+	}
+	g.OldSize = old
+	for _, d := range disks {
+		if err := m.fs.WriteFile("/sys/block/"+d+"/device/rescan", []byte("1")); err != nil {
+			return nil, fmt.Errorf("grow: rescan %s: %w", d, err)
+		}
+	}
+	if g.NewSize, err = m.waitSameSize(ctx, disks, want); err != nil {
+		return nil, err
+	}
+	m.log.Debug("grow: paths rescanned", "paths", strings.Join(disks, ","), "old", old, "new", g.NewSize)
+	if v.Map != nil {
+		if err := m.resizeMap(ctx, v.Map, g.NewSize); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// checkPathsRunning refuses when a path's SCSI device is not "running"
+// (offline, blocked, transport-offline) or, with a map, multipathd holds
+// one of the map's paths failed.
+func (m *Multipath) checkPathsRunning(ctx context.Context, v Volume, disks []string) error {
+	for _, d := range disks {
+		if !ident.DiskName(d) {
+			return fmt.Errorf("grow: %q is not a disk name", d)
+		}
+		state, err := m.fs.ReadString("/sys/block/" + d + "/device/state")
+		if err != nil {
+			return fmt.Errorf("grow: state of path %s: %w", d, err)
+		}
+		if state != "running" {
+			return fmt.Errorf("grow: path %s is %s: %w; bring it back (or remove it) first", d, truncate(state, 40), ErrPathDown)
+		}
+	}
+	if v.Map == nil {
+		return nil
+	}
+	states, err := m.pathStates(ctx)
+	if err != nil {
+		return fmt.Errorf("grow %s: %w", v.Map.Name, err)
+	}
+	for _, d := range v.Map.Paths {
+		if s, ok := states[d]; ok && s != "active" {
+			return fmt.Errorf("grow %s: multipathd holds path %s %s: %w; reinstate it first", v.Map.Name, d, truncate(s, 40), ErrPathDown)
+		}
+	}
+	return nil
+}
+
+// pathStates asks multipathd for each path's device-mapper state
+// ("active", "failed").
+func (m *Multipath) pathStates(ctx context.Context) (map[string]string, error) {
+	reply, err := m.daemon(ctx, "show", "paths", "raw", "format", "%d:%t")
+	if err != nil {
+		return nil, fmt.Errorf("path states: %w", err)
+	}
+	return ParsePathStates(reply), nil
+}
+
+// ParsePathStates reads "sdb:active" lines (multipathd's "show paths raw
+// format %d:%t"); lines that do not name a disk are skipped.
+func ParsePathStates(reply string) map[string]string {
+	out := map[string]string{}
+	for line := range strings.SplitSeq(reply, "\n") {
+		dev, state, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && ident.DiskName(dev) && len(out) < 4096 {
+			out[dev] = strings.TrimSpace(state)
+		}
+	}
+	return out
+}
+
+// sizeOf reads /sys/block/<name>/size in bytes.
+func (m *Multipath) sizeOf(name string) (int64, error) {
+	v, err := m.fs.ReadString("/sys/block/" + name + "/size")
+	if err != nil {
+		return 0, fmt.Errorf("size of %s: %w", name, err)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > 1<<54 {
+		return 0, fmt.Errorf("size of %s: %q is not a sector count", name, truncate(v, 40))
+	}
+	return n * 512, nil
+}
+
+// waitSameSize waits, within CommandTimeout, until every disk reports the
+// same non-zero size, at least want, after its rescan, and returns it.
+func (m *Multipath) waitSameSize(ctx context.Context, disks []string, want int64) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.CommandTimeout)
+	defer cancel()
+	var seen []string
+	var size int64
+	err := m.fs.WaitFor(ctx, nil, m.opts.Backoff, func() (bool, error) {
+		seen, size = seen[:0], 0
+		same := true
+		for _, d := range disks {
+			n, err := m.sizeOf(d)
+			if err != nil {
+				return false, err
+			}
+			seen = append(seen, fmt.Sprintf("%s %d", d, n))
+			same = same && n > 0 && n >= want && (size == 0 || n == size)
+			size = n
+		}
+		return same, nil
+	})
+	if err != nil {
+		if want > 0 {
+			return 0, fmt.Errorf("grow: after the rescan (%s, want %d): %w: %w", strings.Join(seen, ", "), want, ErrSizeMismatch, err)
+		}
+		return 0, fmt.Errorf("grow: after the rescan (%s): %w: %w", strings.Join(seen, ", "), ErrSizeMismatch, err)
+	}
+	return size, nil
+}
+
+// resizeMap makes multipathd reload the map at its paths' size and waits
+// (bounded) until the map reports want bytes. A map already at that size
+// is left alone.
+func (m *Multipath) resizeMap(ctx context.Context, mp *Map, want int64) error {
+	if cur, err := m.sizeOf(mp.Device); err == nil && cur == want {
+		return nil
+	}
+	if _, err := m.daemon(ctx, "resize", "map", mp.Name); err != nil {
+		return fmt.Errorf("grow: resize map %s (%s): %w", mp.Name, mp.Device, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.opts.CommandTimeout)
+	defer cancel()
+	var got int64
+	err := m.fs.WaitFor(ctx, nil, m.opts.Backoff, func() (bool, error) {
+		n, err := m.sizeOf(mp.Device)
+		got = n
+		return err == nil && n == want, err
+	})
+	if err != nil {
+		return fmt.Errorf("grow: map %s (%s) reports %d bytes, its paths %d: %w: %w", mp.Name, mp.Device, got, want, ErrSizeMismatch, err)
+	}
+	m.log.Debug("grow: map resized", "map", mp.Device, "size", want)
+	return nil
+}
