@@ -178,6 +178,30 @@ else
 fi
 clean_state discovery-clean
 
+# --- 8. a LUN numbered >= 256 with SAM2 addressing: tgt reports LUNs above
+# 255 in flat space (0x40 | high bits), so LUN 300 is kernel LUN 16684
+hi=/tmp/tgt/target1-lun300.img
+truncate -s 16M "$hi"
+if tgtadm --lld iscsi --op new --mode logicalunit --tid "$TGT_TID" --lun 300 --backing-store "$hi"; then
+	sed 's/"target_lun":1,/"target_lun":300,"addressing_mode":"SAM2",/' <(ci 1 127.0.0.1:3260) >/tmp/ci300.json
+	t0=$(now)
+	if $B --debug connect --connection-info /tmp/ci300.json -f json >/tmp/dev300.json 2>"$LOGS/lun300-connect.log"; then
+		t1=$(now)
+		d=$(devpath /tmp/dev300.json)
+		hctl=$(basename "$(readlink -f "/sys/block/${d#/dev/}/device")")
+		[[ $hctl == *:16684 ]] && pass "sam2-lun300-kernel-lun $hctl connect=$(secs "$t0" "$t1")s" || fail "sam2-lun300-kernel-lun: $d is $hctl, want LUN 16684"
+		head -c 1M /tmp/pattern | dd of="$d" bs=1M oflag=direct status=none || fail "sam2-lun300-write"
+		dd if="$d" bs=1M count=1 iflag=direct status=none | cmp -s - <(head -c 1M /tmp/pattern) && pass "sam2-lun300-read-back" || fail "sam2-lun300-read-back"
+		$B --debug disconnect --connection-info /tmp/ci300.json --device-info /tmp/dev300.json 2>"$LOGS/lun300-disconnect.log" || fail "sam2-lun300-disconnect: $(tail -2 "$LOGS/lun300-disconnect.log")"
+		cmp -s <(head -c 1M "$hi") <(head -c 1M /tmp/pattern) && pass "sam2-lun300-data-in-backing-file" || fail "sam2-lun300-data-in-backing-file"
+	else
+		fail "sam2-lun300-connect: $(tail -5 "$LOGS/lun300-connect.log")"
+	fi
+else
+	fail "sam2-lun300-setup: tgtadm refused LUN 300"
+fi
+clean_state sam2-lun300-clean
+
 # --- secrets: never in --debug output, device output or another process's argv
 n=$(grep -c -e "$PW" -e "$DPW" "$LOGS"/*.log /tmp/dev*.json | awk -F: '{s+=$2} END{print s+0}')
 lines=$(cat "$LOGS"/*.log | wc -l)
