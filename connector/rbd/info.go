@@ -42,6 +42,10 @@ type Volume struct {
 	QoS         map[string]any
 	AuthEnabled *bool
 	VolumeID    string
+	// Ignored names the pass-through keys whose values could not be read
+	// ("key: reason"); they are left out, not refused, since mapping does
+	// not depend on them.
+	Ignored []string
 }
 
 // Spec is the image spec rbd takes: pool/image or pool/namespace/image.
@@ -115,22 +119,31 @@ func ParseVolume(info connector.ConnectionInfo) (Volume, error) {
 	if v.ReadOnly, err = info.ReadOnly(); err != nil {
 		return v, err
 	}
-	if v.Discard, err = optionalBool(info, "discard"); err != nil {
-		return v, err
-	}
-	if v.AuthEnabled, err = optionalBool(info, "auth_enabled"); err != nil {
-		return v, err
-	}
-	if v.SecretType, v.SecretUUID, err = parseSecretRef(info); err != nil {
-		return v, err
-	}
-	if v.VolumeID, err = info.VolumeID(); err != nil {
-		return v, err
-	}
-	if v.QoS, _, err = info.Object("qos_specs"); err != nil {
-		return v, err
-	}
+	v.passThrough(info)
 	return v, nil
+}
+
+// passThrough reads the keys brick hands on but never acts on (Nova's
+// libvirt secret reference, discard, QoS, labels). A value it cannot read
+// is noted in Ignored instead of failing an attach that does not need it,
+// as os-brick, which never looks at them, would attach.
+func (v *Volume) passThrough(info connector.ConnectionInfo) {
+	note := func(err error) {
+		if err != nil {
+			v.Ignored = append(v.Ignored, err.Error())
+		}
+	}
+	var err error
+	v.Discard, err = optionalBool(info, "discard")
+	note(err)
+	v.AuthEnabled, err = optionalBool(info, "auth_enabled")
+	note(err)
+	v.SecretType, v.SecretUUID, err = parseSecretRef(info)
+	note(err)
+	v.VolumeID, err = info.VolumeID()
+	note(err)
+	v.QoS, _, err = info.Object("qos_specs")
+	note(err)
 }
 
 // parseCluster returns cluster_name, defaultCluster when absent.

@@ -175,10 +175,6 @@ func TestParseVolume(t *testing.T) {
 		{name: "user with slash", mutate: func(d map[string]any) { d["auth_username"] = "a/b" }, wantKey: "auth_username"},
 		{name: "cluster with dot", mutate: func(d map[string]any) { d["cluster_name"] = "../etc" }, wantKey: "cluster_name"},
 		{name: "access mode", mutate: func(d map[string]any) { d["access_mode"] = "rwx" }, wantKey: "access_mode"},
-		{name: "discard type", mutate: func(d map[string]any) { d["discard"] = "maybe" }, wantKey: "discard"},
-		{name: "secret uuid", mutate: func(d map[string]any) { d["secret_uuid"] = "not-a-uuid" }, wantKey: "secret_uuid"},
-		{name: "volume id", mutate: func(d map[string]any) { d["volume_id"] = "../../x" }, wantKey: "volume_id"},
-		{name: "qos not object", mutate: func(d map[string]any) { d["qos_specs"] = "fast" }, wantKey: "qos_specs"},
 		{name: "keyring not base64", mutate: func(d map[string]any) { d["keyring"] = "[client.cinder]\nkey = not*base64!!\n" }, wantKey: "keyring"},
 		{name: "keyring wrong user", mutate: func(d map[string]any) { d["keyring"] = "[client.admin]\nkey = " + testKey + "\n" }, wantKey: "keyring"},
 		{name: "keyring key malformed", mutate: func(d map[string]any) {
@@ -276,4 +272,34 @@ func FuzzParseVolume(f *testing.F) {
 			t.Fatalf("key in argv: %s", argv)
 		}
 	})
+}
+
+// TestParseVolumeIgnoresUnusedKeys: keys brick passes through but never
+// acts on (Nova's libvirt secret reference, discard, QoS, labels) do not
+// fail the attach when unreadable, as with os-brick, which never reads
+// them; the reason is kept for a debug line and the value left out.
+func TestParseVolumeIgnoresUnusedKeys(t *testing.T) {
+	for _, tc := range []struct {
+		key   string
+		value any
+	}{
+		{"secret_uuid", "not-a-uuid"},
+		{"secret_uuid", 5},
+		{"secret_type", strings.Repeat("x", 65)},
+		{"volume_id", "../../x"},
+		{"volume_id", 1},
+		{"discard", "maybe"},
+		{"auth_enabled", "yes"},
+		{"qos_specs", "fast"},
+	} {
+		v, err := ParseVolume(cinderInfo(t, func(d map[string]any) { d[tc.key] = tc.value }))
+		require.NoError(t, err, "%s=%v", tc.key, tc.value)
+		require.Len(t, v.Ignored, 1, tc.key)
+		require.Contains(t, v.Ignored[0], tc.key)
+		require.Equal(t, "volumes/volume-6d54cb90-a5d1-40d8-9cb2-c6adf43a02af", v.Spec())
+	}
+	v, err := ParseVolume(cinderInfo(t, nil))
+	require.NoError(t, err)
+	require.Empty(t, v.Ignored)
+	require.Equal(t, "457eb676-33da-42ec-9a8c-9293d545c337", v.SecretUUID)
 }

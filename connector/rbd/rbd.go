@@ -136,6 +136,9 @@ func (c *Connector) prepare(info connector.ConnectionInfo) (Volume, error) {
 		return v, fmt.Errorf("rbd: %w", err)
 	}
 	c.h.Redactor.Add(v.Secrets()...)
+	for _, why := range v.Ignored {
+		c.h.Log.Debug("rbd: key ignored (brick does not use it)", "reason", why)
+	}
 	return v, nil
 }
 
