@@ -6,9 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"syscall"
 
 	"github.com/brick-storage/brick/ident"
 )
+
+// ErrNoWWID means the device reports no VPD page 0x83 designator: nothing
+// tells it from another LUN but its unit serial and its address.
+var ErrNoWWID = errors.New("device reports no identifier (no VPD page 0x83 designator)")
 
 // WWID returns the disk's identifier in the form udev's scsi_id prints
 // (ID_SERIAL) and dm-multipath uses as the map's WWID: a one-digit
@@ -36,8 +41,13 @@ func (s *SCSI) WWID(name string) (string, error) {
 	}
 	raw, err := s.fs.ReadString(dir + "wwid")
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("wwid of %s: device reports no identifier (no vpd_pg83 or wwid): %w", name, ErrNotFound)
+		// The kernel's wwid attribute fails with ENXIO when the device
+		// has no page 0x83 designator.
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !s.fs.Exists(dir):
+			return "", fmt.Errorf("wwid of %s: %w", name, ErrNotFound)
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENXIO):
+			return "", fmt.Errorf("wwid of %s: %w", name, ErrNoWWID)
 		}
 		return "", fmt.Errorf("wwid of %s: %w", name, err)
 	}
@@ -203,4 +213,76 @@ func (s *SCSI) ShowsOther(disk, want string) bool {
 	}
 	s.log.Warn("scsi: LUN now shows another volume; leaving it alone", "disk", disk, "wwid", w, "want", want)
 	return true
+}
+
+// Identity is what identifies a disk: its WWID, or for a LUN without one
+// its VPD page 0x80 unit serial (when it has one) and the address brick
+// found it at.
+type Identity struct {
+	WWID   string
+	Serial string
+	HCTL   HCTL
+}
+
+// String names the identity for messages.
+func (id Identity) String() string {
+	switch {
+	case id.WWID != "":
+		return "WWID " + id.WWID
+	case id.Serial != "":
+		return fmt.Sprintf("unit serial %q at %s", id.Serial, id.HCTL)
+	}
+	return "address " + id.HCTL.String()
+}
+
+// Same reports whether two paths' identities show the same LUN as far as
+// they can tell: equal WWIDs, else equal serials. Two paths with neither
+// cannot be told apart from different LUNs, so they are not the same.
+func (id Identity) Same(o Identity) bool {
+	switch {
+	case id.WWID != "" || o.WWID != "":
+		return id.WWID == o.WWID
+	case id.Serial != "" || o.Serial != "":
+		return id.Serial == o.Serial
+	}
+	return false
+}
+
+// Identify returns the disk's WWID, or without one (ErrNoWWID) its unit
+// serial and addr: what brick can still say about a LUN some targets and
+// virtual arrays export without a page 0x83 designator.
+func (s *SCSI) Identify(name string, addr HCTL) (Identity, error) {
+	w, err := s.WWID(name)
+	switch {
+	case err == nil:
+		return Identity{WWID: w, HCTL: addr}, nil
+	case !errors.Is(err, ErrNoWWID):
+		return Identity{}, err
+	}
+	id := Identity{HCTL: addr}
+	if page, err := s.fs.ReadFile("/sys/block/" + name + "/device/vpd_pg80"); err == nil {
+		id.Serial, _ = ParseVPD80(page)
+	}
+	return id, nil
+}
+
+// ParseVPD80 returns the unit serial number from a raw VPD page 0x80,
+// white space runs turned into "_" as udev does.
+func ParseVPD80(page []byte) (string, bool) {
+	if len(page) < 4 || page[1] != 0x80 {
+		return "", false
+	}
+	end := min(4+(int(page[2])<<8|int(page[3])), len(page))
+	sn := collapseSpace(string(page[4:end]))
+	if sn == "" || !printable(sn) || len(sn) > 252 {
+		return "", false
+	}
+	return sn, true
+}
+
+// NoMultipath is the refusal to build a multipath map over a LUN without
+// a WWID: multipathd would group its paths by whatever else udev read, so
+// paths of different LUNs could end up in one map and mix their data.
+func (id Identity) NoMultipath(what string) error {
+	return fmt.Errorf("%s (%s) cannot go through dm-multipath: %w, so nothing proves its paths reach one LUN; attach it without --multipath (one path, with a warning)", what, id, ErrNoWWID)
 }

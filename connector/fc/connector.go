@@ -161,6 +161,7 @@ type route struct {
 	hctl   scsi.HCTL
 	link   string // by-path link, when one names the disk
 	wwid   string
+	id     scsi.Identity // wwid, or what stands in for one
 	hasDev bool
 }
 
@@ -214,6 +215,13 @@ func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*
 	}
 	undo := func() { c.undo(context.WithoutCancel(ctx), found) }
 	dev := device(info, found)
+	if dev.WWN == "" {
+		if useMP {
+			undo()
+			return nil, fmt.Errorf("fc connect: %w", found[0].id.NoMultipath(fmt.Sprintf("LUN %d behind 0x%s", found[0].target.LUN, found[0].target.WWPN)))
+		}
+		c.log.Warn("fc: LUN has no WWID (no VPD page 0x83); attached identified by "+found[0].id.String()+"; a disconnect cannot check that the LUN still holds this volume", "paths", len(found))
+	}
 	if useMP {
 		if err := c.toMultipath(ctx, info, dev); err != nil {
 			undo()
@@ -567,12 +575,12 @@ func (c *Connector) verify(ctx context.Context, found []*route) ([]*route, error
 			c.log.Warn("fc: device is not behind the requested target port; leaving it out", "disk", p.disk, "path", p.String(), "port", port)
 			continue
 		}
-		w, err := c.scsi.WWID(p.disk)
+		id, err := c.scsi.Identify(p.disk, p.hctl)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("verify %s (%s): %w", p.disk, p, err))
 			continue
 		}
-		p.wwid = w
+		p.id, p.wwid = id, id.WWID
 		ok = append(ok, p)
 	}
 	if len(ok) == 0 {
@@ -582,11 +590,13 @@ func (c *Connector) verify(ctx context.Context, found []*route) ([]*route, error
 		}
 		return nil, fmt.Errorf("%w: %w", ErrNoDevice, errors.Join(errs...))
 	}
-	want := ok[0].wwid
+	// Without a WWID, paths match by unit serial; with neither, nothing
+	// shows two paths reach one LUN and only the first is kept.
+	want := ok[0].id
 	var out, other []*route
-	for _, p := range ok {
-		if p.wwid != want {
-			c.log.Warn("fc: path shows a different LUN; leaving it out", "disk", p.disk, "path", p.String(), "wwid", p.wwid, "want", want)
+	for i, p := range ok {
+		if i > 0 && !p.id.Same(want) {
+			c.log.Warn("fc: path shows a different LUN, or one brick cannot match; leaving it out", "disk", p.disk, "path", p.String(), "id", p.id.String(), "want", want.String())
 			other = append(other, p)
 			continue
 		}

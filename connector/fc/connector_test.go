@@ -116,7 +116,13 @@ func (f *fabric) addDisk(a scsi.HCTL, wwid string) string {
 	hosttest.WriteFile(f.t, f.root, dev+"/block/"+name+"/size", "2048\n")
 	hosttest.WriteFile(f.t, f.root, dev+"/block/"+name+"/ro", "0\n")
 	hosttest.WriteFile(f.t, f.root, dev+"/delete", "")
-	hosttest.WriteFile(f.t, f.root, dev+"/wwid", wwid+"\n")
+	switch {
+	case strings.HasPrefix(wwid, "serial:"): // no page 0x83; a unit serial
+		sn := strings.TrimPrefix(wwid, "serial:")
+		hosttest.WriteFile(f.t, f.root, dev+"/vpd_pg80", string([]byte{0, 0x80, 0, byte(len(sn))})+sn)
+	case wwid != "":
+		hosttest.WriteFile(f.t, f.root, dev+"/wwid", wwid+"\n")
+	}
 	hosttest.Symlink(f.t, f.root, "/sys/class/scsi_device/"+a.String()+"/device", "../../../devices/"+rel)
 	hosttest.Symlink(f.t, f.root, "/sys/block/"+name, "../devices/"+rel+"/block/"+name)
 	hosttest.Symlink(f.t, f.root, dev+"/block/"+name+"/device", "../../../"+a.String())

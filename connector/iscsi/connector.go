@@ -193,6 +193,7 @@ type pathResult struct {
 	disk    string
 	hctl    scsi.HCTL
 	wwid    string
+	id      scsi.Identity // wwid, or what stands in for one
 	// What this call created, so a failure can take exactly that back.
 	createdRecord, createdSession, scanned bool
 	// recordReady: the node record was made before the logins began.
@@ -282,9 +283,10 @@ func (c *Connector) pathDevice(ctx context.Context, res *pathResult) error {
 	if res.hctl, err = c.scsi.HCTLOf(disk); err != nil {
 		return err
 	}
-	if res.wwid, err = c.scsi.WWID(disk); err != nil {
+	if res.id, err = c.scsi.Identify(disk, res.hctl); err != nil {
 		return fmt.Errorf("iscsi %s: verify device %s: %w", t, disk, err)
 	}
+	res.wwid = res.id.WWID
 	return nil
 }
 
@@ -443,6 +445,9 @@ func (c *Connector) connectSingle(ctx context.Context, info *Info, targets []Tar
 				c.undoPath(context.WithoutCancel(ctx), res)
 				return nil, err
 			}
+		}
+		if res.wwid == "" {
+			c.log.Warn("iscsi: LUN has no WWID (no VPD page 0x83); attached over one path, identified by "+res.id.String()+"; a disconnect cannot check that the LUN still holds this volume", "target", t.String(), "disk", res.disk)
 		}
 		dev := &connector.Device{
 			Path:     scsi.DevPath(res.disk),

@@ -195,7 +195,13 @@ func (fk *fakeKernel) addDisk(hostN, lun int, wwid string) string {
 	hosttest.Mkdir(t, root, dev+"/block/"+name+"/holders")
 	hosttest.WriteFile(t, root, dev+"/block/"+name+"/dev", fmt.Sprintf("8:%d\n", 16*int(name[2]-'a')))
 	hosttest.WriteFile(t, root, dev+"/block/"+name+"/ro", "0\n")
-	hosttest.WriteFile(t, root, dev+"/wwid", "naa."+wwid[1:]+"\n")
+	switch {
+	case strings.HasPrefix(wwid, "serial:"): // no page 0x83; a unit serial
+		sn := strings.TrimPrefix(wwid, "serial:")
+		hosttest.WriteFile(t, root, dev+"/vpd_pg80", string([]byte{0, 0x80, 0, byte(len(sn))})+sn)
+	case wwid != "":
+		hosttest.WriteFile(t, root, dev+"/wwid", "naa."+wwid[1:]+"\n")
+	}
 	hosttest.WriteFile(t, root, dev+"/delete", "")
 	hosttest.Symlink(t, root, dev+"/block/"+name+"/device", "../../../"+hctl)
 	hosttest.Symlink(t, root, "/sys/class/scsi_device/"+hctl+"/device", "../../../.."+dev)

@@ -20,6 +20,12 @@ func (c *Connector) connectMultipath(ctx context.Context, info *Info, targets []
 	if !ps.awaitFirst() {
 		return nil, fmt.Errorf("iscsi connect: no path came up: %w", errors.Join(ps.errs...))
 	}
+	if ps.wwid == "" {
+		first := ps.paths[0]
+		ps.awaitRest()
+		ps.undoAll()
+		return nil, fmt.Errorf("iscsi connect: %w", first.id.NoMultipath(fmt.Sprintf("LUN %d of %s", first.target.LUN, first.target.IQN)))
+	}
 	// Every path up gets through udev before the WWID goes in, so
 	// multipathd builds the map over all of them at once.
 	ps.awaitUdev()
@@ -114,10 +120,12 @@ func (ps *pathSet) take(i int) {
 		return
 	}
 	r.index = i
-	if ps.wwid == "" {
+	if len(ps.paths) == 0 {
 		ps.wwid = r.wwid
 	}
-	if r.wwid != ps.wwid {
+	// Paths without a WWID cannot be matched: only the first one stays,
+	// and connectMultipath refuses it.
+	if r.wwid != ps.wwid || len(ps.paths) > 0 && r.wwid == "" {
 		ps.c.log.Warn("iscsi: path shows a different LUN; leaving it out", "target", r.target.String(), "wwid", r.wwid, "want", ps.wwid)
 		ps.c.undoPath(context.WithoutCancel(ps.ctx), r)
 		return
