@@ -20,12 +20,14 @@ const maxInputSize = connector.MaxConnectionInfoSize
 // connectFlags are shared by connect and disconnect.
 type connectFlags struct {
 	connectionInfo string
+	dryRun         bool
 	opts           connectorOptions
 }
 
 func (a *app) addConnectFlags(f *pflag.FlagSet, cf *connectFlags) {
 	f.StringVar(&cf.connectionInfo, "connection-info", "", `Cinder connection info as JSON: a file name, or "-" for stdin (nested {"driver_volume_type":..,"data":{..}}, flat v3, or wrapped in {"connection_info":..})`)
 	addMultipathFlags(f, &cf.opts, "attach through dm-multipath over every portal (falls back to one path, with a warning, when multipathd is not running)")
+	f.BoolVar(&cf.dryRun, "dry-run", false, "validate the connection info and print what would be done, changing nothing (exit 0 when brick would attempt it)")
 	addProtocolFlags(f, &cf.opts)
 }
 
@@ -87,6 +89,11 @@ same volume.`,
 			if err != nil {
 				return err
 			}
+			if cf.dryRun {
+				return a.printPlan(cmd, ci, conn, func(p connector.Planner) (*connector.Plan, error) {
+					return p.PlanConnect(cmd.Context(), ci)
+				})
+			}
 			dev, err := conn.Connect(cmd.Context(), ci)
 			if err != nil {
 				return err
@@ -128,7 +135,13 @@ Disconnecting a volume that is not attached succeeds.`,
 			if err != nil {
 				return err
 			}
-			return conn.Disconnect(cmd.Context(), ci, dev, connector.DisconnectOptions{Force: force})
+			opts := connector.DisconnectOptions{Force: force}
+			if cf.dryRun {
+				return a.printPlan(cmd, ci, conn, func(p connector.Planner) (*connector.Plan, error) {
+					return p.PlanDisconnect(cmd.Context(), ci, dev, opts)
+				})
+			}
+			return conn.Disconnect(cmd.Context(), ci, dev, opts)
 		},
 	}
 	a.addConnectFlags(cmd.Flags(), &cf)
@@ -138,6 +151,42 @@ Disconnecting a volume that is not attached succeeds.`,
 	cmd.Flags().StringVar(&deviceInfo, "device-info", "", "the device 'brick connect -f json' printed: a file name or the JSON itself")
 	cmd.Flags().BoolVar(&force, "force", false, "detach even if the device is mounted or in use, or a flush fails (unwritten data may be lost)")
 	return cmd
+}
+
+// printPlan prints what conn would do (--dry-run). A connector that cannot
+// plan is an error: printing only "valid" would promise more than brick
+// checked.
+func (a *app) printPlan(cmd *cobra.Command, ci connector.ConnectionInfo, conn connector.Connector, plan func(connector.Planner) (*connector.Plan, error)) error {
+	p, ok := conn.(connector.Planner)
+	if !ok {
+		return fmt.Errorf("--dry-run is not available for %s volumes yet", ci.DriverVolumeType)
+	}
+	pl, err := plan(p)
+	if err != nil {
+		return err
+	}
+	return a.out.printRecord(cmd.OutOrStdout(), planRecord(pl, a.out.Format))
+}
+
+// planRecord lays a plan out with stable keys: protocol, action, dry_run,
+// multipath, the protocol's details, steps and warnings (lists, never
+// null). The table shows one row per step.
+func planRecord(p *connector.Plan, format string) record {
+	r := record{{"protocol", p.Protocol}, {"action", p.Action}, {"dry_run", true}, {"multipath", p.Multipath}}
+	for _, d := range p.Details {
+		r = append(r, field{d.Key, d.Value})
+	}
+	steps, warns := append([]string{}, p.Steps...), append([]string{}, p.Warnings...)
+	if format != formatTable {
+		return append(r, field{"steps", steps}, field{"warnings", warns})
+	}
+	for i, s := range steps {
+		r = append(r, field{fmt.Sprintf("step %d", i+1), s})
+	}
+	for _, w := range warns {
+		r = append(r, field{"warning", w})
+	}
+	return r
 }
 
 // readDeviceInfo accepts the JSON itself or a file holding it.

@@ -1,0 +1,156 @@
+package iscsi
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/brick-storage/brick/connector"
+)
+
+var _ connector.Planner = (*Connector)(nil)
+
+// PlanConnect says what Connect would do: the targets after addressing and
+// name resolution, which sessions exist already, and the logins, scans and
+// map it would make. It reads sysfs and the node database only.
+func (c *Connector) PlanConnect(ctx context.Context, ci connector.ConnectionInfo) (*connector.Plan, error) {
+	info, err := c.parse(ci)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.resolve(ctx, info); err != nil {
+		return nil, fmt.Errorf("iscsi connect: %w", err)
+	}
+	useMP, err := c.mp.Use(c.opts.Multipath, c.opts.EnforceMultipath)
+	if err != nil {
+		return nil, fmt.Errorf("iscsi connect: %w", err)
+	}
+	p := &connector.Plan{Protocol: "iscsi", Action: "connect", Multipath: useMP, Warnings: info.Warnings}
+	c.planDetails(p, info)
+	if info.Encrypted {
+		p.Warnings = append(p.Warnings, "volume is encrypted; brick attaches the raw device and does not decrypt it")
+	}
+	if useMP && len(info.Targets) == 1 && !info.Plural {
+		p.Step(fmt.Sprintf("discover the target's other portals: iscsiadm -m discoverydb -t sendtargets -p %s --discover%s", info.Targets[0].Portal, chapNote(info.DiscoveryAuth, " (discovery CHAP)")))
+	}
+	if !useMP && len(info.Targets) > 1 {
+		p.Step("single path: try the targets in this order until one comes up")
+	}
+	sessions, err := ListSessions(c.h.FS)
+	if err != nil {
+		return nil, err
+	}
+	secs := int((c.opts.LoginTimeout + time.Second - 1) / time.Second)
+	for _, t := range info.Targets {
+		if s, ok := findSession(sessions, t.IQN, t.Portal); ok {
+			p.Step(fmt.Sprintf("reuse session %d to %s at %s", s.ID, t.IQN, t.Portal))
+		} else {
+			if files, _ := recordFiles(c.h.FS, t.IQN, t.Portal); len(files) == 0 {
+				p.Step(fmt.Sprintf("iscsiadm -m node -T %s -p %s -o new", t.IQN, t.Portal))
+			}
+			p.Step(fmt.Sprintf("write the node record: scan manual, login timeout %ds%s", secs, chapNote(info.Auth, "")))
+			p.Step(fmt.Sprintf("iscsiadm -m node -T %s -p %s --login", t.IQN, t.Portal))
+		}
+		p.Step(fmt.Sprintf("scan LUN %d on the session's SCSI host and wait for its disk; verify its WWID", t.LUN))
+	}
+	if useMP {
+		p.Step("add the WWID to multipath's wwids, multipathd add path for each disk, wait for the map")
+	}
+	if info.ReadOnly {
+		p.Step("blockdev --setro on the device (access_mode ro)")
+	}
+	return p, nil
+}
+
+// chapNote names the CHAP user (never the password).
+func chapNote(auth *CHAP, label string) string {
+	if auth == nil {
+		return ""
+	}
+	return fmt.Sprintf(", CHAP user %s, password ***%s", connector.Quote(auth.Username), label)
+}
+
+func (c *Connector) planDetails(p *connector.Plan, info *Info) {
+	var portals, iqns []string
+	var luns []int
+	for _, t := range info.Targets {
+		portals = append(portals, t.Portal.String())
+		iqns = append(iqns, t.IQN)
+		luns = append(luns, t.LUN)
+	}
+	p.Add("portals", portals)
+	p.Add("target_iqns", iqns)
+	p.Add("kernel_luns", luns)
+	p.Add("chap", info.Auth != nil)
+	p.Add("read_only", info.ReadOnly)
+}
+
+// PlanDisconnect says what Disconnect would take away: the volume's disks
+// and map as sysfs shows them now, and the sessions and node records that
+// would go with them.
+func (c *Connector) PlanDisconnect(ctx context.Context, ci connector.ConnectionInfo, dev *connector.Device, opts connector.DisconnectOptions) (*connector.Plan, error) {
+	info, err := c.parse(ci)
+	if err != nil {
+		return nil, err
+	}
+	c.resolveForLookup(ctx, info)
+	a, err := c.find(info, dev)
+	if err != nil {
+		return nil, fmt.Errorf("iscsi disconnect: %w", err)
+	}
+	p := &connector.Plan{Protocol: "iscsi", Action: "disconnect", Multipath: a.vol.Map != nil, Warnings: info.Warnings}
+	c.planDetails(p, info)
+	p.Add("disks", a.vol.Disks)
+	if a.vol.Map != nil {
+		p.Add("map", a.vol.Map.Device)
+	}
+	if len(a.vol.Disks) == 0 && a.vol.Map == nil && len(a.sessions) == 0 && len(a.records) == 0 {
+		p.Step("nothing of this volume is attached: nothing to do")
+		return p, nil
+	}
+	mapName, mapDev := "", ""
+	if a.vol.Map != nil {
+		mapName, mapDev = a.vol.Map.Name, a.vol.Map.Device
+	}
+	p.PlanTeardown(mapName, mapDev, a.vol.Disks, a.hctl, a.vol.WWID, opts.Force)
+	c.planLogouts(p, a)
+	return p, nil
+}
+
+// planLogouts lists the sessions that carry nothing but the volume (they
+// would be logged out) and those that stay for other LUNs.
+func (c *Connector) planLogouts(p *connector.Plan, a *attached) {
+	mine := map[string]bool{}
+	for _, d := range a.vol.Disks {
+		mine[d] = true
+	}
+	for _, s := range a.sessions {
+		disks, err := sessionDisks(c.h.FS, s)
+		if err != nil {
+			p.Warnings = append(p.Warnings, err.Error())
+			continue
+		}
+		var others []string
+		for d := range disks {
+			if !mine[d] {
+				others = append(others, d)
+			}
+		}
+		if len(others) > 0 {
+			p.Step(fmt.Sprintf("keep session %d to %s at %s: it carries %d other LUN(s)", s.ID, s.Target, s.Portal, len(others)))
+			continue
+		}
+		p.Step("iscsiadm -m session -r " + strconv.Itoa(s.ID) + " --logout")
+		p.Step(fmt.Sprintf("remove the node record of %s at %s", s.Target, s.Portal))
+	}
+	var left []string
+	for key := range a.records {
+		if _, live := findSession(a.sessions, key.IQN, key.Portal); !live {
+			left = append(left, fmt.Sprintf("remove the leftover node record of %s at %s", key.IQN, key.Portal))
+		}
+	}
+	slices.Sort(left)
+	p.Steps = append(p.Steps, left...)
+}
