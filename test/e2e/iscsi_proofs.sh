@@ -178,6 +178,41 @@ else
 fi
 clean_state discovery-clean
 
+# --- 9. --dry-run (called from 8, with LUN 300 attached): connect and
+# disconnect plans print what would be done and change nothing
+snap() { # everything a connect or disconnect could change
+	{
+		ls /sys/class/iscsi_session /sys/block /etc/iscsi/send_targets
+		ls -R /etc/iscsi/nodes
+		dmsetup ls
+		cat /proc/mounts /etc/multipath/wwids
+	} 2>&1 | md5sum
+}
+dry_run_checks() { # dry_run_checks DEVICE
+	local before after t0 t1
+	ci 1 127.0.0.2:3260 >/tmp/ci-dry.json # a portal with no session: a login
+	before=$(snap)
+	t0=$(now)
+	$B connect --dry-run --connection-info /tmp/ci-dry.json -f json >/tmp/plan-c1.json 2>"$LOGS/dry-c1.log" &&
+		grep -q -- '--login' /tmp/plan-c1.json && grep -q '"kernel_luns": \[' /tmp/plan-c1.json &&
+		pass "dry-run-connect-plan $(grep -c '"iscsiadm' /tmp/plan-c1.json) iscsiadm steps" || fail "dry-run-connect-plan: $(cat /tmp/plan-c1.json "$LOGS/dry-c1.log" | tail -5)"
+	$B connect --dry-run --multipath --connection-info /tmp/ci-dry.json -f json >/tmp/plan-mp.json 2>"$LOGS/dry-mp.log" &&
+		grep -q 'sendtargets' /tmp/plan-mp.json && pass "dry-run-multipath-plan" || fail "dry-run-multipath-plan: $(tail -5 /tmp/plan-mp.json)"
+	$B connect --dry-run --connection-info /tmp/ci300.json -f json >/tmp/plan-300.json 2>"$LOGS/dry-300.log" &&
+		grep -q 'reuse session' /tmp/plan-300.json && grep -q '16684' /tmp/plan-300.json && pass "dry-run-sees-session" || fail "dry-run-sees-session: $(tail -5 /tmp/plan-300.json)"
+	$B disconnect --dry-run --connection-info /tmp/ci300.json --device-info /tmp/dev300.json -f json >/tmp/plan-d300.json 2>"$LOGS/dry-d300.log" &&
+		grep -q "\"${1#/dev/}\"" /tmp/plan-d300.json && grep -q -- '--logout' /tmp/plan-d300.json && pass "dry-run-disconnect-plan" || fail "dry-run-disconnect-plan: $(tail -8 /tmp/plan-d300.json)"
+	sed 's/"target_iqn":"[^"]*"/"target_iqn":"--op=delete"/' /tmp/ci-dry.json >/tmp/ci-badiqn.json
+	if $B connect --dry-run --connection-info /tmp/ci-badiqn.json >/dev/null 2>"$LOGS/dry-bad.log"; then
+		fail "dry-run-refuses-bad-info: exit 0"
+	else
+		grep -q 'target_iqn' "$LOGS/dry-bad.log" && pass "dry-run-refuses-bad-info" || fail "dry-run-refuses-bad-info: $(tail -2 "$LOGS/dry-bad.log")"
+	fi
+	t1=$(now)
+	after=$(snap)
+	[[ $before == "$after" ]] && pass "dry-run-changes-nothing 5 runs in $(secs "$t0" "$t1")s" || fail "dry-run-changes-nothing: host state changed"
+}
+
 # --- 8. a LUN numbered >= 256 with SAM2 addressing: tgt reports LUNs above
 # 255 in flat space (0x40 | high bits), so LUN 300 is kernel LUN 16684
 hi=/tmp/tgt/target1-lun300.img
@@ -192,6 +227,7 @@ if tgtadm --lld iscsi --op new --mode logicalunit --tid "$TGT_TID" --lun 300 --b
 		[[ $hctl == *:16684 ]] && pass "sam2-lun300-kernel-lun $hctl connect=$(secs "$t0" "$t1")s" || fail "sam2-lun300-kernel-lun: $d is $hctl, want LUN 16684"
 		head -c 1M /tmp/pattern | dd of="$d" bs=1M oflag=direct status=none || fail "sam2-lun300-write"
 		dd if="$d" bs=1M count=1 iflag=direct status=none | cmp -s - <(head -c 1M /tmp/pattern) && pass "sam2-lun300-read-back" || fail "sam2-lun300-read-back"
+		dry_run_checks "$d"
 		$B --debug disconnect --connection-info /tmp/ci300.json --device-info /tmp/dev300.json 2>"$LOGS/lun300-disconnect.log" || fail "sam2-lun300-disconnect: $(tail -2 "$LOGS/lun300-disconnect.log")"
 		cmp -s <(head -c 1M "$hi") <(head -c 1M /tmp/pattern) && pass "sam2-lun300-data-in-backing-file" || fail "sam2-lun300-data-in-backing-file"
 	else
