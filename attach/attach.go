@@ -79,6 +79,7 @@ const (
 	StepMkfs     = "mkfs"
 	StepMount    = "mount"
 	StepRegister = "register"
+	// StepDecrypt (crypt.go) follows StepConnect.
 	// StepRegistered is no step of its own: the trace sees it between Ironic
 	// creating the target and brick recording its UUID.
 	StepRegistered = "registered"
@@ -101,6 +102,8 @@ type Manager struct {
 	Connectors Connectors
 	// Targets registers Ironic volume targets; nil when not configured.
 	Targets TargetRegistry
+	// Crypt opens encrypted volumes; nil refuses them.
+	Crypt *Crypt
 	// StateDir is the host path of the records (DefaultStateDir when empty).
 	StateDir string
 	// RollbackTimeout bounds each rollback or cleanup (default
@@ -162,6 +165,8 @@ type AttachOptions struct {
 	// target of that node (needs Manager.Targets).
 	IronicNode string
 	BootIndex  int
+	// NoDecrypt hands out an encrypted volume's ciphertext device.
+	NoDecrypt bool
 }
 
 // ErrInUse is returned by a detach that would cut off a mounted or open

@@ -59,8 +59,9 @@ func (r *attachRun) steps() []rollback.Step {
 		{Name: StepReserve, Do: r.reserve, Undo: r.release, UndoName: "release"},
 		{Name: StepExport, Do: r.export},
 		{Name: StepConnect, Do: r.connect, Undo: r.disconnect, UndoName: "disconnect"},
-		{Name: StepComplete, Do: r.complete},
 	}
+	steps = append(steps, r.cryptSteps()...)
+	steps = append(steps, rollback.Step{Name: StepComplete, Do: r.complete})
 	if r.opts.Mkfs != "" {
 		steps = append(steps, rollback.Step{Name: StepMkfs, Do: r.mkfs})
 	}
@@ -130,7 +131,7 @@ func (r *attachRun) complete(ctx context.Context) error {
 	// the device path is the most useful thing to show.
 	mp := r.opts.Mountpoint
 	if mp == "" {
-		mp = r.dev.Path
+		mp = r.devicePath()
 	}
 	o := cinderapi.CompleteOpts{HostName: r.rec.HostName, Mountpoint: mp, Mode: r.rec.Mode}
 	id, err := r.flow.Complete(ctx, r.rec.VolumeID, r.reserved, o)
@@ -142,7 +143,7 @@ func (r *attachRun) complete(ctx context.Context) error {
 }
 
 func (r *attachRun) mkfs(ctx context.Context) error {
-	formatted, err := r.m.mkfsIfBlank(ctx, r.dev.Path, r.opts.Mkfs, r.opts.MkfsForce)
+	formatted, err := r.m.mkfsIfBlank(ctx, r.devicePath(), r.opts.Mkfs, r.opts.MkfsForce || r.freshPlaintext())
 	if err != nil {
 		return err
 	}
@@ -153,11 +154,12 @@ func (r *attachRun) mkfs(ctx context.Context) error {
 }
 
 func (r *attachRun) mount(ctx context.Context) error {
-	t, err := r.m.mountType(ctx, r.dev.Path, r.opts.MountFSType, r.rec.Formatted)
+	dev := r.devicePath()
+	t, err := r.m.mountType(ctx, dev, r.opts.MountFSType, r.rec.Formatted)
 	if err != nil {
-		return fmt.Errorf("mount %s on %s: %w", r.dev.Path, r.opts.Mountpoint, err)
+		return fmt.Errorf("mount %s on %s: %w", dev, r.opts.Mountpoint, err)
 	}
-	if err := r.m.mount(ctx, r.dev.Path, r.opts.Mountpoint, t, mountOptions(r.rec.Mode, r.opts.MountSuidDev)); err != nil {
+	if err := r.m.mount(ctx, dev, r.opts.Mountpoint, t, mountOptions(r.rec.Mode, r.opts.MountSuidDev)); err != nil {
 		return err
 	}
 	r.rec.Mounted = true

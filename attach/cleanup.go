@@ -128,6 +128,7 @@ func (m *Manager) undoAttach(ctx context.Context, rec *Record) error {
 		info := *rec.ConnectionInfo
 		j.Push("disconnect", func(ctx context.Context) error { return u.disconnect(ctx, info, rec.Device) })
 	}
+	m.pushCryptClose(j, rec)
 	if reached >= stepIndex(StepMount) && rec.Mountpoint != "" {
 		j.Push("unmount", u.unmount)
 	}
@@ -168,7 +169,7 @@ func (m *Manager) orphanAttachment(ctx context.Context, volumeID string) (string
 	return found[0], nil
 }
 
-var attachSteps = []string{StepReserve, StepExport, StepConnect, StepComplete, StepMkfs, StepMount, StepRegister, StepDone}
+var attachSteps = []string{StepReserve, StepExport, StepConnect, StepDecrypt, StepComplete, StepMkfs, StepMount, StepRegister, StepDone}
 
 // stepIndex orders attach steps; unknown steps (rollback-failed) count as
 // the last, so everything is undone.

@@ -126,6 +126,7 @@ func (d *detachRun) steps() []rollback.Step {
 	if d.rec.Mounted && d.rec.Mountpoint != "" {
 		steps = append(steps, rollback.Step{Name: StepUnmount, Do: d.unmount})
 	}
+	steps = append(steps, d.cryptSteps()...)
 	// Legacy: mark the volume detaching first, so nobody else attaches it
 	// while the device goes away; rolled back if the disconnect fails.
 	if !d.wasDetaching || d.rec.Step == StepBeginDetach {

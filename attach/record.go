@@ -61,6 +61,9 @@ type Record struct {
 	IronicTargetUUID string    `json:"ironic_target_uuid,omitempty"`
 	CreatedAt        time.Time `json:"created_at"`
 	UpdatedAt        time.Time `json:"updated_at"`
+
+	// Crypt is the dm-crypt mapping of an encrypted volume (crypt.go).
+	Crypt *CryptRecord `json:"crypt,omitempty"`
 }
 
 // ErrCorruptRecord marks a state record brick cannot read.

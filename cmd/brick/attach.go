@@ -127,6 +127,7 @@ func (a *app) manager(ctx context.Context, opts connectorOptions, cinder bool, o
 func (a *app) localAttachCommand() *cobra.Command {
 	var vf volumeFlags
 	var ao attach.AttachOptions
+	var fixedKeyFile string
 	cmd := &cobra.Command{
 		Use:   "local-attach VOLUME",
 		Short: "Attach a Cinder volume (ID or name) to this host",
@@ -158,6 +159,9 @@ printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
 			if err != nil {
 				return err
 			}
+			if m.Crypt, err = a.cryptAccess(m.Cinder, fixedKeyFile); err != nil {
+				return err
+			}
 			if ao.IronicNode != "" {
 				sc, err := a.ironicClient(cmd.Context())
 				if err != nil {
@@ -186,6 +190,8 @@ printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
 	f.BoolVar(&ao.MountSuidDev, "mount-suid-dev", false, "mount without nosuid,nodev: set-uid programs and device files on the volume take effect (trusted volumes only)")
 	f.StringVar(&ao.IronicNode, "ironic-node", "", "also register the volume as a volume target of this Ironic node (name or UUID)")
 	f.IntVar(&ao.BootIndex, "boot-index", 0, "boot index of the Ironic volume target")
+	f.BoolVar(&ao.NoDecrypt, "no-decrypt", false, "hand out an encrypted volume's ciphertext device instead of opening it (for backup tools)")
+	f.StringVar(&fixedKeyFile, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, for its encrypted volumes")
 	return cmd
 }
 
@@ -359,7 +365,7 @@ Cinder. Cinder errors become warnings and the status shows "unknown";
 				r := e.Record
 				dev, proto, mp := "", "", ""
 				if r.Device != nil {
-					dev, proto, mp = r.Device.Path, r.Device.Protocol, r.Device.MultipathID
+					dev, proto, mp = r.DevicePath(), r.Device.Protocol, r.Device.MultipathID
 				}
 				if proto == "" && r.ConnectionInfo != nil {
 					proto = r.ConnectionInfo.DriverVolumeType
@@ -429,7 +435,10 @@ examined.`,
 func attachRecord(r *attach.Record) record {
 	out := record{{"volume_id", r.VolumeID}, {"volume_name", r.VolumeName}}
 	if r.Device != nil {
-		out = append(out, field{"path", r.Device.Path}, field{"type", r.Device.Type}, field{"protocol", r.Device.Protocol})
+		out = append(out, field{"path", r.DevicePath()}, field{"type", r.Device.Type}, field{"protocol", r.Device.Protocol})
+		if r.Crypt != nil {
+			out = append(out, field{"encryption", r.Crypt.Provider}, field{"ciphertext_path", r.Device.Path})
+		}
 		if r.Device.WWN != "" {
 			out = append(out, field{"scsi_wwn", r.Device.WWN})
 		}

@@ -1,0 +1,206 @@
+package attach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/dmcrypt"
+	"github.com/brick-storage/brick/keymanager"
+	"github.com/brick-storage/brick/rollback"
+)
+
+// Steps of encrypted volumes: decrypt runs after connect (before Cinder's
+// complete, mkfs and mount), crypt-close before the detach's disconnect.
+const (
+	StepDecrypt    = "decrypt"
+	StepCryptClose = "crypt-close"
+)
+
+// Crypt is how a Manager opens encrypted volumes. A nil Manager.Crypt
+// refuses them (unless AttachOptions.NoDecrypt).
+type Crypt struct {
+	// Keys is the cloud's key manager (Barbican); nil when there is none,
+	// with KeysErr saying why.
+	Keys    keymanager.Getter
+	KeysErr error
+	// Fixed is Cinder's fixed key (standalone Cinder); nil when no key file
+	// is configured.
+	Fixed keymanager.Getter
+}
+
+// CryptRecord is the dm-crypt mapping of an attached volume; no key.
+type CryptRecord struct {
+	Name     string `json:"name"`
+	Path     string `json:"path"`
+	Provider string `json:"provider"`
+	// Formatted: this attach wrote the LUKS header (first attach).
+	Formatted bool `json:"formatted,omitempty"`
+}
+
+// DevicePath is the device the user gets: the dm-crypt device of an
+// encrypted volume, else the connector's device.
+func (r *Record) DevicePath() string {
+	switch {
+	case r.Crypt != nil && r.Crypt.Path != "":
+		return r.Crypt.Path
+	case r.Device != nil:
+		return r.Device.Path
+	}
+	return ""
+}
+
+// cryptName is the mapping's name: fixed by the volume, so a cleanup
+// after a crash inside the decrypt step finds it without a record of it.
+func cryptName(volumeID string) string { return "crypt-" + volumeID }
+
+func (m *Manager) dm() *dmcrypt.Crypt { return &dmcrypt.Crypt{Run: m.Host.Runner} }
+
+// encryptionSource is the part of cinderapi.Client the decrypt step needs.
+type encryptionSource interface {
+	Encryption(ctx context.Context, volumeID string) (cinderapi.Encryption, error)
+}
+
+// ErrEncrypted refuses an encrypted volume brick cannot open.
+var ErrEncrypted = errors.New("encrypted volume")
+
+func (r *attachRun) cryptSteps() []rollback.Step {
+	return []rollback.Step{{Name: StepDecrypt, Do: r.decrypt, Undo: r.cryptClose, UndoName: StepCryptClose}}
+}
+
+// decrypt opens an encrypted volume's device with dm-crypt; later steps
+// use the plaintext device.
+func (r *attachRun) decrypt(ctx context.Context) error {
+	enc, _, err := r.info.Bool("encrypted")
+	if err != nil || !enc {
+		return err
+	}
+	id := r.rec.VolumeID
+	if r.opts.NoDecrypt {
+		r.m.Host.Log.Warn("volume is encrypted: handing out the ciphertext device as asked (--no-decrypt); do not mkfs it",
+			"volume", id, "device", r.dev.Path)
+		return nil
+	}
+	src, ok := r.m.Cinder.(encryptionSource)
+	if !ok {
+		return fmt.Errorf("%w %s: this Cinder client cannot read encryption metadata", ErrEncrypted, id)
+	}
+	meta, err := src.Encryption(ctx, id)
+	if err != nil {
+		return fmt.Errorf("%w %s: read its encryption metadata: %w", ErrEncrypted, id, err)
+	}
+	spec, err := r.cryptSpec(meta)
+	if err != nil || spec == nil {
+		return err
+	}
+	key, err := r.m.cryptKey(ctx, meta.KeyID)
+	if err != nil {
+		return fmt.Errorf("%w %s: %w", ErrEncrypted, id, err)
+	}
+	defer clear(key)
+	// Named before the open: the undo closes what a failed open may have
+	// left.
+	r.rec.Crypt = &CryptRecord{Name: cryptName(id), Provider: string(spec.Provider)}
+	opened, err := r.m.dm().Open(ctx, r.dev.Path, r.rec.Crypt.Name, *spec, key, r.rec.Mode == "ro")
+	if err != nil {
+		return fmt.Errorf("%w %s: %w", ErrEncrypted, id, err)
+	}
+	r.rec.Crypt.Path, r.rec.Crypt.Formatted = opened.Path, opened.Formatted
+	return nil
+}
+
+// cryptSpec checks Cinder's metadata; nil (no error) means the host has
+// nothing to decrypt (back-end encryption).
+func (r *attachRun) cryptSpec(meta cinderapi.Encryption) (*dmcrypt.Spec, error) {
+	id := r.rec.VolumeID
+	if meta.KeyID == "" {
+		return nil, fmt.Errorf("%w %s: Cinder says it is encrypted but its encryption metadata has no key ID: "+
+			"check the volume type's encryption (openstack volume type show --encryption-type)", ErrEncrypted, id)
+	}
+	if !meta.FrontEnd() {
+		return nil, nil
+	}
+	p, err := dmcrypt.ParseProvider(meta.Provider)
+	if errors.Is(err, dmcrypt.ErrNotEncrypted) {
+		return nil, fmt.Errorf("%w %s: its encryption metadata names no provider: "+
+			"set one on the volume type (luks or luks2)", ErrEncrypted, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %w", ErrEncrypted, id, err)
+	}
+	spec := dmcrypt.Spec{Provider: p, Cipher: meta.Cipher, KeySize: meta.KeySize}
+	if err := spec.Validate(); err != nil {
+		return nil, fmt.Errorf("%w %s: encryption metadata: %w", ErrEncrypted, id, err)
+	}
+	return &spec, nil
+}
+
+// cryptKey fetches the key: Cinder's fixed key for the all-zero ID when a
+// key file is set, else the key manager.
+func (m *Manager) cryptKey(ctx context.Context, keyID string) ([]byte, error) {
+	c := m.Crypt
+	switch {
+	case c == nil:
+		return nil, errors.New("brick has no key access configured: authenticate with Keystone " +
+			"(the key comes from Barbican), set a fixed key file for a standalone Cinder, or use --no-decrypt for the ciphertext")
+	case keyID == keymanager.FixedKeyID && c.Fixed != nil:
+		return c.Fixed.Key(ctx, keyID)
+	case c.Keys != nil:
+		return c.Keys.Key(ctx, keyID)
+	case keyID == keymanager.FixedKeyID:
+		return nil, errors.New("its key is Cinder's fixed key: set brick's fixed key file (the same hex as Cinder's [key_manager] fixed_key, mode 0600)")
+	case c.KeysErr != nil:
+		return nil, c.KeysErr
+	}
+	return nil, fmt.Errorf("%w: no key manager configured", keymanager.ErrUnreachable)
+}
+
+func (r *attachRun) cryptClose(ctx context.Context) error {
+	if r.rec.Crypt == nil {
+		return nil
+	}
+	return r.m.dm().Close(ctx, r.rec.Crypt.Name)
+}
+
+// devicePath is the device later attach steps use.
+func (r *attachRun) devicePath() string {
+	if p := r.rec.DevicePath(); p != "" {
+		return p
+	}
+	return r.dev.Path
+}
+
+// freshPlaintext: this attach wrote the LUKS header, so the plaintext
+// device holds nothing yet, though it reads as noise (zeros decrypted),
+// which mkfs's blank check would take for data.
+func (r *attachRun) freshPlaintext() bool {
+	return r.rec.Crypt != nil && r.rec.Crypt.Formatted
+}
+
+// cryptSteps of a detach: close the mapping before the disconnect. Without
+// a crypt record (an attach made with --no-decrypt, or a record rebuilt
+// from Cinder) nothing is closed.
+func (d *detachRun) cryptSteps() []rollback.Step {
+	if d.rec.Crypt == nil {
+		return nil
+	}
+	return []rollback.Step{{Name: StepCryptClose, Do: func(ctx context.Context) error {
+		return d.m.dm().Close(ctx, d.rec.Crypt.Name)
+	}}}
+}
+
+// pushCryptClose adds the close to a cleanup's undo of an attach that
+// opened a mapping, or died inside the decrypt step of an encrypted volume
+// (the name is the volume's, recorded or not).
+func (m *Manager) pushCryptClose(j *rollback.Journal, rec *Record) {
+	inside := rec.Step == StepDecrypt && rec.ConnectionInfo != nil
+	if inside {
+		enc, _, _ := rec.ConnectionInfo.Bool("encrypted")
+		inside = enc
+	}
+	if rec.Crypt == nil && !inside {
+		return
+	}
+	j.Push(StepCryptClose, func(ctx context.Context) error { return m.dm().Close(ctx, cryptName(rec.VolumeID)) })
+}
