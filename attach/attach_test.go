@@ -351,19 +351,56 @@ func TestDetachBusy(t *testing.T) {
 	}
 }
 
+// TestDetachWithoutRecord: without brick's record the detach acts on the
+// LUN Cinder's connection info names, which may hold another volume: the
+// device there must carry the WWID the connection info gives, or --force.
 func TestDetachWithoutRecord(t *testing.T) {
-	for _, mv := range []string{"", "3.0"} {
-		f := newFixture(t, mv)
-		m := f.manager()
-		_, err := m.Attach(context.Background(), AttachOptions{Volume: volID})
-		require.NoError(t, err)
-		require.NoError(t, os.Remove(filepath.Join(f.root, DefaultStateDir, volID+".json")))
-		paths, err := m.VolumePaths(context.Background(), volID, connector.GatherOptions{})
-		require.NoError(t, err)
-		require.Equal(t, []string{"/dev/sdx"}, paths)
-		require.ErrorContains(t, m.Detach(context.Background(), DetachOptions{Volume: volID, AttachmentID: "nope"}), "has no attachment nope")
-		require.NoError(t, m.Detach(context.Background(), DetachOptions{Volume: volID}))
-		f.requireClean()
+	const diskWWID = "naa.60000000000000000e00000000010001"
+	for _, tc := range []struct {
+		name  string
+		wwn   string // the connection info's "wwn"; "" none
+		force bool
+		want  string // "" = detached
+	}{
+		{"wwid matches", "360000000000000000E00000000010001", false, ""},
+		{"wwid matches (naa. form)", diskWWID, false, ""},
+		{"no wwid in the connection info", "", false, "local-detach " + volID + ": brick has no record of this attachment, and at the LUN Cinder names /dev/sdx has WWID 360000000000000000e00000000010001, but Cinder's connection info gives no WWID to check it against: that LUN may hold another volume; if it is this volume, run again with --force"},
+		{"another volume's wwid", "3624a93700000000000000000000000aa", false, "/dev/sdx has WWID 360000000000000000e00000000010001, but Cinder's connection info says the volume's WWID is 3624a93700000000000000000000000aa (wwn)"},
+		{"no wwid, forced", "", true, ""},
+		{"another wwid, forced", "3624a93700000000000000000000000aa", true, ""},
+	} {
+		for _, mv := range []string{"", "3.0"} {
+			t.Run(tc.name+"/"+mv, func(t *testing.T) {
+				f := newFixture(t, mv)
+				hosttest.WriteFile(t, f.root, "/sys/block/sdx/device/wwid", diskWWID+"\n")
+				if tc.wwn != "" {
+					f.fake.ConnectionInfo = func(id string, conn map[string]any) map[string]any {
+						ci := cindertest.DefaultConnectionInfo(id, conn)
+						ci["wwn"] = tc.wwn
+						return ci
+					}
+				}
+				m := f.manager()
+				_, err := m.Attach(context.Background(), AttachOptions{Volume: volID})
+				require.NoError(t, err)
+				require.NoError(t, os.Remove(filepath.Join(f.root, DefaultStateDir, volID+".json")))
+				paths, err := m.VolumePaths(context.Background(), volID, connector.GatherOptions{})
+				require.NoError(t, err)
+				require.Equal(t, []string{"/dev/sdx"}, paths)
+				require.ErrorContains(t, m.Detach(context.Background(), DetachOptions{Volume: volID, AttachmentID: "nope"}), "has no attachment nope")
+				err = m.Detach(context.Background(), DetachOptions{Volume: volID, Force: tc.force})
+				if tc.want != "" {
+					require.ErrorContains(t, err, tc.want)
+					st, _ := f.fake.Status(volID)
+					require.Equal(t, "in-use", st, "left attached")
+					require.Equal(t, 1, f.conn.count(), "device left alone")
+					require.Empty(t, f.conn.disconnects)
+					return
+				}
+				require.NoError(t, err)
+				f.requireClean()
+			})
+		}
 	}
 }
 

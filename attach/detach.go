@@ -60,7 +60,11 @@ func (m *Manager) detachRecord(ctx context.Context, vol *cinderapi.Volume, id st
 	rec, err := m.store().load(id)
 	switch {
 	case errors.Is(err, ErrNoRecord):
-		return m.recordFromCinder(ctx, vol, opts)
+		rec, err := m.recordFromCinder(ctx, vol, opts)
+		if err != nil {
+			return nil, err
+		}
+		return rec, m.checkUnrecorded(ctx, rec, opts.Force)
 	case err != nil:
 		return nil, err
 	case rec.Phase == PhaseAttaching:

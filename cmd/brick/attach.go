@@ -241,7 +241,7 @@ the volume back to in-use).`,
 	// brick keeps its own record, so the value is not needed.
 	f.StringVar(&deviceInfoIgnored, "device-info", "", "accepted for python-brick-cinderclient-ext and ignored: brick keeps its own record")
 	_ = f.MarkHidden("device-info")
-	f.BoolVar(&do.Force, "force", false, "detach even if the device is mounted or open or a flush fails (unwritten data may be lost; a multipath map still held open is removed when its holder closes it)")
+	f.BoolVar(&do.Force, "force", false, "detach even if the device is mounted or open or a flush fails (unwritten data may be lost; a multipath map still held open is removed when its holder closes it), or, without brick's record, its WWID cannot be checked against Cinder's")
 	return cmd
 }
 

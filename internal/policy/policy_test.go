@@ -139,7 +139,7 @@ var allowedImports = map[string][]string{
 	"cinderapi":            {"connector", "ident", "host"},
 	"ironicapi":            {"ident"},
 	"ironicattach":         {"ironicapi", "cinderapi", "connector", "osauth", "rollback", "host", "ident"},
-	"attach":               {"cinderapi", "ironicapi", "ironicattach", "connector", "connector/...", "rollback", "host", "ident", "dmcrypt", "keymanager"},
+	"attach":               {"cinderapi", "ironicapi", "ironicattach", "connector", "connector/...", "scsi", "rollback", "host", "ident", "dmcrypt", "keymanager"},
 	"rollback":             {},
 	"dmcrypt":              {"host"},
 	"keymanager":           {"ident"},
