@@ -349,14 +349,16 @@ Cinder. Cinder errors become warnings and the status shows "unknown";
 			if err != nil {
 				return err
 			}
-			if !offline {
+			entries, errs := m.List(cmd.Context())
+			// Without records there is no status to ask Cinder for.
+			if !offline && len(entries) > 0 {
 				if c, err := a.cinderClient(cmd.Context()); err == nil {
 					m.Cinder = c
+					entries, errs = m.List(cmd.Context())
 				} else {
 					a.logger.Warn("list: Cinder status unknown", "err", err.Error())
 				}
 			}
-			entries, errs := m.List(cmd.Context())
 			for _, e := range errs {
 				a.logger.Warn("list", "err", e.Error())
 			}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -110,5 +113,54 @@ func TestHelpLengths(t *testing.T) {
 		code, out, _ := runVolumeCmd(t, cmd, "--help")
 		require.Equal(t, 0, code)
 		require.LessOrEqual(t, strings.Count(out, "\n"), most, cmd)
+	}
+}
+
+// TestSettingsErrors: a typo in brick.yaml, a bad BRICK_* or OS_* value
+// and a missing --host-root are usage errors that say where and what.
+func TestSettingsErrors(t *testing.T) {
+	t.Setenv("BRICK_CONFIG", "")
+	root := fixtureHost(t)
+	dir := t.TempDir()
+	cfg := func(body string) string {
+		p := filepath.Join(dir, fmt.Sprintf("c%d.yaml", len(body)))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	tests := []struct {
+		name   string
+		env    map[string]string
+		config string
+		args   []string
+		code   int
+		want   string
+	}{
+		{"unknown key", nil, cfg("multipath: true\nmultipth: true\n"), []string{"get-connector"}, 2, "unknown key multipth"},
+		{"key of another command", nil, cfg("os_cloud: x\nrbd-driver: nbd\n"), []string{"get-connector"}, 0, ""},
+		{"bad yaml value", nil, cfg("multipath: maybe\n"), []string{"get-connector"}, 2, `key multipath="maybe" is not valid for --multipath: want true or false`},
+		{"bad BRICK bool", map[string]string{"BRICK_MULTIPATH": "yes please"}, "/dev/null", []string{"get-connector"}, 2, `BRICK_MULTIPATH="yes please" is not valid for --multipath: want true or false`},
+		{"bad BRICK duration", map[string]string{"BRICK_ISCSI_LOGIN_TIMEOUT": "5"}, "/dev/null", []string{"connect"}, 2, "BRICK_ISCSI_LOGIN_TIMEOUT=\"5\" is not valid for --iscsi-login-timeout: want a duration"},
+		{"bad BRICK enum", map[string]string{"BRICK_RBD_DRIVER": "fuse"}, "/dev/null", []string{"connect"}, 2, "BRICK_RBD_DRIVER=\"fuse\" is not valid for --rbd-driver: want one of krbd, nbd"},
+		{"bad BRICK format", map[string]string{"BRICK_FORMAT": "xml"}, "/dev/null", []string{"get-connector"}, 2, "BRICK_FORMAT: unknown output format"},
+		{"bad OS variable", map[string]string{"OS_INSECURE": "perhaps"}, "/dev/null", []string{"list"}, 2, `OS_INSECURE="perhaps" is not valid for --insecure`},
+		{"missing host root", nil, "/dev/null", []string{"get-connector", "--host-root", filepath.Join(dir, "nope")}, 2, "--host-root " + filepath.Join(dir, "nope") + ": no such directory"},
+		// No record: nothing to ask Cinder, so an unreachable one is no warning.
+		{"list without records", nil, "/dev/null", []string{"list", "--os-auth-url", "http://127.0.0.1:1/v3", "--os-username", "u", "--os-password", "p"}, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			args := append([]string{"--host-root", root, "--config", tt.config}, tt.args...)
+			code, _, errs := runVolumeCmd(t, args...)
+			require.Equal(t, tt.code, code, errs)
+			if tt.want == "" {
+				require.Empty(t, errs)
+				return
+			}
+			require.Contains(t, errs, tt.want)
+			require.Equal(t, 1, strings.Count(errs, "\n"), errs)
+		})
 	}
 }

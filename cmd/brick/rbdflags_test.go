@@ -20,7 +20,7 @@ func TestRBDDriverFlag(t *testing.T) {
 
 	_, errOut, code = runBrick(t, []string{"BRICK_CONFIG=", "BRICK_RBD_DRIVER=rbd-nbd"}, "connect", "--host-root", root, "--connection-info", ci)
 	require.Equal(t, 2, code, errOut)
-	require.Contains(t, errOut, "setting rbd-driver")
+	require.Contains(t, errOut, `BRICK_RBD_DRIVER="rbd-nbd" is not valid for --rbd-driver`)
 
 	_, errOut, code = runBrick(t, []string{"BRICK_CONFIG=", "BRICK_RBD_DRIVER=nbd"}, "connect", "--host-root", root, "--connection-info", ci)
 	require.Equal(t, 1, code, errOut)

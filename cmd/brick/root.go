@@ -121,45 +121,17 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 	if err := a.loadConfigFile(cmd, v); err != nil {
 		return err
 	}
-	var applyErr error
-	apply := func(f *pflag.Flag) {
-		if applyErr != nil || f.Changed || f.Name == "help" {
-			return
-		}
-		envs := []string{"BRICK_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))}
-		envs = append(envs, f.Annotations[envAnnotation]...)
-		_ = v.BindEnv(append([]string{f.Name}, envs...)...)
-		if !v.IsSet(f.Name) {
-			return
-		}
-		var err error
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			err = sv.Replace(v.GetStringSlice(f.Name))
-		} else {
-			err = f.Value.Set(v.GetString(f.Name))
-		}
-		if err != nil {
-			applyErr = usageError{fmt.Errorf("setting %s from environment or %s: %w", f.Name, a.configFile, err)}
-		}
-		if f.Name == "format" {
-			a.formatSet = true
-		}
-		// A required flag given by env or config is given; other flags stay
-		// unchanged so mutually exclusive groups only judge the command line.
-		if _, required := f.Annotations[cobra.BashCompOneRequiredFlag]; required {
-			f.Changed = true
-		}
-	}
-	cmd.InheritedFlags().VisitAll(apply)
-	cmd.LocalFlags().VisitAll(apply)
-	if applyErr != nil {
-		return applyErr
+	if err := a.applySettings(cmd, v); err != nil {
+		return err
 	}
 	a.out.TermWidth = progress.Width(a.stdout)
 	if a.out.TermWidth == 0 && a.out.FitWidth {
 		a.out.TermWidth, _ = strconv.Atoi(os.Getenv("COLUMNS"))
 	}
 	if err := a.out.validate(); err != nil {
+		if env, ok := os.LookupEnv(envName("format")); ok && env == a.out.Format && !cmd.Flags().Changed("format") {
+			err = fmt.Errorf("%s: %w", envName("format"), err)
+		}
 		return usageError{err}
 	}
 	// Cobra checks these after this hook; checking here first marks their
@@ -172,6 +144,9 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 	}
 	if a.debug {
 		a.logger = a.newLogger(slog.LevelDebug)
+	}
+	if _, err := os.Stat(a.hostRoot); errors.Is(err, fs.ErrNotExist) {
+		return usageError{fmt.Errorf("--host-root %s: no such directory", a.hostRoot)}
 	}
 	if err := a.trust.CheckDir(a.hostRoot); err != nil {
 		return fmt.Errorf("--host-root: %w", err)
@@ -207,6 +182,9 @@ func (a *app) loadConfigFile(cmd *cobra.Command, v *viper.Viper) error {
 	norm := make(map[string]any, len(m))
 	for k, val := range m {
 		norm[strings.ReplaceAll(strings.ToLower(k), "_", "-")] = val
+	}
+	if err := checkConfigKeys(a.configFile, norm); err != nil {
+		return usageError{err}
 	}
 	if readable && holdsSecret(norm) {
 		osauth.WarnReadable(a.logger, a.configFile, "a password or token")
