@@ -9,6 +9,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/connector/iscsi"
+	"github.com/brick-storage/brick/host/hosttest"
 )
 
 // TestPlanChangesNothing: the connect and disconnect plans name the
@@ -59,4 +60,25 @@ func TestPlanChangesNothing(t *testing.T) {
 	_, err = c.PlanConnect(ctx, connInfo(t, `{"driver_volume_type":"iscsi","data":{"target_portal":"127.0.0.1","target_iqn":"--x","target_lun":1}}`))
 	require.ErrorIs(t, err, connector.ErrInvalid)
 	require.NoError(t, c.Disconnect(ctx, ci, dev, connector.DisconnectOptions{}))
+}
+
+// TestPlanMultipathNamesDiscoveryAndMap: with multipathd running and one
+// portal, the plan says SendTargets discovery and the map would come, and
+// runs neither; a host name portal is shown resolved.
+func TestPlanMultipathNamesDiscoveryAndMap(t *testing.T) {
+	fk, r, h := newFakeKernel(t)
+	hosttest.WriteFile(t, fk.root, "/proc/42/comm", "multipathd\n")
+	opts := fastOptions()
+	opts.Multipath = true
+	opts.Resolver = &fakeResolver{answers: map[string][]string{"san-a": {"127.0.0.1"}}}
+	c := iscsi.New(h, opts)
+	p, err := c.PlanConnect(context.Background(), connInfo(t, `{"driver_volume_type":"iscsi","data":{"target_portal":"san-a","target_iqn":"`+tgtIQN+`","target_lun":1,"access_mode":"ro"}}`))
+	require.NoError(t, err)
+	require.True(t, p.Multipath)
+	require.Equal(t, connector.PlanDetail{Key: "portals", Value: []string{"127.0.0.1:3260"}}, p.Details[0])
+	steps := strings.Join(p.Steps, "\n")
+	require.Contains(t, steps, "iscsiadm -m discoverydb -t sendtargets -p 127.0.0.1:3260 --discover")
+	require.Contains(t, steps, "multipathd add path")
+	require.Contains(t, steps, "blockdev --setro")
+	require.Empty(t, r.Calls())
 }
