@@ -178,15 +178,22 @@ func (r *attachRun) freshPlaintext() bool {
 	return r.rec.Crypt != nil && r.rec.Crypt.Formatted
 }
 
-// cryptSteps of a detach: close the mapping before the disconnect. Without
-// a crypt record (an attach made with --no-decrypt, or a record rebuilt
-// from Cinder) nothing is closed.
+// cryptSteps of a detach: close the mapping before the disconnect. A
+// record rebuilt from Cinder has no crypt record: an encrypted volume's
+// mapping is closed by its name then (closing one that is not open is
+// success, as after --no-decrypt).
 func (d *detachRun) cryptSteps() []rollback.Step {
-	if d.rec.Crypt == nil {
+	name := ""
+	if d.rec.Crypt != nil {
+		name = d.rec.Crypt.Name
+	} else if enc, _, _ := d.info.Bool("encrypted"); enc {
+		name = cryptName(d.rec.VolumeID)
+	}
+	if name == "" {
 		return nil
 	}
 	return []rollback.Step{{Name: StepCryptClose, Do: func(ctx context.Context) error {
-		return d.m.dm().Close(ctx, d.rec.Crypt.Name)
+		return d.m.dm().Close(ctx, name)
 	}}}
 }
 

@@ -196,6 +196,18 @@ func TestEncryptedAttachWithoutDecrypt(t *testing.T) {
 	}
 }
 
+func TestEncryptedDetachWithoutRecord(t *testing.T) {
+	c := newCryptFixture(t)
+	m := c.manager(luks2Meta, nil, &Crypt{Keys: fakeKeys{key: cryptKey}})
+	_, err := m.Attach(context.Background(), AttachOptions{Volume: "data"})
+	require.NoError(t, err)
+	require.NoError(t, m.store().remove(volID))
+	// The fake SCSI device has no WWID to check: --force, as a user would.
+	require.NoError(t, m.Detach(context.Background(), DetachOptions{Volume: volID, Force: true}))
+	require.False(t, c.open, "the mapping is closed by its name")
+	c.requireClean()
+}
+
 func TestEncryptedCrashInsideDecryptThenCleanup(t *testing.T) {
 	c := newCryptFixture(t)
 	m := c.manager(luks2Meta, nil, &Crypt{Keys: fakeKeys{key: cryptKey}})
