@@ -244,3 +244,17 @@ func FuzzProviderAndSpec(f *testing.F) {
 		}
 	})
 }
+
+func TestResizeFeedsTheKeyOnStdin(t *testing.T) {
+	var stdin string
+	r := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
+		stdin = string(cmd.Stdin)
+		return host.Result{}, nil
+	})
+	c := &Crypt{Run: r}
+	require.NoError(t, c.Resize(context.Background(), "crypt-v", key))
+	require.Equal(t, []string{"cryptsetup resize --key-file=- crypt-v"}, r.Calls())
+	require.Equal(t, pass, stdin)
+	require.NotContains(t, string(r.Commands()[0].Stdin), pass, "the passphrase is wiped after use")
+	require.ErrorContains(t, c.Resize(context.Background(), "a/b", key), "dm-crypt name")
+}

@@ -141,3 +141,20 @@ func (c *Crypt) IsOpen(ctx context.Context, name string) (bool, error) {
 	}
 	return res.ExitCode == 0, nil
 }
+
+// Resize grows an open mapping to its device's new size (after a volume
+// extend). LUKS2 may ask for the passphrase, so key goes on stdin as for
+// an open; key is not kept.
+func (c *Crypt) Resize(ctx context.Context, name string, key []byte) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	pass := Passphrase(key)
+	defer clear(pass)
+	_, err := c.Run.Run(ctx, host.Command{Name: "cryptsetup", Args: []string{"resize", "--key-file=-", name}, Stdin: pass,
+		Secrets: []string{string(pass)}, Timeout: c.timeout(false)})
+	if err != nil {
+		return fmt.Errorf("resize %s: %w", MapperPath(name), err)
+	}
+	return nil
+}
