@@ -44,6 +44,10 @@ func (d socketDaemon) Command(ctx context.Context, cmd string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
 	conn, err := d.sys.DialAbstract(ctx, SocketName)
+	if errors.Is(err, host.ErrUntrustedPeer) {
+		// Not "no socket": the multipathd command would ask the same impostor.
+		return "", fmt.Errorf("multipathd %s: %w", cmd, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("multipathd %s: %w: %w", cmd, ErrNoSocket, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -138,4 +139,25 @@ func (d *removingDaemon) Command(ctx context.Context, cmd string) (string, error
 		d.remove()
 	}
 	return reply, err
+}
+
+// TestRemovalConfirmedInSysfs: an "ok" from whatever answers on
+// multipathd's socket (a stale daemon, an impostor) is not proof: a map
+// still in sysfs fails the flush, and a forced removal reports it held.
+func TestRemovalConfirmedInSysfs(t *testing.T) {
+	r := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
+		return host.Result{}, nil // multipath -f "succeeds" too, removing nothing
+	})
+	h, root := hosttest.New(t, r)
+	fixtureMap(t, root, "0")
+	d := &fakeDaemon{}
+	m := multipath.New(h, multipath.Options{Daemon: d, FlushTimeout: 300 * time.Millisecond})
+	mp, err := m.MapOf("sdb")
+	require.NoError(t, err)
+	err = m.Flush(context.Background(), mp)
+	require.ErrorContains(t, err, "multipath flush mpatha")
+	require.ErrorContains(t, err, "is still there")
+	held, err := m.Remove(context.Background(), mp, true)
+	require.NoError(t, err)
+	require.True(t, held, "forced: the map that stayed is reported held")
 }

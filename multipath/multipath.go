@@ -439,10 +439,16 @@ func (m *Multipath) Flush(ctx context.Context, mp *Map) error {
 // own state at once), else "multipath -f". A refused "del map" (map in
 // use, or one multipathd does not know) gets "multipath -f" too, whose
 // error then says why.
+//
+// Success is what sysfs shows, not the reply: a map still there after an
+// "ok" (a stale or impostor multipathd) is an error.
 func (m *Multipath) removeMap(ctx context.Context, mp *Map) error {
 	reply, err := m.opts.Daemon.Command(ctx, "del map "+mp.Name)
 	if err == nil && (reply == "ok" || reply == "") {
 		m.log.Debug("multipathd (socket)", "command", "del map "+mp.Name, "reply", reply)
+		if m.stillThere(mp) {
+			return fmt.Errorf("multipathd del map %s answered %q, but %s is still there", mp.Name, reply, mp.DevPath())
+		}
 		return nil
 	}
 	if err == nil {
@@ -450,7 +456,9 @@ func (m *Multipath) removeMap(ctx context.Context, mp *Map) error {
 	} else if !errors.Is(err, ErrNoSocket) {
 		m.log.Debug("multipathd del map failed; running multipath -f", "map", mp.Name, "err", err.Error())
 	}
-	_, err = m.run(ctx, "multipath", "-f", mp.Name)
+	if _, err = m.run(ctx, "multipath", "-f", mp.Name); err == nil && m.stillThere(mp) {
+		return fmt.Errorf("multipath -f %s succeeded, but %s is still there", mp.Name, mp.DevPath())
+	}
 	return err
 }
 
