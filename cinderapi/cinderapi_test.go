@@ -257,6 +257,49 @@ func TestErrors(t *testing.T) {
 	require.Equal(t, 403, ce.Status)
 }
 
+// Refusals a cloud user meets: one line naming the step, the volume, the
+// cause and the flags that fix it.
+func TestAuthErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, op string
+		fault    cindertest.Fault
+		call     func(context.Context, *cinderapi.Client) error
+		want     string
+	}{
+		{"member force-detaches", "os-force_detach",
+			cindertest.Fault{Status: 403, Body: `{"forbidden": {"code": 403, "message": "Policy doesn't allow volume_extension:volume_admin_actions:force_detach to be performed."}}`},
+			func(ctx context.Context, c *cinderapi.Client) error {
+				return c.ForceDetach(ctx, vol1, "", cinderapi.HostConnector{})
+			},
+			"cinder force_detach volume " + vol1 + ": Policy doesn't allow volume_extension:volume_admin_actions:force_detach to be performed (HTTP 403); " +
+				"Cinder's policy does not allow force_detach to this user: it needs the admin role; use credentials with it (--os-cloud, or --os-username and --os-project-name)"},
+		{"reader reserves", "attachment-create",
+			cindertest.Fault{Status: 403, Body: `{"forbidden": {"code": 403, "message": "Policy doesn't allow volume:attachment_create to be performed."}}`},
+			func(ctx context.Context, c *cinderapi.Client) error {
+				_, err := c.Flow().Reserve(ctx, vol1, "")
+				return err
+			},
+			"cinder attachment create volume " + vol1 + ": Policy doesn't allow volume:attachment_create to be performed (HTTP 403); " +
+				"Cinder's policy does not allow attachment create to this user: it needs the member role on the volume's project (a reader may only read); use credentials with it (--os-cloud, or --os-username and --os-project-name)"},
+		{"expired token mid-run", "get",
+			cindertest.Fault{Status: 401, Body: `{"error": {"code": 401, "title": "Unauthorized", "message": "The request you have made requires authentication."}}`},
+			func(ctx context.Context, c *cinderapi.Client) error { _, err := c.Volume(ctx, vol1); return err },
+			"cinder get volume " + vol1 + ": The request you have made requires authentication (HTTP 401); Cinder refused the token (expired or revoked): with --os-token or OS_TOKEN get a new one ('openstack token issue'); " +
+				"otherwise check the credentials (--os-cloud or the OS_* variables)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := cindertest.New(t)
+			fake.AddVolume(vol1, "data")
+			c := newClient(t, fake, "")
+			fake.Fail(tc.op, tc.fault)
+			err := tc.call(context.Background(), c)
+			require.ErrorIs(t, err, cinderapi.ErrUnauthorized)
+			require.Equal(t, tc.want, err.Error())
+			require.True(t, gophercloud.ResponseCodeIs(err, tc.fault.Status))
+		})
+	}
+}
+
 // The typed errors keep gophercloud's error as their cause, without the
 // response body (a traceback).
 func TestErrorsKeepCause(t *testing.T) {

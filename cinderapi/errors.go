@@ -44,6 +44,7 @@ type Error struct {
 	Volume  string // volume ID or name as given
 	Status  int    // HTTP status, 0 for network errors
 	Message string // short, single line
+	Hint    string // what to do about it; may be empty
 	Kind    error  // one of the Err* kinds
 	// Err is the cause: gophercloud's error (its body dropped), or the
 	// network's.
@@ -65,6 +66,10 @@ func (e *Error) Error() string {
 	}
 	if e.Status != 0 {
 		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
+	}
+	if e.Hint != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Hint)
 	}
 	return b.String()
 }
@@ -94,6 +99,7 @@ func mapError(step, volume string, err error) error {
 		e.Status = code.Actual
 		e.Message = ShortMessage(code.Body)
 		e.Kind = kindOf(code.Actual, e.Message)
+		e.Hint = hintFor(step, code.Actual)
 		// Keep gophercloud's error as the cause (ResponseCodeIs works),
 		// but without the body: it repeats the whole response, traceback
 		// included, and the URL without credentials.
@@ -112,6 +118,23 @@ func mapError(step, volume string, err error) error {
 		e.Kind, e.Message = ErrUnexpected, oneLine(err.Error())
 	}
 	return e
+}
+
+// hintFor says what to do about an authentication or policy refusal.
+func hintFor(step string, status int) string {
+	switch status {
+	case 401:
+		return "Cinder refused the token (expired or revoked): with --os-token or OS_TOKEN get a new one ('openstack token issue'); " +
+			"otherwise check the credentials (--os-cloud or the OS_* variables)"
+	case 403:
+		need := "the member role on the volume's project (a reader may only read)"
+		if step == "force_detach" || step == "reset_status" {
+			need = "the admin role"
+		}
+		return "Cinder's policy does not allow " + step + " to this user: it needs " + need +
+			"; use credentials with it (--os-cloud, or --os-username and --os-project-name)"
+	}
+	return ""
 }
 
 // isKind reports whether err is an *Error of that kind.

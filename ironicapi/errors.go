@@ -1,10 +1,13 @@
 package ironicapi
 
 import (
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -70,12 +73,16 @@ type call struct {
 	op       string // "create", "list", "delete", ...
 	resource string // "volume connector", "volume target", "node"
 	ident    string // the UUID or name the user gave, if any
+	node     string // the node a new connector or target is for, if known
 }
 
 func (c call) String() string {
 	s := c.op + " " + c.resource
 	if c.ident != "" {
 		s += " " + quote(c.ident)
+	}
+	if c.node != "" {
+		s += " of node " + quote(c.node)
 	}
 	return s
 }
@@ -99,7 +106,7 @@ func convert(c call, err error) error {
 	}
 	var ue gophercloud.ErrUnexpectedResponseCode
 	if !errors.As(err, &ue) {
-		return fmt.Errorf("ironic %s: %w", c, err)
+		return unreachable(c, err)
 	}
 	msg, bare := DecodeErrorBody(ue.Body)
 	e := &Error{Op: c.String(), StatusCode: ue.Actual, Message: msg, Err: err}
@@ -113,10 +120,75 @@ func convert(c call, err error) error {
 		e.Hint = conflictHint(c)
 	case http.StatusBadRequest:
 		e.badRequest()
-	case http.StatusUnauthorized, http.StatusForbidden:
-		e.Hint = "check the credentials (--os-cloud, OS_* variables, or --os-auth-type and the Ironic user/password)"
+	case http.StatusUnauthorized:
+		e.Kind = ErrUnauthorized
+		e.Hint = "Ironic refused the token (none, expired or revoked): with --os-token or OS_TOKEN get a new one ('openstack token issue'); " +
+			"with --os-auth-type noauth this Ironic wants Keystone credentials instead (--os-cloud, or OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME)"
+	case http.StatusForbidden:
+		e.Kind = ErrForbidden
+		e.Hint = forbiddenHint(c)
+	default:
+		if ue.Actual >= 500 {
+			e.Hint = "Ironic (or a proxy in front of it) failed: try again later; if it persists, Ironic's log says why"
+		}
 	}
 	return e
+}
+
+// forbiddenHint says which role Ironic's default policy wants for the call.
+func forbiddenHint(c call) string {
+	need := "a role on the node's owner project (reader to read)"
+	switch c.op {
+	case "create", "update", "delete":
+		if strings.HasPrefix(c.resource, "volume") {
+			need = "the admin role on the node's owner or lessee project, or a system-scoped member"
+		} else {
+			need = "the member role on the node's owner project, or a system-scoped member"
+		}
+	case "set power state of":
+		need = "the member role on the node's owner project, or a system-scoped member"
+	}
+	return "Ironic's policy does not allow this to the user: it needs " + need +
+		"; use credentials with that role (--os-cloud, or --os-username and --os-project-name)"
+}
+
+// unreachable words an error that got no HTTP answer: refused, timed out,
+// TLS; the URL without credentials or query.
+func unreachable(c call, err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return fmt.Errorf("ironic %s: %w", c, err)
+	}
+	msg := "cannot reach " + redactURL(ue.URL) + ": " + netCause(ue)
+	hint := "check --ironic-endpoint, or the catalog's baremetal endpoint for --os-region-name and --os-interface, and that Ironic runs there"
+	var unknownCA x509.UnknownAuthorityError
+	if errors.As(err, &unknownCA) {
+		hint = "give the CA bundle with --os-cacert, or verify: false in clouds.yaml / --insecure to skip the check"
+	}
+	return &Error{Op: c.String(), Message: msg, Hint: hint, Kind: ErrUnreachable, Err: err}
+}
+
+// netCause is the last part of a network error ("connection refused"),
+// or "no answer (timed out)".
+func netCause(ue *url.Error) string {
+	if ue.Timeout() {
+		return "no answer (timed out)"
+	}
+	s := ue.Err.Error()
+	if i := strings.LastIndex(s, ": "); i >= 0 && i+2 < len(s) {
+		s = s[i+2:]
+	}
+	return oneLine(s)
+}
+
+// redactURL drops userinfo and query from a URL for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<url>"
+	}
+	u.User, u.RawQuery = nil, ""
+	return u.String()
 }
 
 // notFound tells a missing resource from a URL the server does not have.
@@ -208,7 +280,7 @@ func DecodeErrorBody(body []byte) (msg string, bare bool) {
 		ErrorMessage json.RawMessage `json:"error_message"`
 	}
 	if err := json.Unmarshal(body, &outer); err != nil || len(outer.ErrorMessage) == 0 {
-		return oneLine(string(body)), true
+		return foreignBody(body), true
 	}
 	var inner struct {
 		FaultString *string `json:"faultstring"`
@@ -231,6 +303,31 @@ func DecodeErrorBody(body []byte) (msg string, bare bool) {
 	m := strings.TrimSpace(inner.Title + ": " + stripTags(inner.Description))
 	return oneLine(strings.TrimSuffix(m, ":")), true
 }
+
+// foreignBody is the message of an error body not from Ironic's API code:
+// keystonemiddleware's {"error": {"message": ...}}, a proxy's HTML page
+// (its title, or its text), or anything else as one short line.
+func foreignBody(body []byte) string {
+	var ks struct {
+		Error struct {
+			Title   string `json:"title"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &ks) == nil && ks.Error.Message != "" {
+		return oneLine(ks.Error.Message)
+	}
+	s := string(body)
+	if lower := strings.ToLower(s); strings.Contains(lower, "<html") || strings.Contains(lower, "<!doctype") {
+		if m := titleRE().FindStringSubmatch(s); m != nil && strings.TrimSpace(m[1]) != "" {
+			return "an HTML page: " + oneLine(html.UnescapeString(m[1]))
+		}
+		return "an HTML page: " + oneLine(html.UnescapeString(stripTags(s)))
+	}
+	return oneLine(s)
+}
+
+var titleRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`) })
 
 var tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<[^>]*>`) })
 

@@ -3,11 +3,14 @@ package ironicapi
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
@@ -106,6 +109,8 @@ func TestErrorMapping(t *testing.T) {
 		kind      error
 		contains  []string
 		resource  string
+		op, node  string
+		want      string
 		wantState string
 	}{
 		{name: "duplicate connector", code: 409, body: body409Conn, kind: ErrConflict, resource: "volume connector",
@@ -131,7 +136,19 @@ func TestErrorMapping(t *testing.T) {
 		{name: "406 too new is not too old", code: 406, maxHdr: "1.82", body: body406TooNew, kind: nil,
 			contains: []string{"supported version range is: [1.1, 1.82]"}},
 		{name: "html from a proxy", code: 502, body: "<html><body>\nBad gateway\n</body></html>", kind: nil,
-			contains: []string{"<html><body> Bad gateway </body></html> (HTTP 502)"}},
+			want: "ironic create volume connector: an HTML page: Bad gateway (HTTP 502); Ironic (or a proxy in front of it) failed: try again later; if it persists, Ironic's log says why", resource: "volume connector"},
+		{name: "html page with a title", code: 503, body: "<!DOCTYPE html>\n<html><head><title>503 Service Unavailable</title></head><body><h1>Service Unavailable</h1><p>The server is temporarily unable &amp; busy</p></body></html>", kind: nil,
+			want: "ironic list volume connectors: an HTML page: 503 Service Unavailable (HTTP 503); Ironic (or a proxy in front of it) failed: try again later; if it persists, Ironic's log says why", op: "list", resource: "volume connectors"},
+		{name: "keystonemiddleware 401", code: 401, body: `{"error": {"code": 401, "title": "Unauthorized", "message": "The request you have made requires authentication."}}`, kind: ErrUnauthorized,
+			op: "list", resource: "volume connectors",
+			want: "ironic list volume connectors: The request you have made requires authentication. (HTTP 401); Ironic refused the token (none, expired or revoked): with --os-token or OS_TOKEN get a new one ('openstack token issue'); " +
+				"with --os-auth-type noauth this Ironic wants Keystone credentials instead (--os-cloud, or OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME)"},
+		{name: "policy 403 on create", code: 403, body: `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Access was denied to the following resource: baremetal:volume:create\", \"debuginfo\": null}"}`, kind: ErrForbidden,
+			resource: "volume connector", node: nodeA,
+			want: "ironic create volume connector of node " + nodeA + ": Access was denied to the following resource: baremetal:volume:create (HTTP 403); Ironic's policy does not allow this to the user: it needs the admin role on the node's owner or lessee project, or a system-scoped member; use credentials with that role (--os-cloud, or --os-username and --os-project-name)"},
+		{name: "policy 403 on a node read", code: 403, body: `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Access was denied to the following resource: baremetal:node:get\", \"debuginfo\": null}"}`, kind: ErrForbidden,
+			op: "get", resource: "node",
+			contains: []string{"baremetal:node:get (HTTP 403)", "a role on the node's owner project (reader to read)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -145,7 +162,14 @@ func TestErrorMapping(t *testing.T) {
 			sc := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{}, Endpoint: srv.URL + "/"}
 			_, err := sc.Get(context.Background(), srv.URL+"/v1/volume/connectors", nil, nil)
 			require.Error(t, err)
-			err = convert(call{op: "create", resource: tc.resource}, err)
+			op := tc.op
+			if op == "" {
+				op = "create"
+			}
+			err = convert(call{op: op, resource: tc.resource, node: tc.node}, err)
+			if tc.want != "" {
+				require.Equal(t, tc.want, err.Error())
+			}
 			var e *Error
 			require.ErrorAs(t, err, &e)
 			if tc.kind != nil {
@@ -339,4 +363,40 @@ func TestResolveNode(t *testing.T) {
 	require.Equal(t, nodeA, id)
 	_, err = ResolveNode(ctx, sc, "nosuch")
 	require.ErrorIs(t, err, ErrNotFound)
+}
+
+func TestUnreachableErrors(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer hung.Close()
+	tlsSrv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	for _, tc := range []struct {
+		name, base string
+		timeout    time.Duration
+		want       string
+	}{
+		{"closed port", closedURL, 0, "ironic list volume connectors: cannot reach " + closedURL + "/v1/volume/connectors: connection refused; " +
+			"check --ironic-endpoint, or the catalog's baremetal endpoint for --os-region-name and --os-interface, and that Ironic runs there"},
+		{"hung server", hung.URL, 300 * time.Millisecond, "ironic list volume connectors: cannot reach " + hung.URL + "/v1/volume/connectors: no answer (timed out); " +
+			"check --ironic-endpoint, or the catalog's baremetal endpoint for --os-region-name and --os-interface, and that Ironic runs there"},
+		{"unknown CA", tlsSrv.URL, 0, "ironic list volume connectors: cannot reach " + tlsSrv.URL + "/v1/volume/connectors: certificate signed by unknown authority; " +
+			"give the CA bundle with --os-cacert, or verify: false in clouds.yaml / --insecure to skip the check"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{}, Endpoint: tc.base + "/v1/"}
+			sc.HTTPClient = http.Client{Timeout: tc.timeout}
+			_, err := sc.Get(context.Background(), tc.base+"/v1/volume/connectors?secret=x", nil, nil)
+			require.Error(t, err)
+			err = convert(call{op: "list", resource: "volume connectors"}, err)
+			require.ErrorIs(t, err, ErrUnreachable)
+			require.Equal(t, tc.want, err.Error())
+		})
+	}
 }

@@ -79,6 +79,9 @@ func (k volumeKind) create(ctx context.Context, client *gophercloud.ServiceClien
 		r.Err = &Error{Op: c.String(), Message: err.Error(), Kind: ErrInvalid}
 		return r
 	}
+	if n, ok := b["node_uuid"].(string); ok {
+		c.node = n
+	}
 	resp, err := volumeClient(client).Post(ctx, k.collectionURL(client), b, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{201}})
 	_, r.Header, r.Err = gophercloud.ParseResponse(resp, err)
 	r.Err = convert(c, r.Err)
