@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -36,20 +35,9 @@ func (a *app) readConnectionInfo(cmd *cobra.Command, name string) (connector.Con
 	if name == "" {
 		return connector.ConnectionInfo{}, usageError{errors.New("--connection-info is required (a file, or - for stdin)")}
 	}
-	var r io.Reader
-	if name == "-" {
-		r = cmd.InOrStdin()
-	} else {
-		f, err := os.Open(name)
-		if err != nil {
-			return connector.ConnectionInfo{}, fmt.Errorf("read connection info: %w", err)
-		}
-		defer f.Close()
-		r = f
-	}
-	raw, err := io.ReadAll(io.LimitReader(r, maxInputSize+1))
+	raw, err := readJSONObjectInput(cmd.InOrStdin(), "--connection-info", name, maxInputSize, connInfoShape)
 	if err != nil {
-		return connector.ConnectionInfo{}, fmt.Errorf("read connection info: %w", err)
+		return connector.ConnectionInfo{}, err
 	}
 	ci, err := connector.ParseConnectionInfo(raw)
 	if err != nil {
