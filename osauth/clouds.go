@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
 	"go.yaml.in/yaml/v3"
@@ -21,6 +22,9 @@ type cloud struct {
 	BlockStorageEndpointOverride string `yaml:"block_storage_endpoint_override"`
 	VolumeEndpointOverride       string `yaml:"volume_endpoint_override"`
 	BaremetalEndpointOverride    string `yaml:"baremetal_endpoint_override"`
+	// BlockStorageAPIVersion is openstacksdk's name for
+	// volume_api_version; it wins when both are set.
+	BlockStorageAPIVersion string `yaml:"block_storage_api_version"`
 
 	// AuthEndpoint is auth.endpoint, openstacksdk's URL of a standalone
 	// Ironic (clouds.AuthInfo has no such key).
@@ -239,6 +243,27 @@ func applyCloud(o Options, c cloud) Options {
 	return o
 }
 
+// volumeAPIVersion maps clouds.yaml's block_storage_api_version (or
+// volume_api_version) onto brick's forced Cinder microversion. "3", the
+// major version as openstackclient reads it, leaves the microversion to
+// negotiation; "3.N" forces it, as --os-volume-api-version does; another
+// major version is refused, since brick speaks Block Storage v3 only.
+func volumeAPIVersion(name string, c cloud) (string, error) {
+	key, v := "block_storage_api_version", strings.TrimSpace(c.BlockStorageAPIVersion)
+	if v == "" {
+		key, v = "volume_api_version", strings.TrimSpace(c.VolumeAPIVersion)
+	}
+	major, minor, hasMinor := strings.Cut(v, ".")
+	switch {
+	case v == "" || v == "3":
+		return "", nil
+	case major == "3" && hasMinor && minor != "" && strings.Trim(minor, "0123456789") == "":
+		return v, nil
+	}
+	return "", fmt.Errorf("%w: cloud %q: %s %q: brick speaks the Block Storage (Cinder) API v3 only; set 3 (negotiate the microversion), 3.N to force one, or remove the key",
+		ErrConfig, name, key, v)
+}
+
 // Resolve returns the options with the clouds.yaml entry (if Cloud is set)
 // filled in under the explicitly given values, the auth type normalised
 // and defaults applied. It reports configuration mistakes as ErrConfig.
@@ -249,6 +274,11 @@ func Resolve(o Options) (Options, error) {
 			return o, err
 		}
 		o = applyCloud(o, c)
+		if o.VolumeAPIVersion == "" {
+			if o.VolumeAPIVersion, err = volumeAPIVersion(o.Cloud, c); err != nil {
+				return o, err
+			}
+		}
 	}
 	o.Redactor.Add(o.secrets()...)
 	t, err := normalizeAuthType(o.AuthType)

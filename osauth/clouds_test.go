@@ -190,3 +190,37 @@ func TestDefaultDomain(t *testing.T) {
 		})
 	}
 }
+
+// clouds.yaml's volume_api_version / block_storage_api_version: the major
+// version 3 negotiates, 3.N forces a microversion, anything else is
+// refused in one line; --os-volume-api-version wins over the file.
+func TestCloudVolumeAPIVersion(t *testing.T) {
+	for _, tc := range []struct {
+		name, keys, flag, want, err string
+	}{
+		{"absent", ``, "", "", ""},
+		{"major 3 unquoted", `volume_api_version: 3`, "", "", ""},
+		{"major 3 quoted", `volume_api_version: "3"`, "", "", ""},
+		{"microversion", `volume_api_version: 3.44`, "", "3.44", ""},
+		{"sdk name", `block_storage_api_version: "3.27"`, "", "3.27", ""},
+		{"sdk name wins", "block_storage_api_version: 3.50\n    volume_api_version: 3.44", "", "3.50", ""},
+		{"flag wins", `volume_api_version: 2`, "3.0", "3.0", ""},
+		{"v2", `volume_api_version: 2`, "", "",
+			`openstack auth configuration: cloud "c": volume_api_version "2": brick speaks the Block Storage (Cinder) API v3 only; set 3 (negotiate the microversion), 3.N to force one, or remove the key`},
+		{"garbage", `block_storage_api_version: 3.x`, "", "",
+			`openstack auth configuration: cloud "c": block_storage_api_version "3.x": brick speaks the Block Storage (Cinder) API v3 only; set 3 (negotiate the microversion), 3.N to force one, or remove the key`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "clouds.yaml")
+			writeFile(t, file, "clouds:\n  c:\n    auth:\n      auth_url: https://ks.example/v3\n    "+tc.keys+"\n")
+			o, err := Resolve(Options{Cloud: "c", CloudsFiles: []string{file}, VolumeAPIVersion: tc.flag})
+			if tc.err != "" {
+				require.ErrorIs(t, err, ErrConfig)
+				require.EqualError(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, o.VolumeAPIVersion)
+		})
+	}
+}
