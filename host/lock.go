@@ -85,6 +85,9 @@ func (l Locks) lock(ctx context.Context, name string, how int) (unlock func(), e
 		defer cancel()
 	}
 	fd := int(file.Fd())
+	if l.Waiting != nil && errors.Is(unix.Flock(fd, how|unix.LOCK_NB), unix.EWOULDBLOCK) {
+		l.Waiting(name, readHolder(file))
+	}
 	err = l.fs.WaitFor(ctx, nil, Backoff{Min: 2 * time.Millisecond, Max: 100 * time.Millisecond}, func() (bool, error) {
 		err := unix.Flock(fd, how|unix.LOCK_NB)
 		if err == nil {

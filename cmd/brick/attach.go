@@ -171,7 +171,9 @@ printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
 			}
 			ao.Volume = args[0]
 			ao.Gather = vf.gather()
-			rec, err := m.Attach(a.testHooks(cmd.Context()), ao)
+			ctx, end := a.track(a.testHooks(cmd.Context()), "local-attach", args[0])
+			rec, err := m.Attach(ctx, ao)
+			end()
 			if err != nil {
 				return err
 			}
@@ -227,7 +229,9 @@ the volume back to in-use).`,
 			}
 			do.Volume = args[0]
 			do.Gather = vf.gather()
-			return m.Detach(a.testHooks(cmd.Context()), do)
+			ctx, end := a.track(a.testHooks(cmd.Context()), "local-detach", args[0])
+			defer end()
+			return m.Detach(ctx, do)
 		},
 	}
 	f := cmd.Flags()
@@ -411,7 +415,9 @@ examined.`,
 			if sc, err := a.ironicClientIfConfigured(cmd.Context()); err == nil && sc != nil {
 				m.Targets = sc
 			}
-			results, err := m.Cleanup(cmd.Context(), ref, force)
+			ctx, end := a.track(cmd.Context(), "cleanup", ref)
+			results, err := m.Cleanup(ctx, ref, force)
+			end()
 			t := table{Columns: []string{"Volume", "Action", "Step", "Error"}}
 			for _, r := range results {
 				msg := ""

@@ -42,9 +42,13 @@ func runApp(ctx context.Context, a *app, args []string) int {
 	root := a.rootCommand(args)
 	root.SetArgs(joinBoolValues(args))
 	err := root.ExecuteContext(ctx)
+	if a.cancel != nil {
+		a.cancel()
+	}
 	if err == nil {
 		return exitOK
 	}
+	err = a.timeoutError(err)
 	fmt.Fprintf(a.stderr, "brick: %s\n", oneLine(a.redactor.Redact(err.Error())))
 	var ue usageError
 	if errors.As(err, &ue) || !a.ready {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -51,6 +53,13 @@ type app struct {
 	ready bool
 	// formatSet: -f came from the environment or the config file.
 	formatSet bool
+
+	verbose bool
+	timeout time.Duration
+	cancel  context.CancelFunc
+	// status is the live status line and -v's step lines; nil when
+	// stderr shows neither.
+	status *progress.Status
 }
 
 func newApp(stdout, stderr io.Writer) *app {
@@ -89,6 +98,8 @@ users type them.`,
 	root.SetErr(a.stderr)
 	pf := root.PersistentFlags()
 	pf.BoolVar(&a.debug, "debug", false, "log every step and every command run to stderr (secrets masked)")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "print a line on stderr as each step starts (--debug: every command run too)")
+	pf.DurationVar(&a.timeout, "timeout", 0, "give up after this long (e.g. 5m); an attach that runs out is undone (default: no limit)")
 	pf.StringVar(&a.hostRoot, "host-root", "/", "read the host's /etc, /sys, /dev, /proc and /run under this directory (a container with the host's / mounted there, or a test fixture tree)")
 	pf.StringVar(&a.configFile, "config", defaultConfigFile, "YAML configuration file; keys are flag names")
 
@@ -142,8 +153,19 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 	if err := cmd.ValidateFlagGroups(); err != nil {
 		return usageError{err}
 	}
-	if a.debug {
+	if a.timeout > 0 {
+		ctx, cancel := context.WithTimeout(cmd.Context(), a.timeout)
+		cmd.SetContext(ctx)
+		a.cancel = cancel
+	}
+	a.status = a.newStatus()
+	switch {
+	case a.debug:
 		a.logger = a.newLogger(slog.LevelDebug)
+	case a.verbose:
+		a.logger = a.newLogger(slog.LevelInfo)
+	case a.status != nil:
+		a.logger = a.newLogger(slog.LevelWarn)
 	}
 	if _, err := os.Stat(a.hostRoot); errors.Is(err, fs.ErrNotExist) {
 		return usageError{fmt.Errorf("--host-root %s: no such directory", a.hostRoot)}
@@ -152,6 +174,7 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 		return fmt.Errorf("--host-root: %w", err)
 	}
 	a.host = host.New(a.hostRoot, a.logger, a.redactor)
+	a.host.Locks.Waiting = a.lockWaiting
 	if a.runner != nil {
 		a.host.Runner = a.runner
 	}
@@ -204,9 +227,13 @@ func holdsSecret(norm map[string]any) bool {
 // plain "brick: warning: ..." lines normally, slog's text format with
 // timestamps under --debug.
 func (a *app) newLogger(level slog.Level) *slog.Logger {
-	var h slog.Handler = newPlainHandler(a.stderr, level)
+	w := a.errWriter()
+	var h slog.Handler = newPlainHandler(w, level)
 	if level <= slog.LevelDebug {
-		h = slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})
+		h = slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})
+	}
+	if a.status != nil {
+		h = statusHandler{next: h, status: a.status}
 	}
 	return slog.New(host.NewRedactingHandler(h, a.redactor))
 }

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/brick-storage/brick/cinderapi/cindertest"
+	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/host/hosttest"
+)
+
+// openPTY returns a pseudo-terminal's two ends: what brick writes to the
+// second (its stderr) is read from the first, as a terminal would show it.
+func openPTY(t *testing.T) (master, tty *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { master.Close() })
+	require.NoError(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	require.NoError(t, err)
+	tty, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	require.NoError(t, err)
+	require.NoError(t, unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 100}))
+	return master, tty
+}
+
+// TestStatusLine runs local-attach with stderr on a pseudo-terminal while
+// another process holds the volume's lock and iSCSI logins are slow: the
+// user is told at once who holds the lock, and one status line redrawn in
+// place shows the step, the volume and the elapsed time, then is erased.
+// With stderr a pipe, or -f json, no status line is drawn.
+func TestStatusLine(t *testing.T) {
+	t.Setenv("BRICK_CONFIG", "")
+	const id = "11111111-1111-4111-8111-111111111111"
+	fake := cindertest.New(t)
+	fake.AddVolume(id, "data")
+	// fakeTools (secrets_test.go) refuses every login; here each takes
+	// 1.2 s first.
+	slowLogins := func(f *fakeTools) func(ctx context.Context, cmd host.Command) (host.Result, error) {
+		return func(ctx context.Context, cmd host.Command) (host.Result, error) {
+			if cmd.Name == "iscsiadm" && strings.HasSuffix(strings.Join(cmd.Args, " "), "--login") {
+				select {
+				case <-time.After(1200 * time.Millisecond):
+				case <-ctx.Done():
+				}
+			}
+			return f.run(ctx, cmd)
+		}
+	}
+	attach := func(t *testing.T, stderr io.Writer, extra ...string) string {
+		root := fixtureHost(t)
+		held, err := host.New(root, nil, nil).Locks.Lock(t.Context(), "volume-"+id)
+		require.NoError(t, err)
+		go func() { time.Sleep(700 * time.Millisecond); held() }()
+		var out bytes.Buffer
+		a := newApp(&out, stderr)
+		a.runner = hosttest.NewRunner(slowLogins(&fakeTools{t: t, root: root}))
+		args := append([]string{"--host-root", root, "--config", "/dev/null", "--os-auth-type", "noauth",
+			"--cinder-endpoint", fake.Endpoint(), "local-attach", "data", "--iscsi-login-timeout", "5s"}, extra...)
+		code := runApp(t.Context(), a, args)
+		require.Equal(t, 1, code, "the logins fail")
+		return out.String()
+	}
+	waiting := fmt.Sprintf("brick: waiting for brick pid %d", os.Getpid())
+
+	t.Run("terminal", func(t *testing.T) {
+		master, tty := openPTY(t)
+		screen := make(chan string)
+		go func() {
+			b, _ := io.ReadAll(master) // ends with EIO once the tty is closed
+			screen <- string(b)
+		}()
+		attach(t, tty)
+		tty.Close()
+		s := <-screen
+		t.Logf("%q", s)
+		require.Contains(t, s, waiting, "the lock holder is named")
+		require.Contains(t, s, "\r\x1b[Kbrick: local-attach data: (waiting for brick pid", "the status line shows the wait")
+		require.Regexp(t, `\r\x1b\[Kbrick: local-attach data: connect( \([^)]*\))? 1s`, s, "step, volume and elapsed time")
+		last := s[strings.LastIndex(s, "\r\x1b[K")+len("\r\x1b[K"):]
+		require.Regexp(t, `^brick: local-attach data: connect: iscsi connect: [^\r]*\r\n$`, last, "erased, then the error alone")
+		for _, l := range strings.Split(s, "\n") {
+			require.LessOrEqual(t, len([]rune(l[strings.LastIndex(l, "\r")+1:])), 100, "never wider than the terminal: %q", l)
+		}
+	})
+	t.Run("pipe", func(t *testing.T) {
+		var errb bytes.Buffer
+		attach(t, &errb)
+		require.Contains(t, errb.String(), waiting)
+		require.NotContains(t, errb.String(), "\x1b[K")
+	})
+	t.Run("json on a terminal", func(t *testing.T) {
+		master, tty := openPTY(t)
+		screen := make(chan string)
+		go func() {
+			b, _ := io.ReadAll(master)
+			screen <- string(b)
+		}()
+		attach(t, tty, "-f", "json")
+		tty.Close()
+		s := <-screen
+		require.Contains(t, s, waiting)
+		require.NotContains(t, s, "\x1b[K")
+	})
+	t.Run("verbose", func(t *testing.T) {
+		var errb bytes.Buffer
+		attach(t, &errb, "-v")
+		for _, step := range []string{"reserve", "export", "connect"} {
+			require.Contains(t, errb.String(), "brick: local-attach data: "+step+" (at ")
+		}
+		require.NotContains(t, errb.String(), "\x1b[K")
+		require.NotContains(t, errb.String(), "argv=", "no --debug trace")
+	})
+}
