@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
+	"time"
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
@@ -66,14 +68,24 @@ func (c *Connector) release(ctx context.Context, devPath string, force bool) err
 // deleteControllers deletes each controller and waits until sysfs no
 // longer lists any controller of the subsystem.
 func (c *Connector) deleteControllers(ctx context.Context, nqn string, ctrls []controller) error {
-	var errs []error
-	for _, ctrl := range ctrls {
-		if err := c.fab.Delete(ctrl.Name); err != nil {
-			errs = append(errs, fmt.Errorf("delete %s: %w", ctrl.Name, err))
-		}
+	// Each delete returns once the kernel has torn its controller down;
+	// run in parallel, the teardowns of a multipath volume overlap.
+	errs := make([]error, len(ctrls))
+	var wg sync.WaitGroup
+	for i, ctrl := range ctrls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			if err := c.fab.Delete(ctrl.Name); err != nil {
+				errs[i] = fmt.Errorf("delete %s: %w", ctrl.Name, err)
+			}
+			c.h.Log.Debug("nvmeof: controller deleted", "controller", ctrl.Name, "err", errs[i], "took", time.Since(start))
+		}()
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("nvmeof disconnect %s: %w", nqn, errors.Join(errs...))
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("nvmeof disconnect %s: %w", nqn, err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, c.opts.DeleteTimeout)
 	defer cancel()

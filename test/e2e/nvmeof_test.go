@@ -25,6 +25,7 @@ import (
 	"context"
 	"crypto/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -157,9 +158,62 @@ if [[ $FORMAT == new ]]; then
 	rm /brick/exports/${UUIDS[2]}.export
 fi
 
+if [[ $FORMAT == new ]]; then
+	# kill -9 mid-attach, then brick cleanup: once at the step after the
+	# connect (testing aid), once from outside while the kernel connects.
+	BRICK_TEST_CRASH_AT=complete $B local-attach "$VOL" "${COMMON[@]}" >/brick/crash.out 2>&1
+	echo "RC crash-complete $?"
+	echo "CRASHED complete ctrls=$(nctrl) status=$(vstatus "$VOL")"
+	$B cleanup "$VOL" "${COMMON[@]}" -f value >/brick/cleanup-complete.out 2>&1
+	echo "RC cleanup-complete $?"
+	echo "CLEANED complete ctrls=$(nctrl) status=$(vstatus "$VOL")"
+	$B local-attach "$VOL" "${COMMON[@]}" >/brick/kill.out 2>&1 &
+	kpid=$!
+	for i in $(seq 3000); do [[ -n $(ls /sys/class/nvme 2>/dev/null) ]] && break; sleep 0.01; done
+	kill -9 $kpid
+	wait $kpid
+	echo "RC crash-kill $?"
+	echo "CRASHED kill ctrls=$(nctrl) status=$(vstatus "$VOL")"
+	$B cleanup "$VOL" "${COMMON[@]}" -f value >/brick/cleanup-kill.out 2>&1
+	echo "RC cleanup-kill $?"
+	echo "CLEANED kill ctrls=$(nctrl) status=$(vstatus "$VOL")"
+
+	# RDMA (RoCEv2) over soft-RoCE: rdma_rxe on eth0, nvmet-rdma listening on
+	# eth0's address, brick connecting with transport RoCEv2.
+	RNQN=nqn.2014-08.org.brick:e2e-rdma RU=5a5a5a5a-0000-4000-8000-0000000000c0
+	t0=$(now)
+	modprobe -a rdma_rxe nvme-rdma nvmet-rdma 2>&1 | sed 's/^/RDMAERR /'
+	rdma link add rxe0 type rxe netdev eth0 2>&1 | sed 's/^/RDMAERR /'
+	RADDR=$(ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1)
+	R=/sys/kernel/config/nvmet/ports/3
+	mkdir -p $R && echo rdma >$R/addr_trtype && echo ipv4 >$R/addr_adrfam && echo "$RADDR" >$R/addr_traddr && echo 4420 >$R/addr_trsvcid
+	echo "RC rdma-port $?"
+	printf 'NQN=%s\nNSID=1\nUUID=%s\nSIZE=%d\n' "$RNQN" $RU $((64 << 20)) >/brick/exports/$RU.export
+	for i in $(seq 100); do [[ -e /brick/exports/$RU.ready ]] && break; sleep 0.1; done
+	ln -s /sys/kernel/config/nvmet/subsystems/$RNQN $R/subsystems/$RNQN
+	echo "{\"driver_volume_type\":\"nvmeof\",\"target_nqn\":\"$RNQN\",\"vol_uuid\":\"$RU\",\"portals\":[[\"$RADDR\",4420,\"RoCEv2\"]]}" >/tmp/rdma.json
+	took rdma-setup "$t0"
+	t0=$(now)
+	$B connect --connection-info /tmp/rdma.json -f json >/brick/rdma.json 2>/brick/rdma.err
+	echo "RC rdma-connect $?"
+	took rdma-connect "$t0"
+	RDEV=$(jget /brick/rdma.json path)
+	echo "RDMA dev=$RDEV $(for c in /sys/class/nvme/nvme*; do [[ -e $c ]] && echo "$(cat $c/transport)"; done | tr '\n' ' ')"
+	dd if=/brick/pattern of="$RDEV" bs=1M count=1 oflag=direct conv=notrunc status=none && dd if="$RDEV" of=/tmp/rback bs=1M count=1 iflag=direct status=none && cmp -s /tmp/rback /brick/pattern
+	echo "RC rdma-io $?"
+	t0=$(now)
+	$B disconnect --connection-info /tmp/rdma.json >>/brick/rdma.err 2>&1
+	echo "RC rdma-disconnect $?"
+	took rdma-disconnect "$t0"
+	echo "RDMAAFTER ctrls=$(nctrl)"
+	sed 's/^/RDMAERR /' /brick/rdma.err | head -5
+	rm -f $R/subsystems/$RNQN /brick/exports/$RU.export
+fi
+
 # Benchmark, same boot, same target: brick connect + disconnect (two whole
-# processes) against os-brick's NVMeOFConnector in one process (calls
-# timed only) and as two whole processes (one round).
+# processes, and in one process through bench/nvmeof/inproc) against
+# os-brick's NVMeOFConnector in one process (calls timed only) and as two
+# whole processes (one round).
 if [[ $FORMAT == new && ${BENCH_ROUNDS:-0} -gt 0 ]]; then
 	BNQN=nqn.2014-08.org.brick:e2e-bench BU=5a5a5a5a-0000-4000-8000-0000000000b0
 	printf 'NQN=%s\nNSID=1\nUUID=%s\nSIZE=%d\n' "$BNQN" $BU $((64 << 20)) >/brick/exports/$BU.export
@@ -168,10 +222,18 @@ if [[ $FORMAT == new && ${BENCH_ROUNDS:-0} -gt 0 ]]; then
 	mkdir -p /tmp/osbrick-locks
 	sub() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
 	OSB="/usr/bin/python3 /brick/osbrick.py"
+	for i in 1 2 3; do
+		t0=$(now); $B --version >/dev/null; echo "STARTUP $(sub $t0 $(now))"
+	done
+	# One untimed round with --debug: the per-step timestamps.
+	$B --debug connect --connection-info /tmp/bench.json -f json >/dev/null 2>/brick/debug-connect.err
+	$B --debug disconnect --connection-info /tmp/bench.json 2>/brick/debug-disconnect.err
+	cat /brick/debug-connect.err /brick/debug-disconnect.err | sed 's/^/DEBUG /'
 	for ((i = 1; i <= BENCH_ROUNDS; i++)); do
 		t0=$(now); $B connect --connection-info /tmp/bench.json -f json >/tmp/bdev.json 2>>/brick/bench-brick.err; t1=$(now)
 		$B disconnect --connection-info /tmp/bench.json 2>>/brick/bench-brick.err; t2=$(now)
 		echo "BENCH brick-$i $(sub $t0 $t1) $(sub $t1 $t2) $(sub $t0 $t2) left=$(nctrl)"
+		echo "BENCH brick-inproc-$i $(/brick/inproc /tmp/bench.json 2>>/brick/bench-brick.err | cut -d' ' -f1-3 || echo failed) left=$(nctrl)"
 		$OSB timed /tmp/bench.json /tmp/osbrick-locks 2>>/brick/bench-osbrick.err | tail -1 >/tmp/osb.json
 		echo "BENCH os-brick-$i $(py 'import json; d=json.load(open("/tmp/osb.json")); print("%.3f %.3f %.3f" % (d["connect"], d["disconnect"], d["connect"] + d["disconnect"]))' 2>/dev/null || echo failed) left=$(nctrl)"
 	done
@@ -209,9 +271,13 @@ func nvmeGuestRun(t *testing.T, format string) {
 	osbrick, err := filepath.Abs("../../bench/nvmeof/osbrick.py")
 	require.NoError(t, err)
 	script := "UUIDS=([1]=5a5a5a5a-0000-4000-8000-000000000001 [2]=5a5a5a5a-0000-4000-8000-000000000002)\n" + nvmeGuestScript
+	files := map[string]string{buildBrick(t): "brick", patternFile: "pattern", osbrick: "osbrick.py"}
+	if benchRounds != "0" && format == testbed.NVMeNew {
+		files[buildInproc(t)] = "inproc"
+	}
 	res, err := runGuest(t, ctx, guest.Options{
 		Script: script, NICs: 1, Timeout: 15 * time.Minute, ShareDir: testbed.NVMeShareDir,
-		Files: map[string]string{buildBrick(t): "brick", patternFile: "pattern", osbrick: "osbrick.py"},
+		Files: files,
 		Env:   map[string]string{"PROJECT": c.ProjectID, "VOL": vol.ID, "FORMAT": format, "BENCH_ROUNDS": benchRounds},
 	})
 	if res != nil {
@@ -264,7 +330,32 @@ func nvmeGuestRun(t *testing.T, format string) {
 	}
 	require.Contains(t, g["SHAREDAFTER1"], "ctrls=2 ", "the other namespace keeps both controllers")
 	require.Equal(t, "ctrls=0", g["SHAREDAFTER2"], "the last namespace's disconnect removes them")
+
+	require.Equal(t, "137", g["RC crash-complete"], "SIGKILL at the step after the connect")
+	require.Equal(t, "137", g["RC crash-kill"], "SIGKILL while the kernel connects")
+	for _, l := range []string{"complete", "kill"} {
+		t.Logf("kill -9 (%s): after the kill %s; after brick cleanup %s", l, g["CRASHED "+l], g["CLEANED "+l])
+		require.Equal(t, "0", g["RC cleanup-"+l], l)
+		require.Equal(t, "ctrls=0 status=available", g["CLEANED "+l], "brick cleanup after kill -9 (%s) leaves no controller", l)
+	}
 	logBench(t, string(res.Output))
+
+	t.Logf("RDMA (soft-RoCE): setup %s s, connect %s s, disconnect %s s; %s", g["TIME rdma-setup"], g["TIME rdma-connect"], g["TIME rdma-disconnect"], g["RDMA"])
+	for _, rc := range []string{"rdma-port", "rdma-connect", "rdma-io", "rdma-disconnect"} {
+		require.Equal(t, "0", g["RC "+rc], rc)
+	}
+	require.Contains(t, g["RDMA"], " rdma", "the controller's transport is rdma")
+	require.Equal(t, "ctrls=0", g["RDMAAFTER"])
+}
+
+// buildInproc builds bench/nvmeof/inproc, which times the connector's
+// Connect and Disconnect inside one process.
+func buildInproc(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "inproc")
+	out, err := exec.Command("go", "build", "-o", bin, "../../bench/nvmeof/inproc").CombinedOutput()
+	require.NoError(t, err, "build inproc: %s", out)
+	return bin
 }
 
 // benchRounds is how many brick / os-brick rounds the new-format boot
@@ -297,9 +388,9 @@ func logBench(t *testing.T, out string) {
 	if len(totals["brick"]) == 0 {
 		return // no benchmark rounds in this run
 	}
-	b, o := nvmeMedian(totals["brick"]), nvmeMedian(totals["os-brick"])
-	t.Logf("NVMe/TCP connect+disconnect, 2 portals, median of %d: brick %.3f s, os-brick in-process %.3f s (ratio %.2f), os-brick whole processes %.3f s",
-		len(totals["brick"]), b, o, b/o, nvmeMedian(totals["os-brick-cli"]))
+	b, bi, o := nvmeMedian(totals["brick"]), nvmeMedian(totals["brick-inproc"]), nvmeMedian(totals["os-brick"])
+	t.Logf("NVMe/TCP connect+disconnect, 2 portals, median of %d: brick whole processes %.3f s (ratio %.2f), brick in-process %.3f s (ratio %.2f), os-brick in-process %.3f s, os-brick whole processes %.3f s",
+		len(totals["brick"]), b, b/o, bi, bi/o, o, nvmeMedian(totals["os-brick-cli"]))
 }
 
 func nvmeMedian(v []float64) float64 {
