@@ -237,6 +237,17 @@ if [[ $FORMAT == new && ${BENCH_ROUNDS:-0} -gt 0 ]]; then
 		$OSB timed /tmp/bench.json /tmp/osbrick-locks 2>>/brick/bench-osbrick.err | tail -1 >/tmp/osb.json
 		echo "BENCH os-brick-$i $(py 'import json; d=json.load(open("/tmp/osb.json")); print("%.3f %.3f %.3f" % (d["connect"], d["disconnect"], d["connect"] + d["disconnect"]))' 2>/dev/null || echo failed) left=$(nctrl)"
 	done
+	# Processes started per connect + disconnect (strace -f, execve that
+	# succeeded), without the shell and the two tool processes themselves.
+	execs() { # LABEL TOOL COMMAND: counts and names the programs COMMAND started
+		strace -f -qq -e trace=execve -o /tmp/st-$1 sh -c "$3" >/dev/null 2>&1
+		local progs; progs=$(grep -E 'execve\(.*= 0$' /tmp/st-$1 | sed -E 's/.*execve\("([^"]*)".*/\1/' |
+			awk -v tool="$2" '!sh && $0 ~ /\/sh$/ { sh = 1; next } $0 == tool && n < 2 { n++; next } { print }')
+		echo "EXECVE $1 $(printf '%s' "$progs" | grep -c . || true) $(printf '%s\n' "$progs" | xargs -rn1 basename | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')"
+	}
+	execs brick "$B" "$B connect --connection-info /tmp/bench.json -f json; $B disconnect --connection-info /tmp/bench.json"
+	execs os-brick /usr/bin/python3 "$OSB connect /tmp/bench.json /tmp/osbrick-locks >/tmp/osdev-st.json; $OSB disconnect /tmp/bench.json /tmp/osbrick-locks /tmp/osdev-st.json"
+	echo "EXECVELEFT ctrls=$(nctrl)"
 	t0=$(now); $OSB connect /tmp/bench.json /tmp/osbrick-locks 2>>/brick/bench-osbrick.err | tail -1 >/tmp/osdev.json; t1=$(now)
 	$OSB disconnect /tmp/bench.json /tmp/osbrick-locks /tmp/osdev.json 2>>/brick/bench-osbrick.err; t2=$(now)
 	echo "BENCH os-brick-cli-1 $(sub $t0 $t1) $(sub $t1 $t2) $(sub $t0 $t2) left=$(nctrl)"
