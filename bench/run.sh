@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# Runs every brick-vs-os-brick comparison of issue #10 and prints one table:
-# operation, brick median, os-brick median, ratio, runs, min/max of both.
+# Runs every brick-vs-os-brick comparison of issues #10, #21 and #27 and prints
+# one table: operation, brick median, the other tool's median, ratio, runs,
+# min/max of both.
 #
 #   host   get-connector against os-brick's get_connector_properties
-#          (Debian python3-os-brick), interleaved A B A B (bench/compare);
+#          (Debian python3-os-brick) and against bench/floor (a minimal
+#          static Go program reading the same files: the floor), interleaved
+#          A B A B (bench/compare); callgrind instruction counts of both;
 #   go     the Go benchmarks (testing.B) of the hot pure-Go paths;
 #   guest  the iSCSI benchmark in one qemu test guest (bench/iscsi/bench.sh
 #          via TestISCSIBenchmark): single path and multipath against
 #          os-brick in-process and as whole processes, a dead portal, 64
-#          other LUNs attached, commands started. 15-40 minutes under TCG.
+#          other LUNs attached, commands started. 15-40 minutes under TCG;
+#          then TestNVMeoF with its benchmark rounds (BRICK_BENCH=1): NVMe/TCP
+#          connect+disconnect of brick (whole processes and in-process,
+#          bench/nvmeof/inproc) against os-brick's NVMeOFConnector; then
+#          TestLocalAttachBenchmark: whole `brick local-attach`/`local-detach`
+#          against python-brick-cinderclient-ext's flow (bench/cinderext)
+#          on the real Cinder, single path and multipath, peak RSS.
 #
 # Usage: bench/run.sh [--quick] [--no-go] [--runs N] [--guest-rounds N]
 #   --quick           host and Go benchmarks only, no guest
@@ -68,6 +77,30 @@ if ! "$out/compare" -header -label get-connector -runs "$runs" -samples "$sample
 	-- "$out/brick" get-connector -f json :: "${osbrick[@]}" >"$out/get-connector.txt"; then
 	failed+=(get-connector)
 fi
+# The floor (issue #27): a minimal static Go program reading the same files
+# and printing the same JSON; brick's goal is a median within 1.5x of it.
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/floor" ./bench/floor
+if ! "$out/compare" -label get-connector-floor -names brick,floor -runs "$runs" -samples "$samples" \
+	-- "$out/brick" get-connector -f json :: "$out/floor" >"$out/get-connector-floor.txt"; then
+	failed+=(get-connector-floor)
+fi
+# Instructions executed (valgrind's callgrind), stable where wall times are
+# noise. One P and no async preemption: callgrind aborts on Go's
+# preemption signal, and idle Ps spinning would count wall time.
+callgrind() { # NAME ARGV...: prints "<min> <median>" of 5 counts
+	local name=$1 i
+	shift
+	for i in 1 2 3 4 5; do
+		GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+			sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+	done | sort -n | awk -v n="$name" '{ v[NR] = $1 } END { if (NR) printf "%s %d %d\n", n, v[1], v[int((NR + 1) / 2)] }'
+}
+if command -v valgrind >/dev/null; then
+	{
+		callgrind brick "$out/brick" get-connector -f json
+		callgrind floor "$out/floor"
+	} >"$out/callgrind.txt"
+fi
 echo "after-host $(date -u +%FT%TZ) load $(loadavg)" >>"$out/env.txt"
 
 # --- Go benchmarks --------------------------------------------------------
@@ -102,6 +135,20 @@ if ((!quick)); then
 	if ! BRICK_BENCH=1 BRICK_BENCH_ROUNDS=$rounds go test -tags e2e -run '^TestNVMeoF$' -v -timeout 60m ./test/e2e/ >"$out/nvmeof.log" 2>&1; then
 		failed+=(nvmeof-guest)
 	fi
+	# "    nvmeof_test.go:N: BENCH <tool>-<round> <connect> <disconnect> <total> left=N"
+	sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}\(BENCH\|EXECVE\|STARTUP\) /\2 /p' "$out/nvmeof.log" >"$out/nvmeof.txt"
+	awk '$1 == "BENCH" && NF >= 5 && $3 ~ /^[0-9.]+$/ { tool = $2; sub(/-[0-9]+$/, "", tool)
+		if (tool == "brick-inproc") print "nvmeof-connect+disconnect-inproc", "brick", $5, "-"
+		else if (tool == "brick") print "nvmeof-connect+disconnect", "brick", $5, "-"
+		else if (tool == "os-brick") { print "nvmeof-connect+disconnect", "os-brick-inproc", $5, "-"; print "nvmeof-connect+disconnect-inproc", "os-brick-inproc", $5, "-" }
+		else if (tool == "os-brick-cli") print "nvmeof-connect+disconnect", "os-brick-cli", $5, "-" }' "$out/nvmeof.txt" >>"$samples"
+	echo "bench: local-attach + local-detach, brick vs python-brick-cinderclient-ext's flow, in the guest" >&2
+	if ! BRICK_BENCH=1 go test -tags e2e -run '^TestLocalAttachBenchmark$' -v -timeout 90m ./test/e2e/ >"$out/localattach.log" 2>&1; then
+		failed+=(localattach-guest)
+	fi
+	# RUN <mode> <tool> <attach_s> <detach_s> <total_s> <attach_rss_kb> <detach_rss_kb> rc=.. sessions=..
+	sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}\(RUN\|EXECVE\|LOAD\) /\2 /p' "$out/localattach.log" >"$out/localattach.txt"
+	awk '$1 == "RUN" && NF >= 10 && $9 == "rc=0/0" { print "local-attach+detach-" $2, $3, $6, ($7 > $8 ? $7 : $8) }' "$out/localattach.txt" >>"$samples"
 	echo "after-guest $(date -u +%FT%TZ) load $(loadavg)" >>"$out/env.txt"
 fi
 
@@ -119,7 +166,7 @@ fi
 	{ k = $1 SUBSEP $2; v[k, ++cnt[k]] = $3; if ($4 != "-" && $4 > rss[k]) rss[k] = $4
 	  if ($2 != "brick" && !(($1, $2) in other)) { other[$1, $2] = 1; others[$1] = others[$1] " " $2 } }
 	END {
-		printf "%-34s %10s %12s %9s %9s %9s %21s %21s %12s\n", "operation", "brick med", "os-brick med", "brick/osb", "speed-up", "runs", "brick min/max", "os-brick min/max", "peak RSS MB"
+		printf "%-34s %10s %12s %9s %9s %9s %21s %21s %12s\n", "operation", "brick med", "other med", "brick/other", "speed-up", "runs", "brick min/max", "other min/max", "peak RSS MB"
 		for (i = 1; i <= nops; i++) {
 			op = ops[i]; b = op SUBSEP "brick"; bm = med(b)
 			n = split(others[op], list, " ")
@@ -138,6 +185,22 @@ fi
 		echo
 		echo "guest summary lines (bench/iscsi/bench.sh):"
 		grep -E '^(MEDIAN|EXECVE|LEFTOVER|HOSTLOAD|LOAD) ' "$out/iscsi.txt" | sed 's/^/  /'
+	fi
+	if [[ -s $out/callgrind.txt ]]; then
+		echo
+		echo "get-connector instructions (callgrind, 5 runs, GOMAXPROCS=1):"
+		awk '{ m[$1] = $2; d[$1] = $3; printf "  %-8s min %12d  median %12d\n", $1, $2, $3 }
+			END { if (m["floor"]) printf "  brick/floor (min) %.2fx\n", m["brick"] / m["floor"] }' "$out/callgrind.txt"
+	fi
+	if [[ -s $out/nvmeof.txt ]]; then
+		echo
+		echo "NVMe/TCP guest lines (TestNVMeoF, programs started per connect+disconnect, process start-up):"
+		grep -E '^(EXECVE|STARTUP) ' "$out/nvmeof.txt" | sed 's/^/  /'
+	fi
+	if [[ -s $out/localattach.txt ]]; then
+		echo
+		echo "local-attach guest lines (programs started per attach+detach, guest load):"
+		grep -E '^(EXECVE|LOAD) ' "$out/localattach.txt" | sed 's/^/  /'
 	fi
 	if [[ -s $out/go-bench.txt ]]; then
 		echo
