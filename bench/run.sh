@@ -143,7 +143,7 @@ if ((!quick)); then
 		else if (tool == "os-brick") { print "nvmeof-connect+disconnect", "os-brick-inproc", $5, "-"; print "nvmeof-connect+disconnect-inproc", "os-brick-inproc", $5, "-" }
 		else if (tool == "os-brick-cli") print "nvmeof-connect+disconnect", "os-brick-cli", $5, "-" }' "$out/nvmeof.txt" >>"$samples"
 	echo "bench: local-attach + local-detach, brick vs python-brick-cinderclient-ext's flow, in the guest" >&2
-	if ! BRICK_BENCH=1 go test -tags e2e -run '^TestLocalAttachBenchmark$' -v -timeout 90m ./test/e2e/ >"$out/localattach.log" 2>&1; then
+	if ! BRICK_BENCH=1 go test -tags e2e -run '^TestLocalAttachBenchmark$' -v -timeout 120m ./test/e2e/ >"$out/localattach.log" 2>&1; then
 		failed+=(localattach-guest)
 	fi
 	# RUN <mode> <tool> <attach_s> <detach_s> <total_s> <attach_rss_kb> <detach_rss_kb> rc=.. sessions=..

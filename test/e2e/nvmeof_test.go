@@ -223,7 +223,7 @@ if [[ $FORMAT == new && ${BENCH_ROUNDS:-0} -gt 0 ]]; then
 	sub() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
 	OSB="/usr/bin/python3 /brick/osbrick.py"
 	for i in 1 2 3; do
-		t0=$(now); $B --version >/dev/null; echo "STARTUP $(sub $t0 $(now))"
+		t0=$(now); $B version >/dev/null; echo "STARTUP $(sub $t0 $(now))"
 	done
 	# One untimed round with --debug: the per-step timestamps.
 	$B --debug connect --connection-info /tmp/bench.json -f json >/dev/null 2>/brick/debug-connect.err
