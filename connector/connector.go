@@ -34,6 +34,11 @@ type Device struct {
 	Extra map[string]string `json:"extra,omitempty"`
 }
 
+// ExtraUnitSerial is the Device.Extra key SCSI connectors set to a LUN's
+// unit serial (VPD page 0x80) when it has no WWID: disconnect checks the
+// LUN still shows it before taking the disk away.
+const ExtraUnitSerial = "unit_serial"
+
 // Device types.
 const (
 	TypeBlock = "block"

@@ -77,3 +77,31 @@ func FuzzParseVPD80(f *testing.F) {
 		}
 	})
 }
+
+// TestShowsOther: a disk is another volume's when its WWID differs, when
+// it lost or gained one, or (for LUNs without one) when its unit serial
+// differs; an empty want never is.
+func TestShowsOther(t *testing.T) {
+	h, root := hosttest.New(t, nil)
+	s := scsi.New(h, scsi.Options{})
+	const w = "360000000000000000e00000000010001"
+	fixtureDisk(t, root, "2:0:0:1", "sdb", "naa."+w[1:])
+	fixtureDisk(t, root, "2:0:0:2", "sdc", "")
+	hosttest.WriteFile(t, root, "/sys/block/sdc/device/vpd_pg80", string([]byte{0, 0x80, 0, 3, 'S', 'N', '1'}))
+	for _, tc := range []struct {
+		disk  string
+		want  scsi.Identity
+		other bool
+	}{
+		{"sdb", scsi.Identity{WWID: w}, false},
+		{"sdb", scsi.Identity{WWID: "3600140500000000000000000000000ff"}, true},
+		{"sdb", scsi.Identity{Serial: "SN1"}, true},
+		{"sdb", scsi.Identity{}, false},
+		{"sdc", scsi.Identity{Serial: "SN1"}, false},
+		{"sdc", scsi.Identity{Serial: "SN2"}, true},
+		{"sdc", scsi.Identity{WWID: w}, true},
+		{"sdz", scsi.Identity{WWID: w}, false},
+	} {
+		require.Equal(t, tc.other, s.ShowsOther(tc.disk, tc.want), "%s %+v", tc.disk, tc.want)
+	}
+}

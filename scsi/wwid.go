@@ -199,19 +199,24 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// ShowsOther reports whether the disk now shows a volume other than the
-// one with WWID want, as when a LUN number was reused for another volume
-// after a failed detach: such a disk is not the caller's to take away. An
-// empty want, or a WWID that cannot be read, counts as the same volume.
-func (s *SCSI) ShowsOther(disk, want string) bool {
-	if want == "" {
+// ShowsOther reports whether the disk now shows a volume other than want,
+// as when a LUN number was reused for another volume after a failed
+// detach: such a disk is not the caller's to take away. want is the WWID,
+// or for a LUN without one its unit serial; an empty want, or a disk that
+// cannot be read, counts as the same volume.
+func (s *SCSI) ShowsOther(disk string, want Identity) bool {
+	if want.WWID == "" && want.Serial == "" {
 		return false
 	}
-	w, err := s.WWID(disk)
-	if err != nil || w == want {
+	got, err := s.Identify(disk, HCTL{})
+	if err != nil {
 		return false
 	}
-	s.log.Warn("scsi: LUN now shows another volume; leaving it alone", "disk", disk, "wwid", w, "want", want)
+	same := got.WWID == want.WWID && (want.WWID != "" || got.Serial == want.Serial)
+	if same {
+		return false
+	}
+	s.log.Warn("scsi: LUN now shows another volume; leaving it alone", "disk", disk, "has", got.String(), "want", want.String())
 	return true
 }
 
@@ -285,4 +290,13 @@ func ParseVPD80(page []byte) (string, bool) {
 // paths of different LUNs could end up in one map and mix their data.
 func (id Identity) NoMultipath(what string) error {
 	return fmt.Errorf("%s (%s) cannot go through dm-multipath: %w, so nothing proves its paths reach one LUN; attach it without --multipath (one path, with a warning)", what, id, ErrNoWWID)
+}
+
+// CheckNote says, for a LUN without a WWID, whether a disconnect can check
+// that the LUN still shows the volume (by its unit serial) or cannot.
+func (id Identity) CheckNote() string {
+	if id.WWID != "" || id.Serial != "" {
+		return ""
+	}
+	return "; a disconnect cannot check that the LUN still holds this volume"
 }

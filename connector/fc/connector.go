@@ -220,7 +220,7 @@ func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*
 			undo()
 			return nil, fmt.Errorf("fc connect: %w", found[0].id.NoMultipath(fmt.Sprintf("LUN %d behind 0x%s", found[0].target.LUN, found[0].target.WWPN)))
 		}
-		c.log.Warn("fc: LUN has no WWID (no VPD page 0x83); attached identified by "+found[0].id.String()+"; a disconnect cannot check that the LUN still holds this volume", "paths", len(found))
+		c.log.Warn("fc: LUN has no WWID (no VPD page 0x83); attached identified by "+found[0].id.String()+found[0].id.CheckNote(), "paths", len(found))
 	}
 	if useMP {
 		if err := c.toMultipath(ctx, info, dev); err != nil {
@@ -336,6 +336,9 @@ func extra(info *Info, found []*route) map[string]string {
 	}
 	if info.ReadOnly {
 		e[ExtraReadOnly] = "true"
+	}
+	if found[0].wwid == "" && found[0].id.Serial != "" {
+		e[connector.ExtraUnitSerial] = found[0].id.Serial
 	}
 	return e
 }

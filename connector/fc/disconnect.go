@@ -98,7 +98,7 @@ func (f *finder) consider(disk string, addr scsi.HCTL) {
 	if err != nil || !f.want[Target{WWPN: port, LUN: addr.LUN}] {
 		return
 	}
-	if f.dev != nil && f.c.scsi.ShowsOther(disk, f.dev.WWN) {
+	if f.dev != nil && f.c.scsi.ShowsOther(disk, scsi.Identity{WWID: f.dev.WWN, Serial: f.dev.Extra[connector.ExtraUnitSerial]}) {
 		return
 	}
 	f.hctls[disk] = addr.String()

@@ -28,6 +28,9 @@ func TestConnectLUNWithoutWWID(t *testing.T) {
 		require.NoError(t, err, id)
 		require.Equal(t, "/dev/sdb", dev.Path)
 		require.Empty(t, dev.WWN)
+		if id != "" {
+			require.Equal(t, "SN0042", dev.Extra[connector.ExtraUnitSerial], "disconnect checks it")
+		}
 		require.NoError(t, c.Disconnect(context.Background(), vol, dev, connector.DisconnectOptions{}))
 
 		hosttest.WriteFile(t, h.FS.Root(), "/proc/42/comm", "multipathd\n")

@@ -447,7 +447,7 @@ func (c *Connector) connectSingle(ctx context.Context, info *Info, targets []Tar
 			}
 		}
 		if res.wwid == "" {
-			c.log.Warn("iscsi: LUN has no WWID (no VPD page 0x83); attached over one path, identified by "+res.id.String()+"; a disconnect cannot check that the LUN still holds this volume", "target", t.String(), "disk", res.disk)
+			c.log.Warn("iscsi: LUN has no WWID (no VPD page 0x83); attached over one path, identified by "+res.id.String()+res.id.CheckNote(), "target", t.String(), "disk", res.disk)
 		}
 		dev := &connector.Device{
 			Path:     scsi.DevPath(res.disk),
@@ -456,6 +456,9 @@ func (c *Connector) connectSingle(ctx context.Context, info *Info, targets []Tar
 			WWN:      res.wwid,
 			Paths:    []string{scsi.DevPath(res.disk)},
 			Extra:    targetExtra(info, res.target),
+		}
+		if res.wwid == "" && res.id.Serial != "" {
+			dev.Extra[connector.ExtraUnitSerial] = res.id.Serial
 		}
 		return dev, nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/multipath"
+	"github.com/brick-storage/brick/scsi"
 )
 
 // attached is what is on the host for a volume.
@@ -84,7 +85,7 @@ func (c *Connector) volumeDisks(s Session, luns map[int]bool, dev *connector.Dev
 	}
 	var mine []string
 	for disk, addr := range disks {
-		if !luns[addr.LUN] || dev != nil && c.scsi.ShowsOther(disk, dev.WWN) {
+		if !luns[addr.LUN] || dev != nil && c.scsi.ShowsOther(disk, scsi.Identity{WWID: dev.WWN, Serial: dev.Extra[connector.ExtraUnitSerial]}) {
 			continue
 		}
 		mine = append(mine, disk)

@@ -30,6 +30,7 @@ func TestConnectLUNWithoutWWID(t *testing.T) {
 		require.Empty(t, dev.WWN)
 		require.Contains(t, logs.String(), "no WWID")
 		if id != "" {
+			require.Equal(t, "SN0042", dev.Extra[connector.ExtraUnitSerial], "disconnect checks it")
 			require.Contains(t, logs.String(), `unit serial \"SN0042\"`)
 		} else {
 			require.Contains(t, logs.String(), "address ")
