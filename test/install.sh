@@ -9,7 +9,7 @@ packages=(
   # real Ironic
   python3-ironic python3-ironicclient
   # real Keystone (test/keystone/up.sh)
-  python3-keystone
+  python3-keystone python3-keystonemiddleware
   # real Barbican for encrypted volumes (test/barbican/up.sh)
   python3-barbican
   # the qemu guest with Debian's kernel

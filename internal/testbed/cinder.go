@@ -119,6 +119,10 @@ type Cinder struct {
 	// Endpoint is the volume v3 endpoint without the project:
 	// http://127.0.0.1:8776/v3 (BRICK_CINDER_ENDPOINT).
 	Endpoint string
+	// KeystoneEndpoint is the same Cinder behind keystonemiddleware,
+	// checking tokens of the test bed Keystone: http://127.0.0.1:8786/v3
+	// (the Keystone catalog's RegionOne block-storage endpoint).
+	KeystoneEndpoint string
 	// ProjectID and UserID make the noauth token "<user>:<project>"
 	// (Token); the project in the token must match the one in the URL.
 	ProjectID string
@@ -193,7 +197,18 @@ func StartCinder(ctx context.Context, opts CinderOptions) (*Cinder, error) {
 	}
 	c.CHAP = env["BRICK_TB_CHAP"] == "1"
 	c.Started = env["BRICK_TB_CINDER_STARTED_BY"] == starterToken
+	c.KeystoneEndpoint = env["BRICK_TB_CINDER_KEYSTONE_ENDPOINT"]
 	return c, nil
+}
+
+// InProject returns a view of c whose helpers (CreateVolume, Request, ...)
+// act in projectID through the noauth API, e.g. on volumes of a Keystone
+// project that brick then reaches through KeystoneEndpoint.
+func (c *Cinder) InProject(projectID string) *Cinder {
+	v := *c
+	v.ProjectID = projectID
+	v.Token = c.UserID + ":" + projectID
+	return &v
 }
 
 // Stop runs test/cinder/down.sh: it stops Cinder and the tgtd that up.sh

@@ -14,7 +14,10 @@ import (
 const (
 	DefaultIronicStateDir = "/var/tmp/brick-testbed/ironic"
 	DefaultIronicPort     = 6385
-	DefaultIronicMaxLimit = 1000
+	// The keystone-mode Ironic's, so that it runs beside the noauth one.
+	DefaultIronicKeystoneStateDir = "/var/tmp/brick-testbed/ironic-keystone"
+	DefaultIronicKeystonePort     = 6386
+	DefaultIronicMaxLimit         = 1000
 )
 
 // IronicVolumeMicroversion is the lowest microversion with the volume
@@ -24,12 +27,19 @@ const IronicVolumeMicroversion = "1.32"
 // IronicOptions are the settings of the test bed's Ironic. The zero value
 // is the default Ironic on 127.0.0.1:6385.
 type IronicOptions struct {
+	// Keystone runs Ironic with auth_strategy = keystone: tokens of the
+	// test bed Keystone (which must run) are checked and policy applies.
+	// It has its own defaults for StateDir and Port, so it runs beside
+	// the noauth Ironic.
+	Keystone bool
 	// StateDir holds config, database and logs (default
-	// $BRICK_TB_IRONIC_STATE, else /var/tmp/brick-testbed/ironic).
+	// $BRICK_TB_IRONIC_STATE, else /var/tmp/brick-testbed/ironic, with
+	// Keystone /var/tmp/brick-testbed/ironic-keystone).
 	StateDir string
 	// Port is the API port on 127.0.0.1 (default $BRICK_TB_IRONIC_PORT,
-	// else 6385). With another StateDir and Port, several Ironics can run
-	// side by side (e.g. one per engineer or CI job on a shared host).
+	// else 6385, with Keystone 6386). With another StateDir and Port,
+	// several Ironics can run side by side (e.g. one per engineer or CI
+	// job on a shared host).
 	Port int
 	// MaxLimit is [api] max_limit, the largest page the API returns
 	// (default 1000). Pagination tests set it small.
@@ -41,10 +51,18 @@ type IronicOptions struct {
 }
 
 func (o IronicOptions) normalized() IronicOptions {
-	if o.StateDir == "" {
+	switch {
+	case o.StateDir != "":
+	case o.Keystone:
+		o.StateDir = envOr("BRICK_TB_IRONIC_KEYSTONE_STATE", DefaultIronicKeystoneStateDir)
+	default:
 		o.StateDir = envOr("BRICK_TB_IRONIC_STATE", DefaultIronicStateDir)
 	}
-	if o.Port == 0 {
+	switch {
+	case o.Port != 0:
+	case o.Keystone:
+		o.Port = envIntOr("BRICK_TB_IRONIC_KEYSTONE_PORT", DefaultIronicKeystonePort)
+	default:
 		o.Port = envIntOr("BRICK_TB_IRONIC_PORT", DefaultIronicPort)
 	}
 	if o.MaxLimit == 0 {
@@ -61,6 +79,7 @@ func (o IronicOptions) env() map[string]string {
 		"BRICK_TB_IRONIC_MAX_LIMIT": strconv.Itoa(o.MaxLimit),
 		"BRICK_TB_IRONIC_KEEP":      boolEnv(o.Keep),
 		"BRICK_TB_DEBUG":            boolEnv(o.Debug),
+		"BRICK_TB_IRONIC_AUTH":      map[bool]string{false: "noauth", true: "keystone"}[o.Keystone],
 	}
 }
 
@@ -76,6 +95,12 @@ type Ironic struct {
 	// Started tells whether the StartIronic call that returned this value
 	// started the service (false: it was already running, unchanged).
 	Started bool
+	// Keystone: it checks tokens (auth_strategy = keystone).
+	Keystone bool
+	// AuthToken, when set, is sent as X-Auth-Token by Request and the
+	// helpers built on it (a keystone-mode Ironic refuses requests
+	// without one).
+	AuthToken string
 	// Env is the whole env file.
 	Env map[string]string
 
@@ -114,6 +139,10 @@ func StartIronic(ctx context.Context, opts IronicOptions) (*Ironic, error) {
 		return nil, fmt.Errorf("testbed: %s: BRICK_TB_IRONIC_MAX_LIMIT: %w", envFile, err)
 	}
 	i.Started = env["BRICK_TB_IRONIC_STARTED_BY"] == starterToken
+	i.Keystone = env["BRICK_TB_IRONIC_AUTH"] == "keystone"
+	if i.Keystone != opts.Keystone {
+		return nil, fmt.Errorf("testbed: %s: BRICK_TB_IRONIC_AUTH is %q", envFile, env["BRICK_TB_IRONIC_AUTH"])
+	}
 	return i, nil
 }
 
@@ -137,6 +166,9 @@ func (i *Ironic) Request(ctx context.Context, method, path, microversion string,
 	h := map[string]string{}
 	if microversion != "" {
 		h["X-OpenStack-Ironic-API-Version"] = microversion
+	}
+	if i.AuthToken != "" {
+		h["X-Auth-Token"] = i.AuthToken
 	}
 	return doJSON(ctx, method, i.Endpoint+path, h, in, out)
 }

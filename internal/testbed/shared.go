@@ -24,6 +24,16 @@ var shared struct {
 	ironicOpts    IronicOptions
 	ironicStarted bool
 	ironicUser    *userLock
+
+	// The keystone-mode Ironic runs beside the noauth one.
+	ksIronic        *Ironic
+	ksIronicOpts    IronicOptions
+	ksIronicStarted bool
+	ksIronicUser    *userLock
+
+	keystone        *Keystone
+	keystoneOpts    KeystoneOptions
+	keystoneStarted bool
 }
 
 // EnsureCinder returns the process's shared Cinder, running with opts. The
@@ -60,30 +70,57 @@ func EnsureCinder(ctx context.Context, opts CinderOptions) (*Cinder, error) {
 	return c, nil
 }
 
-// EnsureIronic is EnsureCinder for Ironic.
+// EnsureIronic is EnsureCinder for Ironic. The noauth and the keystone
+// Ironic (opts.Keystone) are shared apart: asking for one leaves the
+// other running.
 func EnsureIronic(ctx context.Context, opts IronicOptions) (*Ironic, error) {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
-	if shared.ironic != nil && shared.ironicOpts.normalized() == opts.normalized() {
-		return shared.ironic, nil
+	ir, o, started, user := &shared.ironic, &shared.ironicOpts, &shared.ironicStarted, &shared.ironicUser
+	if opts.Keystone {
+		ir, o, started, user = &shared.ksIronic, &shared.ksIronicOpts, &shared.ksIronicStarted, &shared.ksIronicUser
 	}
-	if shared.ironicUser != nil {
-		shared.ironicUser.f.Close()
-		shared.ironicUser = nil
+	if *ir != nil && o.normalized() == opts.normalized() {
+		return *ir, nil
+	}
+	if *user != nil {
+		(*user).f.Close()
+		*user = nil
 	}
 	i, err := StartIronic(ctx, opts)
 	if err != nil {
-		shared.ironic = nil
+		*ir = nil
 		return nil, err
 	}
-	shared.ironic, shared.ironicOpts = i, opts
-	shared.ironicStarted = shared.ironicStarted || i.Started
-	if shared.ironicUser == nil {
-		if shared.ironicUser, err = lockShared(i.StateDir); err != nil {
-			return nil, fmt.Errorf("testbed: ironic users lock: %w", err)
-		}
+	*ir, *o = i, opts
+	*started = *started || i.Started
+	if *user, err = lockShared(i.StateDir); err != nil {
+		return nil, fmt.Errorf("testbed: ironic users lock: %w", err)
 	}
 	return i, nil
+}
+
+// EnsureKeystone is EnsureCinder for Keystone: one start per test process
+// however many tests use it (a restart only for other options, e.g. a
+// token lifetime). StopStarted stops it; callers do not call Done.
+func EnsureKeystone(ctx context.Context, opts KeystoneOptions) (*Keystone, error) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.keystone != nil && shared.keystoneOpts.normalized() == opts.normalized() {
+		return shared.keystone, nil
+	}
+	if k := shared.keystone; k != nil && k.user != nil {
+		k.user.f.Close()
+		k.user = nil
+	}
+	k, err := StartKeystone(ctx, opts)
+	if err != nil {
+		shared.keystone = nil
+		return nil, err
+	}
+	shared.keystone, shared.keystoneOpts = k, opts
+	shared.keystoneStarted = shared.keystoneStarted || k.Started
+	return k, nil
 }
 
 // StopStarted stops the shared services this process started and leaves
@@ -119,8 +156,19 @@ func StopStarted(ctx context.Context) error {
 			return StopIronic(ctx, shared.ironicOpts)
 		})
 	}
-	shared.cinder, shared.ironic = nil, nil
-	shared.cinderUser, shared.ironicUser = nil, nil
-	shared.cinderStarted, shared.ironicStarted = false, false
+	if shared.ksIronic != nil || shared.ksIronicUser != nil {
+		stop("the keystone Ironic", shared.ksIronicStarted, shared.ksIronicUser, func(ctx context.Context) error {
+			return StopIronic(ctx, shared.ksIronicOpts)
+		})
+	}
+	if k := shared.keystone; k != nil && k.user != nil {
+		stop("Keystone", shared.keystoneStarted, k.user, func(ctx context.Context) error {
+			return StopKeystone(ctx, shared.keystoneOpts)
+		})
+		k.user = nil
+	}
+	shared.cinder, shared.ironic, shared.ksIronic, shared.keystone = nil, nil, nil, nil
+	shared.cinderUser, shared.ironicUser, shared.ksIronicUser = nil, nil, nil
+	shared.cinderStarted, shared.ironicStarted, shared.ksIronicStarted, shared.keystoneStarted = false, false, false, false
 	return errors.Join(errs...)
 }

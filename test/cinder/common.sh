@@ -12,6 +12,10 @@ CINDER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 STATE=${BRICK_TB_CINDER_STATE:-/var/tmp/brick-testbed/cinder}
 API_PORT=${BRICK_TB_CINDER_PORT:-8776}
+# Keystone mode: the same Cinder behind keystonemiddleware on this port (0:
+# off), validating tokens at the test bed Keystone's port.
+KEYSTONE_API_PORT=${BRICK_TB_CINDER_KEYSTONE_PORT:-8786}
+KEYSTONE_PORT=${BRICK_TB_KEYSTONE_PORT:-5000}
 TARGET_IP=${BRICK_TB_TARGET_IP:-127.0.0.1}
 SECONDARY_IPS=${BRICK_TB_SECONDARY_IPS:-}
 TARGET_PORT=${BRICK_TB_TARGET_PORT:-3260}

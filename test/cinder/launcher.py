@@ -52,6 +52,15 @@ from cinder import version  # noqa: E402
 
 CONF = cfg.CONF
 
+# Keystone mode: a second API service, the same Cinder behind
+# keystonemiddleware (paste app osapi_volume_keystone, which up.sh adds to
+# api-paste.ini), while osapi_volume stays noauth. Port 0 turns it off.
+CONF.register_opts([
+    cfg.StrOpt('osapi_volume_keystone_listen', default='127.0.0.1'),
+    cfg.PortOpt('osapi_volume_keystone_listen_port', default=0),
+    cfg.IntOpt('osapi_volume_keystone_workers', default=1),
+])
+
 
 def main():
     objects.register_all()
@@ -78,6 +87,9 @@ def main():
 
     api = service.WSGIService('osapi_volume')
     launcher.launch_service(api, workers=1)
+    if CONF.osapi_volume_keystone_listen_port:
+        launcher.launch_service(service.WSGIService('osapi_volume_keystone'),
+                                workers=1)
 
     scheduler = service.Service.create(binary=constants.SCHEDULER_BINARY)
     launcher.launch_service(scheduler)

@@ -16,6 +16,9 @@
 #   BRICK_TB_CHAP            1: targets require CHAP, 0: no auth   (1)
 #   BRICK_TB_CINDER_STATE    state dir     (/var/tmp/brick-testbed/cinder)
 #   BRICK_TB_CINDER_PORT     API port on 127.0.0.1                 (8776)
+#   BRICK_TB_CINDER_KEYSTONE_PORT  port of the same Cinder behind
+#                            keystonemiddleware; 0: none            (8786)
+#   BRICK_TB_KEYSTONE_PORT   the test bed Keystone's port          (5000)
 #   BRICK_TB_PROJECT_ID      project id written to the env file    (32 zeros)
 #   BRICK_TB_CINDER_KEEP     1: keep volumes/db across a restart   (0)
 #   BRICK_TB_DEBUG           1: debug logging                      (0)
@@ -51,7 +54,8 @@ if [[ -n $SECONDARY_IPS ]]; then
     [[ $ip =~ $ip_re ]] || fail "BRICK_TB_SECONDARY_IPS entry '$ip' is not an IP address"
   done
 fi
-for p in "$API_PORT" "$TARGET_PORT"; do
+[[ $KEYSTONE_API_PORT =~ ^[0-9]+$ ]] && ((KEYSTONE_API_PORT < 65536)) || fail "bad port '$KEYSTONE_API_PORT'"
+for p in "$API_PORT" "$TARGET_PORT" "$KEYSTONE_PORT"; do
   [[ $p =~ ^[0-9]+$ ]] && ((p > 0 && p < 65536)) || fail "bad port '$p'"
 done
 [[ $PROJECT_ID =~ ^[0-9a-zA-Z_-]+$ ]] || fail "BRICK_TB_PROJECT_ID '$PROJECT_ID' has characters Cinder will not route"
@@ -76,6 +80,8 @@ render_config() {
   text=${text//@TGT_DIR@/$TGT_DIR}
   text=${text//@DEBUG@/$debug}
   text=${text//@API_PORT@/$API_PORT}
+  text=${text//@KEYSTONE_API_PORT@/$KEYSTONE_API_PORT}
+  text=${text//@KEYSTONE_PORT@/$KEYSTONE_PORT}
   text=${text//@TARGET_IP@/$TARGET_IP}
   text=${text//@TARGET_PORT@/$TARGET_PORT}
   text=${text//@SECONDARY_IPS@/$SECONDARY_IPS}
@@ -98,6 +104,8 @@ render_config() {
 render_config >"$CONF.new"
 
 api_url=http://127.0.0.1:$API_PORT
+keystone_api_url=
+((KEYSTONE_API_PORT == 0)) || keystone_api_url=http://127.0.0.1:$KEYSTONE_API_PORT/v3
 
 api_answers() {
   local code
@@ -112,6 +120,7 @@ write_env() {
 # noauth: send "X-Auth-Token: \$BRICK_TB_CINDER_TOKEN" (<user>:<project>);
 # the project in the token must match the one in the URL.
 BRICK_CINDER_ENDPOINT=$api_url/v3
+BRICK_TB_CINDER_KEYSTONE_ENDPOINT=$keystone_api_url
 OS_PROJECT_ID=$PROJECT_ID
 OS_USER_ID=$USER_ID
 BRICK_TB_CINDER_TOKEN=$USER_ID:$PROJECT_ID
@@ -170,6 +179,8 @@ done
 "$PY" -c 'import cinder' 2>/dev/null || fail "$PY cannot import cinder: run test/install.sh"
 port_busy() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 port_busy 127.0.0.1 "$API_PORT" && fail "127.0.0.1:$API_PORT is already in use by another program"
+((KEYSTONE_API_PORT == 0)) || ! port_busy 127.0.0.1 "$KEYSTONE_API_PORT" ||
+  fail "127.0.0.1:$KEYSTONE_API_PORT (BRICK_TB_CINDER_KEYSTONE_PORT) is already in use by another program"
 # Only one tgtd can own the control socket; one we did not start is not ours
 # to configure or stop.
 if tgtadm --op show --mode system >/dev/null 2>&1; then
@@ -217,6 +228,7 @@ ensure_dist() {
   rm -rf "$tmp"
 }
 ensure_dist
+cat "$DIST/etc/cinder/api-paste.ini" "$CINDER_DIR/api-paste-keystone.ini" >"$STATE/api-paste.ini"
 
 # ---- fresh state: every cold start begins with no volumes ----
 if [[ ${BRICK_TB_CINDER_KEEP:-0} != 1 ]]; then
@@ -264,13 +276,13 @@ echo $! >"$LAUNCHER_PID"
 
 # Ready means: the API answers, cinder-volume reports "up", and the scheduler
 # has the backend's pool (before that, a create fails with "No valid backend").
-if ! maxmv=$("$PY" - "$API_PORT" "$PROJECT_ID" "$USER_ID:$PROJECT_ID" "$(<"$LAUNCHER_PID")" "$START_TIMEOUT" <<'EOF'
+if ! maxmv=$("$PY" - "$API_PORT" "$PROJECT_ID" "$USER_ID:$PROJECT_ID" "$(<"$LAUNCHER_PID")" "$START_TIMEOUT" "$KEYSTONE_API_PORT" <<'EOF'
 import json, sys, time, urllib.error, urllib.request
-port, project, token, pid, timeout = sys.argv[1:]
+port, project, token, pid, timeout, keystone_port = sys.argv[1:]
 deadline = time.monotonic() + float(timeout)
 base = 'http://127.0.0.1:%s' % port
 
-def get(path):
+def get(path, base=base):
     req = urllib.request.Request(base + path, headers={
         'X-Auth-Token': token, 'Accept': 'application/json'})
     try:
@@ -300,6 +312,8 @@ while time.monotonic() < deadline:
             why = 'cinder-volume not up: %s' % volumes
         elif not get('/v3/%s/scheduler-stats/get_pools' % project)['pools']:
             why = 'scheduler has no pool yet'
+        elif keystone_port != '0' and not get('/', 'http://127.0.0.1:%s' % keystone_port)['versions']:
+            why = 'keystone-mode API lists no versions'
         else:
             for v in get('/')['versions']:
                 if v['id'] == 'v3.0':

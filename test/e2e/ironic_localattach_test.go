@@ -21,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/internal/testbed"
 	"github.com/brick-storage/brick/internal/testbed/guest"
 	"github.com/brick-storage/brick/ironicapi"
 )
@@ -87,27 +88,69 @@ for s in registered unregister; do
 	echo "SESSIONS cleaned-$s $(iscsiadm -m session 2>/dev/null | grep -c . || true)"
 	echo "RECORDS cleaned-$s $(ls /var/lib/brick/volumes/ 2>/dev/null | grep -c . || true)"
 done
+
+# 5. Keystone: the member user attaches and detaches a volume of its own
+# project through the keystone-mode Cinder (catalog region RegionGuest,
+# the slirp gateway's addresses), from a clouds.yaml and from the OS_*
+# variables of a Horizon openrc; then a fixed token Keystone no longer
+# accepts.
+ks() {
+	local label=$1; shift
+	env -u OS_AUTH_TYPE -u BRICK_CINDER_ENDPOINT -u BRICK_IRONIC_ENDPOINT "$@" \
+		$B local-attach "$KS_VOL" "${COMMON[@]}" -f json >/brick/ks-attach-$label.json 2>/brick/ks-attach-$label.err
+	echo "RC ks-attach-$label $?"
+	dev=$(grep -o '"path": *"[^"]*"' /brick/ks-attach-$label.json | cut -d'"' -f4)
+	echo "BLOCK ks-$label $([[ -n $dev && -b $dev ]] && echo yes || echo no)"
+	env -u OS_AUTH_TYPE -u BRICK_CINDER_ENDPOINT -u BRICK_IRONIC_ENDPOINT "$@" \
+		$B local-detach "$KS_VOL" "${COMMON[@]}" >/brick/ks-detach-$label.out 2>&1
+	echo "RC ks-detach-$label $?"
+	echo "SESSIONS ks-$label $(iscsiadm -m session 2>/dev/null | grep -c . || true)"
+}
+if [[ -n ${KS_VOL:-} ]]; then
+	install -m 600 /brick/clouds.yaml /root/clouds.yaml
+	ks clouds OS_CLOUD=brick OS_CLIENT_CONFIG_FILE=/root/clouds.yaml
+	ks openrc OS_AUTH_URL=$KS_AUTH_URL OS_USERNAME=$KS_USER OS_PASSWORD=$KS_PASSWORD OS_PROJECT_NAME=$KS_PROJECT \
+		OS_USER_DOMAIN_NAME=Default OS_PROJECT_DOMAIN_ID=default OS_REGION_NAME=RegionGuest OS_INTERFACE=public OS_IDENTITY_API_VERSION=3
+	env -u OS_AUTH_TYPE -u BRICK_CINDER_ENDPOINT -u BRICK_IRONIC_ENDPOINT OS_AUTH_URL=$KS_AUTH_URL OS_TOKEN=gAAAAAexpired \
+		OS_PROJECT_ID=$KS_PROJECT_ID OS_REGION_NAME=RegionGuest $B local-attach "$KS_VOL" "${COMMON[@]}" >/brick/ks-token.out 2>&1
+	echo "RC ks-token $?"
+fi
 echo DONE
 `
 
 func TestLocalAttachIronicNode(t *testing.T) {
 	c := needCinder(t, guestCinderOptions)
 	bed := realIronic(t)
+	k := needKeystone(t, testbed.KeystoneOptions{})
 	brick := buildBrick(t)
 	ctx := testContext(t)
 	sc, _ := bed.client(t)
 	node := newNode(t, ctx, sc, "local", ironicapi.PowerOff)
 	vol := newVolume(t, c, fmt.Sprintf("brick-e2e-ironic-local-%d", time.Now().UnixNano()))
 	port := bed.endpoint[strings.LastIndex(bed.endpoint, ":")+1:]
+	ksVol := newVolume(t, c.InProject(k.ProjectID), fmt.Sprintf("brick-e2e-keystone-%d", time.Now().UnixNano()))
+	guestAuthURL := strings.Replace(k.AuthURL, "127.0.0.1", testbed.GuestHostIP, 1)
 
 	share := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(share, "clouds.yaml"), []byte(`clouds:
+  brick:
+    auth:
+      auth_url: `+guestAuthURL+`
+      username: `+k.Member.Name+`
+      password: `+k.Member.Password+`
+      project_name: `+k.Project+`
+    region_name: RegionGuest
+    identity_api_version: 3
+`), 0o600))
 	gctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	res, err := guest.Run(gctx, guest.Options{
-		Script:   localAttachIronicScript,
-		Files:    map[string]string{brick: "brick"},
-		NICs:     1,
-		Env:      map[string]string{"VOL": vol.ID, "NODE": node.Name, "IRONIC_PORT": port},
+		Script: localAttachIronicScript,
+		Files:  map[string]string{brick: "brick"},
+		NICs:   1,
+		Env: map[string]string{"VOL": vol.ID, "NODE": node.Name, "IRONIC_PORT": port,
+			"KS_VOL": ksVol.ID, "KS_AUTH_URL": guestAuthURL, "KS_USER": k.Member.Name, "KS_PASSWORD": k.Member.Password,
+			"KS_PROJECT": k.Project, "KS_PROJECT_ID": k.ProjectID},
 		Timeout:  12 * time.Minute,
 		ShareDir: share,
 	})
@@ -116,7 +159,8 @@ func TestLocalAttachIronicNode(t *testing.T) {
 	t.Logf("guest: boot %s, script %s, wall %s, exit %d\n%s", res.Boot, res.ScriptTime, res.Duration, res.ExitCode, out)
 	files := map[string]string{}
 	for _, f := range []string{"attach1.json", "attach1.err", "targets1.json", "detach1.out", "attach2.err", "detach2.out", "cleanup.out",
-		"crash-registered.out", "cleanup-registered.out", "crash-unregister-attach.out", "crash-unregister.out", "cleanup-unregister.out"} {
+		"crash-registered.out", "cleanup-registered.out", "crash-unregister-attach.out", "crash-unregister.out", "cleanup-unregister.out",
+		"ks-attach-clouds.json", "ks-attach-clouds.err", "ks-detach-clouds.out", "ks-attach-openrc.json", "ks-attach-openrc.err", "ks-detach-openrc.out", "ks-token.out"} {
 		b, _ := os.ReadFile(filepath.Join(share, f))
 		files[f] = string(b)
 		t.Logf("%s:\n%s", f, b)
@@ -166,6 +210,19 @@ func TestLocalAttachIronicNode(t *testing.T) {
 		require.Equal(t, "0", lines["RECORDS cleaned-"+s])
 	}
 	require.Equal(t, "0", lines["RC crash-unregister-attach"], files["crash-unregister-attach.out"])
+
+	for _, label := range []string{"clouds", "openrc"} {
+		require.Equal(t, "0", lines["RC ks-attach-"+label], "member attach (%s): %s", label, files["ks-attach-"+label+".err"])
+		require.Equal(t, "yes", lines["BLOCK ks-"+label], "a block device (%s)", label)
+		require.Equal(t, "0", lines["RC ks-detach-"+label], "member detach (%s): %s", label, files["ks-detach-"+label+".out"])
+		require.Equal(t, "0", lines["SESSIONS ks-"+label])
+	}
+	require.Equal(t, "1", lines["RC ks-token"], files["ks-token.out"])
+	require.Equal(t, 1, strings.Count(files["ks-token.out"], "\n"), "one line: %s", files["ks-token.out"])
+	require.Contains(t, files["ks-token.out"], "the token was refused")
+	ksv, err := c.InProject(k.ProjectID).GetVolume(ctx, ksVol.ID)
+	require.NoError(t, err)
+	require.Equal(t, "available", ksv.Status)
 
 	v, err := c.GetVolume(ctx, vol.ID)
 	require.NoError(t, err)

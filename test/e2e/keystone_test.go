@@ -26,30 +26,27 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/stretchr/testify/require"
 
 	"github.com/brick-storage/brick/internal/testbed"
+	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/osauth"
 )
 
+// needKeystone returns the run's shared test bed Keystone with opts
+// (testbed.EnsureKeystone: one start per run; TestMain stops it).
 func needKeystone(t *testing.T, opts testbed.KeystoneOptions) *testbed.Keystone {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), serviceStartTimeout)
 	defer cancel()
 	start := time.Now()
-	k, err := testbed.StartKeystone(ctx, opts)
+	k, err := testbed.EnsureKeystone(ctx, opts)
 	if err != nil {
 		t.Fatalf("starting the test bed Keystone: %v", err)
 	}
 	t.Logf("Keystone %s (project %s %s, tokens for %s): ready in %s (started by this run: %v)",
 		k.AuthURL, k.Project, k.ProjectID, k.TokenExpiration, time.Since(start).Round(time.Millisecond), k.Started)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := k.Done(ctx); err != nil {
-			t.Errorf("stopping the test bed Keystone: %v", err)
-		}
-	})
 	return k
 }
 
@@ -57,7 +54,8 @@ func TestKeystone(t *testing.T) {
 	k := needKeystone(t, testbed.KeystoneOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cinderURL := func(host string) string { return "http://" + host + ":8776/v3/" + k.ProjectID + "/" }
+	// RegionOne's public Cinder is the test bed's keystone-mode API (8786).
+	cinderURL := func(hostPort string) string { return "http://" + hostPort + "/v3/" + k.ProjectID + "/" }
 	// openrc as Horizon writes it, minus the domains.
 	openrc := []string{
 		"OS_AUTH_URL=" + k.AuthURL, "OS_USERNAME=" + k.Member.Name, "OS_PASSWORD=" + k.Member.Password,
@@ -88,9 +86,9 @@ func TestKeystone(t *testing.T) {
 `), 0o600))
 		for _, tc := range []struct{ region, iface, cinder, ironic string }{
 			// The test bed's Ironic may not run: its endpoint is not contacted.
-			{"", "", cinderURL("127.0.0.1"), ""},
-			{"RegionOne", "internal", cinderURL("127.0.0.3"), "http://127.0.0.3:6385/"},
-			{"RegionTwo", "", cinderURL("127.0.0.2"), "http://127.0.0.2:6385/"}, // Cinder as volumev3
+			{"", "", cinderURL("127.0.0.1:8786"), ""},
+			{"RegionOne", "internal", cinderURL("127.0.0.3:8776"), "http://127.0.0.3:6385/"},
+			{"RegionTwo", "", cinderURL("127.0.0.2:8776"), "http://127.0.0.2:6385/"}, // Cinder as volumev3
 		} {
 			opts := osauth.Options{Cloud: "brick", CloudsFiles: []string{file}, RegionName: tc.region, Interface: tc.iface}
 			sc, err := osauth.BlockStorageClient(ctx, opts)
@@ -131,7 +129,7 @@ func TestKeystone(t *testing.T) {
 			CinderEndpoint: "http://127.0.0.9:8776/v3/$(project_id)s"}
 		sc, err := osauth.BlockStorageClient(ctx, member)
 		require.NoError(t, err)
-		require.Equal(t, cinderURL("127.0.0.9"), sc.Endpoint, "the override gets the token's project")
+		require.Equal(t, cinderURL("127.0.0.9:8776"), sc.Endpoint, "the override gets the token's project")
 	})
 
 	t.Run("ApplicationCredential", func(t *testing.T) {
@@ -143,7 +141,7 @@ func TestKeystone(t *testing.T) {
 		} {
 			sc, err := osauth.BlockStorageClient(ctx, opts)
 			require.NoError(t, err)
-			require.Equal(t, cinderURL("127.0.0.1"), sc.Endpoint)
+			require.Equal(t, cinderURL("127.0.0.1:8786"), sc.Endpoint)
 		}
 		r := runBrickBin(t, ctx, []string{"OS_AUTH_TYPE=v3applicationcredential", "OS_AUTH_URL=" + k.AuthURL,
 			"OS_APPLICATION_CREDENTIAL_ID=" + ac.ID, "OS_APPLICATION_CREDENTIAL_SECRET=" + ac.Secret,
@@ -163,7 +161,7 @@ func TestKeystone(t *testing.T) {
 		require.NoError(t, err)
 		sc, err := osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, Token: tok, ProjectID: k.ProjectID})
 		require.NoError(t, err)
-		require.Equal(t, cinderURL("127.0.0.1"), sc.Endpoint)
+		require.Equal(t, cinderURL("127.0.0.1:8786"), sc.Endpoint)
 		_, err = osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, Token: "gAAAAAbogus", ProjectID: k.ProjectID})
 		require.ErrorIs(t, err, osauth.ErrUnauthorized)
 		require.Equal(t, `authenticate at `+k.AuthURL+`: the token was refused: it expired or was revoked (get a new one, e.g. with 'openstack token issue', and pass it as --os-token or OS_TOKEN)`, err.Error())
@@ -191,7 +189,7 @@ func TestKeystone(t *testing.T) {
 					`it does not exist there or the user has no role on it (check --os-project-name or --os-project-id and --os-project-domain-name)`},
 			{"no Cinder in region", func(o *osauth.Options) { o.RegionName = "RegionThree" }, osauth.ErrNoEndpoint,
 				`the service catalog has no Cinder endpoint (type block-storage, block-store, volume, volumev2, volumev3) for interface "public" in region "RegionThree"; ` +
-					`it has: RegionOne internal, RegionOne public, RegionTwo public (set --os-region-name, --os-interface or --cinder-endpoint)`},
+					`it has: RegionGuest public, RegionOne internal, RegionOne public, RegionTwo public (set --os-region-name, --os-interface or --cinder-endpoint)`},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				o := member
@@ -209,7 +207,7 @@ func TestKeystone(t *testing.T) {
 		_, err := osauth.BaremetalClient(ctx, o)
 		require.ErrorIs(t, err, osauth.ErrNoEndpoint)
 		require.Equal(t, `the service catalog has no Ironic endpoint (type baremetal, bare-metal) for interface "public" in region "RegionThree"; `+
-			`it has: RegionOne internal, RegionOne public, RegionTwo public (set --os-region-name, --os-interface or --ironic-endpoint)`, err.Error())
+			`it has: RegionGuest public, RegionOne internal, RegionOne public, RegionTwo public (set --os-region-name, --os-interface or --ironic-endpoint)`, err.Error())
 
 		// The CLI prints the same one line, exit code 1, no password.
 		r := runBrickBin(t, ctx, append(openrc, "OS_PASSWORD=wrong-pw"), "ironic", "connector", "list")
@@ -220,32 +218,84 @@ func TestKeystone(t *testing.T) {
 	})
 }
 
-// TestKeystoneIronicRegister: brick ironic register and connector list as
-// the member user, the Ironic endpoint taken from the Keystone catalog
-// (RegionOne's public endpoint is the test bed's Ironic, which runs
-// noauth: it proves brick's side, not Ironic's token check).
+// TestKeystoneIronicRegister: brick ironic register and connector list
+// against the test bed's Ironic in keystone mode (tokens checked by
+// keystonemiddleware, Ironic's policy applied), its endpoint taken from
+// the Keystone catalog (RegionOne public). The node belongs to the brick
+// project: the member user may see it but not create volume connectors
+// (Ironic wants the owner project's admin), and says so in one line; the
+// project admin registers; the member lists.
 func TestKeystoneIronicRegister(t *testing.T) {
-	bed := realIronic(t)
-	require.Equal(t, "http://127.0.0.1:6385", bed.endpoint, "the catalog's RegionOne Ironic")
 	k := needKeystone(t, testbed.KeystoneOptions{})
+	ir := needIronic(t, testbed.IronicOptions{Keystone: true, MaxLimit: ironicMaxLimit})
+	require.Equal(t, "http://127.0.0.1:6386", ir.Endpoint, "the catalog's RegionOne Ironic")
 	ctx := testContext(t)
-	sc, _ := bed.client(t)
-	node := newNode(t, ctx, sc, "ks", "")
+	sc := keystoneIronicClient(t, ctx, k, ir)
+	node := newOwnedNode(t, ctx, sc, "ks", k.ProjectID)
 	n := time.Now().UnixNano()
 	iqn := iqnFor(node.Name, 0)
 	root := registerHost(t, iqn, fmt.Sprintf("21%014x", n&0xffffffffffffff),
 		fmt.Sprintf("20010db8000000000000%012x", n&0xffffffffffff), fmt.Sprintf("52:54:%02x:%02x:%02x:%02x", byte(n>>24), byte(n>>16), byte(n>>8), byte(n)))
-	env := []string{"OS_AUTH_URL=" + k.AuthURL, "OS_USERNAME=" + k.Member.Name, "OS_PASSWORD=" + k.Member.Password,
-		"OS_PROJECT_NAME=" + k.Project, "OS_REGION_NAME=RegionOne", "BRICK_HOST_ROOT=" + root}
+	env := func(u testbed.KeystoneUser) []string {
+		return []string{"OS_AUTH_URL=" + k.AuthURL, "OS_USERNAME=" + u.Name, "OS_PASSWORD=" + u.Password,
+			"OS_PROJECT_NAME=" + k.Project, "OS_REGION_NAME=RegionOne", "BRICK_HOST_ROOT=" + root}
+	}
 
-	r := runBrickBin(t, ctx, env, "--debug", "ironic", "register", "--node", node.Name, "--nic", "eth1", "-f", "value", "-c", "Action")
+	r := runBrickBin(t, ctx, env(k.Member), "ironic", "register", "--node", node.Name, "--nic", "eth1")
+	t.Logf("member registers: exit %d: %s", r.code, r.stderr)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %s", r.stderr)
+	require.Contains(t, r.stderr, "(HTTP 403)")
+	require.Contains(t, r.stderr, "baremetal:volume:create")
+	require.Contains(t, r.stderr, "admin role")
+	require.NotContains(t, r.stderr, "error_message")
+
+	r = runBrickBin(t, ctx, env(k.ProjectAdmin), "--debug", "ironic", "register", "--node", node.Name, "--nic", "eth1", "-f", "value", "-c", "Action")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, strings.Repeat("created\n", 5), r.stdout)
-	requireAuthenticatedThenCalled(t, r, k.AuthURL, bed.endpoint+"/")
+	requireAuthenticatedThenCalled(t, r, k.AuthURL, ir.Endpoint+"/")
 
-	r = runBrickBin(t, ctx, env, "ironic", "connector", "list", "--node", node.UUID, "-f", "value", "-c", "Connector ID")
+	r = runBrickBin(t, ctx, env(k.Member), "ironic", "connector", "list", "--node", node.UUID, "-f", "value", "-c", "Connector ID")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, iqn+"\n")
+
+	// A token Ironic refuses: one line, not Ironic's JSON body.
+	r = runBrickBin(t, ctx, []string{"OS_AUTH_TYPE=noauth", "BRICK_IRONIC_ENDPOINT=" + ir.Endpoint, "BRICK_HOST_ROOT=" + root},
+		"ironic", "connector", "list", "--node", node.UUID)
+	t.Logf("noauth client at a keystone Ironic: exit %d: %s", r.code, r.stderr)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %s", r.stderr)
+	require.Contains(t, r.stderr, "(HTTP 401)")
+	require.NotContains(t, r.stderr, `{"error"`)
+}
+
+// keystoneIronicClient is a client of the keystone-mode Ironic with the
+// project admin's token.
+func keystoneIronicClient(t *testing.T, ctx context.Context, k *testbed.Keystone, ir *testbed.Ironic) *gophercloud.ServiceClient {
+	t.Helper()
+	tok, err := k.Token(ctx, k.ProjectAdmin)
+	require.NoError(t, err)
+	sc, _ := ironicBed{endpoint: ir.Endpoint}.client(t)
+	sc.ProviderClient.SetToken(tok)
+	return sc
+}
+
+// newOwnedNode is newNode for a node owned by project (Ironic 1.50), powered off.
+func newOwnedNode(t *testing.T, ctx context.Context, sc *gophercloud.ServiceClient, prefix, project string) nodes.Node {
+	t.Helper()
+	c := *sc
+	c.Microversion = "1.50"
+	var n nodes.Node
+	name := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	_, err := c.Post(ctx, c.ServiceURL("nodes"), map[string]any{"name": name, "driver": "fake-hardware", "owner": project}, &n, &gophercloud.RequestOpts{OkCodes: []int{201}})
+	require.NoError(t, err, "create node %s", name)
+	t.Cleanup(func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, _ = c.Delete(cctx, c.ServiceURL("nodes", n.UUID), nil)
+	})
+	setPower(t, ctx, sc, n.UUID, ironicapi.PowerOff)
+	return n
 }
 
 // requireAuthenticatedThenCalled checks the debug log of a brick run: a

@@ -8,8 +8,18 @@ PY=/usr/bin/python3
 
 IRONIC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-STATE=${BRICK_TB_IRONIC_STATE:-/var/tmp/brick-testbed/ironic}
-API_PORT=${BRICK_TB_IRONIC_PORT:-6385}
+# noauth, or keystone: behind keystonemiddleware, validating tokens at the
+# test bed Keystone (its own state dir and port by default, so that both
+# Ironics can run side by side).
+AUTH=${BRICK_TB_IRONIC_AUTH:-noauth}
+KEYSTONE_PORT=${BRICK_TB_KEYSTONE_PORT:-5000}
+if [[ $AUTH == keystone ]]; then
+  STATE=${BRICK_TB_IRONIC_STATE:-/var/tmp/brick-testbed/ironic-keystone}
+  API_PORT=${BRICK_TB_IRONIC_PORT:-6386}
+else
+  STATE=${BRICK_TB_IRONIC_STATE:-/var/tmp/brick-testbed/ironic}
+  API_PORT=${BRICK_TB_IRONIC_PORT:-6385}
+fi
 MAX_LIMIT=${BRICK_TB_IRONIC_MAX_LIMIT:-1000}
 DEBUG=${BRICK_TB_DEBUG:-0}
 START_TIMEOUT=${BRICK_TB_IRONIC_TIMEOUT:-120}

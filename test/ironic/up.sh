@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Starts a real Ironic for brick's tests: Debian's python3-ironic, API and
 # conductor in one process (ironic.cmd.singleprocess, rpc_transport = none),
-# noauth, sqlite, fake-hardware only, on 127.0.0.1.
+# noauth (or keystone), sqlite, fake-hardware only, on 127.0.0.1.
 #
 # Idempotent: when it already runs with the same settings this is a fast
 # no-op; with different settings it restarts. Prints the env file (KEY=VALUE)
 # on stdout; progress goes to stderr. Needs test/install.sh to have run.
 #
 # Settings (environment):
-#   BRICK_TB_IRONIC_STATE      state dir   (/var/tmp/brick-testbed/ironic)
-#   BRICK_TB_IRONIC_PORT       API port on 127.0.0.1                 (6385)
+#   BRICK_TB_IRONIC_AUTH       noauth, or keystone: tokens checked by
+#                              keystonemiddleware at the test bed Keystone,
+#                              which must run (test/keystone/up.sh) (noauth)
+#   BRICK_TB_IRONIC_STATE      state dir   (/var/tmp/brick-testbed/ironic,
+#                              keystone: /var/tmp/brick-testbed/ironic-keystone)
+#   BRICK_TB_IRONIC_PORT       API port on 127.0.0.1  (6385, keystone: 6386)
+#   BRICK_TB_KEYSTONE_PORT     the test bed Keystone's port          (5000)
 #   BRICK_TB_IRONIC_MAX_LIMIT  [api] max_limit, the largest page     (1000)
 #   BRICK_TB_IRONIC_KEEP       1: keep the database across a restart (0)
 #   BRICK_TB_DEBUG             1: debug logging                      (0)
@@ -31,6 +36,8 @@ elapsed() { awk -v a="$started_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f",
 [[ $API_PORT =~ ^[0-9]+$ ]] && ((API_PORT > 0 && API_PORT < 65536)) || fail "bad BRICK_TB_IRONIC_PORT '$API_PORT'"
 [[ $MAX_LIMIT =~ ^[0-9]+$ ]] && ((MAX_LIMIT > 0)) || fail "BRICK_TB_IRONIC_MAX_LIMIT must be a positive integer"
 [[ $STATE == /* ]] || fail "BRICK_TB_IRONIC_STATE must be an absolute path"
+[[ $AUTH == noauth || $AUTH == keystone ]] || fail "BRICK_TB_IRONIC_AUTH must be noauth or keystone, not '$AUTH'"
+[[ $KEYSTONE_PORT =~ ^[0-9]+$ ]] && ((KEYSTONE_PORT > 0 && KEYSTONE_PORT < 65536)) || fail "bad BRICK_TB_KEYSTONE_PORT '$KEYSTONE_PORT'"
 STARTER=${BRICK_TB_STARTER:-manual}
 [[ $STARTER =~ ^[0-9A-Za-z_-]+$ ]] || fail "BRICK_TB_STARTER must be a plain token"
 case $DEBUG in 1 | true) debug=true ;; *) debug=false ;; esac
@@ -43,6 +50,22 @@ text=${text//@STATE@/$STATE}
 text=${text//@API_PORT@/$API_PORT}
 text=${text//@MAX_LIMIT@/$MAX_LIMIT}
 text=${text//@DEBUG@/$debug}
+text=${text//@AUTH@/$AUTH}
+keystone_opts=
+if [[ $AUTH == keystone ]]; then
+  # The ironic service user is made by test/keystone/seed.py.
+  keystone_opts="
+[keystone_authtoken]
+www_authenticate_uri = http://127.0.0.1:$KEYSTONE_PORT/v3
+auth_url = http://127.0.0.1:$KEYSTONE_PORT/v3
+auth_type = password
+username = ironic
+password = brick-tb-ironic-pw
+project_name = service
+user_domain_id = default
+project_domain_id = default"
+fi
+text=${text//$'\n'@KEYSTONE_OPTS@/$keystone_opts}
 printf '%s\n' "$text" >"$CONF.new"
 
 api_url=http://127.0.0.1:$API_PORT
@@ -56,9 +79,11 @@ api_answers() {
 write_env() {
   cat >"$ENV_FILE.tmp" <<EOF
 # Written by test/ironic/up.sh; KEY=VALUE lines (source with: set -a; . $ENV_FILE).
-# noauth: no token needed. The volume API needs X-OpenStack-Ironic-API-Version >= 1.32.
-# The baremetal CLI works with: OS_AUTH_TYPE=none OS_ENDPOINT=$api_url
+# $AUTH: noauth needs no token, keystone a token of the test bed Keystone.
+# The volume API needs X-OpenStack-Ironic-API-Version >= 1.32.
+# The baremetal CLI works (noauth) with: OS_AUTH_TYPE=none OS_ENDPOINT=$api_url
 BRICK_IRONIC_ENDPOINT=$api_url
+BRICK_TB_IRONIC_AUTH=$AUTH
 BRICK_TB_IRONIC_MAX_MICROVERSION=$1
 BRICK_TB_IRONIC_MAX_LIMIT=$MAX_LIMIT
 BRICK_TB_IRONIC_STATE=$STATE
@@ -134,15 +159,32 @@ echo $! >"$PID_FILE"
 
 # Ready means the API answers and lists the fake-hardware driver (which the
 # conductor registers once it has started).
-if ! maxmv=$("$PY" - "$API_PORT" "$(<"$PID_FILE")" "$START_TIMEOUT" <<'EOF'
+# In keystone mode the driver list needs a token: the ironic service user's.
+if ! maxmv=$("$PY" - "$API_PORT" "$(<"$PID_FILE")" "$START_TIMEOUT" "$AUTH" "$KEYSTONE_PORT" <<'EOF'
 import json, sys, time, urllib.request
-port, pid, timeout = sys.argv[1:]
+port, pid, timeout, auth, keystone_port = sys.argv[1:]
 deadline = time.monotonic() + float(timeout)
 base = 'http://127.0.0.1:%s' % port
+headers = {'Accept': 'application/json'}
+
+def token():
+    body = json.dumps({'auth': {
+        'identity': {'methods': ['password'], 'password': {'user': {
+            'name': 'ironic', 'domain': {'id': 'default'}, 'password': 'brick-tb-ironic-pw'}}},
+        'scope': {'project': {'name': 'service', 'domain': {'id': 'default'}}}}}).encode()
+    req = urllib.request.Request('http://127.0.0.1:%s/v3/auth/tokens' % keystone_port, data=body,
+                                 headers={'Content-Type': 'application/json'})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.headers['X-Subject-Token']
+    except Exception as e:
+        sys.exit('no token from the test bed Keystone on port %s (start test/keystone/up.sh first): %s' % (keystone_port, e))
+
+if auth == 'keystone':
+    headers['X-Auth-Token'] = token()
 
 def get(path):
-    req = urllib.request.Request(base + path,
-                                 headers={'Accept': 'application/json'})
+    req = urllib.request.Request(base + path, headers=headers)
     with urllib.request.urlopen(req, timeout=5) as resp:
         return json.load(resp)
 
@@ -176,4 +218,4 @@ EOF
 fi
 
 write_env "$maxmv" "$STARTER"
-log "up in $(elapsed)s (API $api_url, max_limit $MAX_LIMIT); logs in $LOGS"
+log "up in $(elapsed)s (API $api_url, $AUTH, max_limit $MAX_LIMIT); logs in $LOGS"

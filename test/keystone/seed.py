@@ -33,20 +33,25 @@ SERVICE_USERS = {'CINDER': 'cinder', 'IRONIC': 'ironic'}
 PROJECT = 'brick'
 
 # Catalog: block storage under both type names gophercloud accepts, Ironic,
-# in two regions with several interfaces, and a region with no service
+# in several regions with several interfaces, and a region with no service
 # endpoint at all (for "no endpoint in this region" errors). RegionOne's
-# public endpoints are the test bed's Cinder and Ironic; the other
-# addresses (127.0.0.2, 127.0.0.3) are free for tests to serve.
+# public endpoints are the test bed's Cinder and Ironic in keystone mode
+# (test/cinder's second API on 8786, test/ironic with
+# BRICK_TB_IRONIC_AUTH=keystone on 6386); RegionGuest has the same as a
+# qemu guest reaches them (the slirp gateway). The other addresses
+# (127.0.0.2, 127.0.0.3) are free for tests to serve.
 ENDPOINTS = [
     # (service name, type, region, interface, url)
-    ('cinder', 'block-storage', 'RegionOne', 'public', 'http://127.0.0.1:8776/v3/%(project_id)s'),
+    ('cinder', 'block-storage', 'RegionOne', 'public', 'http://127.0.0.1:8786/v3/%(project_id)s'),
     ('cinder', 'block-storage', 'RegionOne', 'internal', 'http://127.0.0.3:8776/v3/%(project_id)s'),
+    ('cinder', 'block-storage', 'RegionGuest', 'public', 'http://10.0.2.2:8786/v3/%(project_id)s'),
     ('cinderv3', 'volumev3', 'RegionTwo', 'public', 'http://127.0.0.2:8776/v3/%(project_id)s'),
-    ('ironic', 'baremetal', 'RegionOne', 'public', 'http://127.0.0.1:6385'),
+    ('ironic', 'baremetal', 'RegionOne', 'public', 'http://127.0.0.1:6386'),
     ('ironic', 'baremetal', 'RegionOne', 'internal', 'http://127.0.0.3:6385'),
     ('ironic', 'baremetal', 'RegionTwo', 'public', 'http://127.0.0.2:6385'),
+    ('ironic', 'baremetal', 'RegionGuest', 'public', 'http://10.0.2.2:6386'),
 ]
-REGIONS = ['RegionTwo', 'RegionThree']
+REGIONS = ['RegionTwo', 'RegionThree', 'RegionGuest']
 
 
 def main(conf_file, port):

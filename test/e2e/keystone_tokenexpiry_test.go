@@ -18,6 +18,9 @@ import (
 // with a password or an application credential gets a new token when the
 // service refuses the expired one, and the call succeeds; a fixed
 // --os-token cannot be renewed and fails with 401.
+//
+// Its file name sorts after the other Keystone tests': they share the
+// run's Keystone with default tokens, and this one restarts it (once, last).
 func TestKeystoneTokenExpiry(t *testing.T) {
 	k := needKeystone(t, testbed.KeystoneOptions{TokenExpiration: 20 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
