@@ -132,7 +132,7 @@ if ((!quick)); then
 		else print "iscsi-" $2, $3, $6, "-"
 	}' "$out/iscsi.txt" >>"$samples"
 	echo "bench: NVMe/TCP in the guest, $rounds rounds" >&2
-	if ! BRICK_BENCH=1 BRICK_BENCH_ROUNDS=$rounds go test -tags e2e -run '^TestNVMeoF$' -v -timeout 60m ./test/e2e/ >"$out/nvmeof.log" 2>&1; then
+	if ! BRICK_BENCH=1 BRICK_BENCH_ROUNDS=$rounds go test -tags e2e -run '^TestNVMeoF$' -v -timeout 150m ./test/e2e/ >"$out/nvmeof.log" 2>&1; then
 		failed+=(nvmeof-guest)
 	fi
 	# "    nvmeof_test.go:N: BENCH <tool>-<round> <connect> <disconnect> <total> left=N"
