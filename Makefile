@@ -2,7 +2,7 @@
 GO ?= go
 E2E_TIMEOUT ?= 60m
 
-.PHONY: build install unit e2e e2e-short test bench fuzz clean
+.PHONY: build install man deb demo unit e2e e2e-short test bench fuzz clean
 
 # The version from the git tag (scripts/version.sh: 1.2.0, 1.2.0-3-gabc1234,
 # 0.0.0-N-gHASH before the first tag); `brick --version` prints it.
@@ -19,6 +19,28 @@ build:
 
 install:
 	CGO_ENABLED=0 $(GO) install $(BUILDFLAGS) ./cmd/brick
+
+# The last commit's time dates the man pages and the package's files, so
+# two builds of one commit are the same.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
+export SOURCE_DATE_EPOCH
+
+# One man page per command (section 8), from the commands themselves.
+man: build
+	rm -rf bin/man
+	bin/brick gen-man --dir bin/man
+
+# The Debian package (packaging/deb.sh: dpkg-deb, no debhelper), then
+# lintian; LINTIAN= skips the check (about 1.5 minutes here).
+LINTIAN ?= lintian --fail-on error,warning --display-info
+deb: build
+	bash packaging/deb.sh bin/brick bin
+	$(if $(LINTIAN),$(LINTIAN) bin/brick_$(shell scripts/version.sh --deb)_$(shell dpkg --print-architecture).deb)
+
+# brick's main job on this machine: a real Cinder, the real-kernel guest,
+# local-attach -> write -> list -> local-detach (scripts/demo.sh; as root).
+demo:
+	bash scripts/demo.sh
 
 # Fast unit tests: fixture trees and scripted runners, no services, no guest.
 unit:

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Builds the Debian package of brick with Debian's own tools (dpkg-deb, no
+# debhelper) and checks it with lintian: make deb.
+#
+#   packaging/deb.sh [BINARY [OUTDIR]]     (defaults: bin/brick, bin)
+#
+# BINARY is the static binary make build writes; it also writes the man
+# pages and completion scripts. Prints the .deb's path on the last line.
+# SOURCE_DATE_EPOCH (the Makefile sets the last commit's time) dates every
+# file, so two builds of one commit give the same package.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/.."
+bin=$(realpath "${1:-bin/brick}")
+out=${2:-bin}
+version=$(scripts/version.sh --deb)
+arch=$(dpkg --print-architecture)
+epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+export SOURCE_DATE_EPOCH=$epoch
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+umask 022
+root=$stage/brick
+doc=$root/usr/share/doc/brick
+
+install -D -m 0755 "$bin" "$root/usr/sbin/brick"
+
+"$bin" gen-man --dir "$stage/man"
+mkdir -p "$root/usr/share/man/man8"
+for page in "$stage"/man/*.8; do
+  gzip -9n <"$page" >"$root/usr/share/man/man8/${page##*/}.gz"
+done
+
+mkdir -p "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
+  "$root/usr/share/fish/vendor_completions.d"
+"$bin" completion bash >"$root/usr/share/bash-completion/completions/brick"
+"$bin" completion zsh >"$root/usr/share/zsh/vendor-completions/_brick"
+"$bin" completion fish >"$root/usr/share/fish/vendor_completions.d/brick.fish"
+
+install -D -m 0644 packaging/brick.yaml "$root/etc/brick/brick.yaml"
+install -d -m 0700 "$root/var/lib/brick"
+install -D -m 0644 packaging/copyright "$doc/copyright"
+install -D -m 0644 packaging/lintian-overrides "$root/usr/share/lintian/overrides/brick"
+{
+  echo "brick ($version) unstable; urgency=medium"
+  echo
+  echo "  * Built from git $(git describe --tags --always --dirty 2>/dev/null || echo unknown)."
+  echo
+  echo " -- $(sed -n 's/^Maintainer: //p' packaging/control.in)  $(LC_ALL=C date -u -R -d "@$epoch")"
+} | gzip -9n >"$doc/changelog.gz"
+
+mkdir -p "$root/DEBIAN"
+echo /etc/brick/brick.yaml >"$root/DEBIAN/conffiles"
+size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
+sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" packaging/control.in >"$root/DEBIAN/control"
+(cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
+chmod 0644 "$root/DEBIAN/"*
+find "$root" -exec touch -h -d "@$epoch" {} +
+
+mkdir -p "$out"
+deb=$out/brick_${version}_${arch}.deb
+dpkg-deb --root-owner-group --build "$root" "$deb" >/dev/null
+echo "$deb"
