@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/ident"
 )
 
@@ -75,35 +76,55 @@ func (m *Multipath) Grow(ctx context.Context, v Volume, want int64) (*Growth, er
 	return g, nil
 }
 
-// checkPathsRunning refuses when a path's SCSI device is not "running"
-// (offline, blocked, transport-offline) or, with a map, multipathd holds
-// one of the map's paths failed.
+// checkPathsRunning refuses when a path's SCSI device is offline (or
+// being deleted), or stays not "running" or, with a map, failed in
+// multipathd past MapTimeout: a session in recovery (blocked) or a path
+// multipathd's checker has not reinstated yet comes back by itself, as
+// after a target re-created for the new size.
 func (m *Multipath) checkPathsRunning(ctx context.Context, v Volume, disks []string) error {
 	for _, d := range disks {
 		if !ident.DiskName(d) {
 			return fmt.Errorf("grow: %q is not a disk name", d)
 		}
-		state, err := m.fs.ReadString("/sys/block/" + d + "/device/state")
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.opts.MapTimeout)
+	defer cancel()
+	var down error
+	err := m.fs.WaitFor(ctx, nil, m.opts.Backoff, func() (bool, error) {
+		down = nil
+		for _, d := range disks {
+			state, err := m.fs.ReadString("/sys/block/" + d + "/device/state")
+			if err != nil {
+				return false, fmt.Errorf("grow: state of path %s: %w", d, err)
+			}
+			switch state {
+			case "running":
+			case "blocked", "created", "quiesce":
+				down = fmt.Errorf("grow: path %s stayed %s: %w; bring it back (or remove it) first", d, state, ErrPathDown)
+				return false, nil
+			default:
+				return false, fmt.Errorf("grow: path %s is %s: %w; bring it back (or remove it) first", d, truncate(state, 40), ErrPathDown)
+			}
+		}
+		if v.Map == nil {
+			return true, nil
+		}
+		states, err := m.pathStates(ctx)
 		if err != nil {
-			return fmt.Errorf("grow: state of path %s: %w", d, err)
+			return false, fmt.Errorf("grow %s: %w", v.Map.Name, err)
 		}
-		if state != "running" {
-			return fmt.Errorf("grow: path %s is %s: %w; bring it back (or remove it) first", d, truncate(state, 40), ErrPathDown)
+		for _, d := range v.Map.Paths {
+			if s, ok := states[d]; ok && s != "active" {
+				down = fmt.Errorf("grow %s: multipathd holds path %s %s: %w; reinstate it first", v.Map.Name, d, truncate(s, 40), ErrPathDown)
+				return false, nil
+			}
 		}
+		return true, nil
+	})
+	if err != nil && down != nil && errors.Is(err, host.ErrWaitTimeout) {
+		return down
 	}
-	if v.Map == nil {
-		return nil
-	}
-	states, err := m.pathStates(ctx)
-	if err != nil {
-		return fmt.Errorf("grow %s: %w", v.Map.Name, err)
-	}
-	for _, d := range v.Map.Paths {
-		if s, ok := states[d]; ok && s != "active" {
-			return fmt.Errorf("grow %s: multipathd holds path %s %s: %w; reinstate it first", v.Map.Name, d, truncate(s, 40), ErrPathDown)
-		}
-	}
-	return nil
+	return err
 }
 
 // pathStates asks multipathd for each path's device-mapper state

@@ -77,6 +77,8 @@ func TestGrow(t *testing.T) {
 			dmStates: "sdb:active\nsdc:active\n", wantNew: gib1 * 512},
 		{name: "offline path refused, named", sizes: [2]string{two, one}, states: [2]string{"running", "offline"},
 			dmStates: "sdb:active\nsdc:failed\n", wantErr: "path sdc is offline"},
+		{name: "blocked path that stays blocked refused", sizes: [2]string{two, two}, states: [2]string{"blocked", "running"},
+			dmStates: "sdb:active\nsdc:active\n", wantErr: "path sdb stayed blocked"},
 		{name: "path failed in multipathd refused", sizes: [2]string{two, two}, states: [2]string{"running", "running"},
 			dmStates: "sdb:active\nsdc:failed\n", wantErr: "multipathd holds path sdc failed"},
 		{name: "paths disagree: map left alone", sizes: [2]string{two, one}, states: [2]string{"running", "running"},
@@ -91,7 +93,7 @@ func TestGrow(t *testing.T) {
 			h, root := hosttest.New(t, nil)
 			fixtureGrow(t, root, tc.sizes, tc.states)
 			d := &resizeDaemon{root: root, states: tc.dmStates, mapSize: tc.mapSize}
-			m := multipath.New(h, multipath.Options{Daemon: d, CommandTimeout: 200 * time.Millisecond})
+			m := multipath.New(h, multipath.Options{Daemon: d, CommandTimeout: 200 * time.Millisecond, MapTimeout: 200 * time.Millisecond})
 			v := m.FindVolume([]string{"sdb", "sdc"}, "")
 			require.NotNil(t, v.Map)
 			g, err := m.Grow(context.Background(), v, 0)
@@ -110,6 +112,28 @@ func TestGrow(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestGrowWaitsForARecoveringPath(t *testing.T) {
+	h, root := hosttest.New(t, nil)
+	two := strconv.Itoa(gib2)
+	fixtureGrow(t, root, [2]string{two, two}, [2]string{"running", "blocked"})
+	d := &resizeDaemon{root: root, states: "sdb:active\nsdc:failed\n", mapSize: two}
+	m := multipath.New(h, multipath.Options{Daemon: d, MapTimeout: 5 * time.Second})
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		// Atomically: a reader must never see a half-written state.
+		p := filepath.Join(root, "/sys/devices/x/sdc/device/state")
+		_ = os.WriteFile(p+".new", []byte("running\n"), 0o644)
+		_ = os.Rename(p+".new", p)
+		time.Sleep(50 * time.Millisecond)
+		d.mu.Lock()
+		d.states = "sdb:active\nsdc:active\n"
+		d.mu.Unlock()
+	}()
+	g, err := m.Grow(context.Background(), m.FindVolume([]string{"sdb", "sdc"}, ""), 0)
+	require.NoError(t, err)
+	require.Equal(t, int64(gib2*512), g.NewSize)
 }
 
 func TestGrowSinglePath(t *testing.T) {

@@ -52,6 +52,8 @@ its old size; the error names the step that failed.`,
 		},
 	}
 	f := cmd.Flags()
+	a.addAuthFlags(f)
+	a.addOutputFlags(f)
 	f.IntVar(&eo.SizeGiB, "size", 0, "the new size in GiB to ask Cinder for")
 	f.BoolVar(&eo.LocalOnly, "local-only", false, "grow the host side only: the volume grew elsewhere, or an earlier extend stopped part-way")
 	f.DurationVar(&eo.CinderTimeout, "cinder-timeout", cinderapi.DefaultExtendTimeout, "how long to wait for Cinder to finish the extend")
