@@ -41,12 +41,15 @@ func (r *Redactor) Add(secrets ...string) {
 	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
 }
 
-// Redact returns s with every registered secret and every extra secret masked.
+// Redact returns s with every registered secret and every extra secret
+// masked. A long secret (a token, a key, a generated CHAP password) is
+// masked wherever it appears; a short one only where it stands as a whole
+// token (not inside a word, a flag name or a longer value): masking every
+// "p" of a password "p" would shred "--os-password" and show by the gaps
+// what the secret is.
 func (r *Redactor) Redact(s string, extra ...string) string {
 	for _, e := range extra {
-		if e != "" {
-			s = strings.ReplaceAll(s, e, Mask)
-		}
+		s = maskSecret(s, e)
 	}
 	if r == nil {
 		return s
@@ -54,9 +57,49 @@ func (r *Redactor) Redact(s string, extra ...string) string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, secret := range r.secrets {
-		s = strings.ReplaceAll(s, secret, Mask)
+		s = maskSecret(s, secret)
 	}
 	return s
+}
+
+// longSecret is the length from which a secret is masked anywhere: a
+// string this long does not turn up in a message by chance.
+const longSecret = 12
+
+func maskSecret(s, secret string) string {
+	switch {
+	case secret == "" || !strings.Contains(s, secret):
+		return s
+	case s == secret:
+		return Mask
+	case len(secret) >= longSecret:
+		return strings.ReplaceAll(s, secret, Mask)
+	}
+	var b strings.Builder
+	done := 0 // s[:done] is written
+	for from := 0; ; {
+		i := strings.Index(s[from:], secret)
+		if i < 0 {
+			break
+		}
+		i += from
+		j := i + len(secret)
+		if (i == 0 || !wordByte(s[i-1])) && (j == len(s) || !wordByte(s[j])) {
+			b.WriteString(s[done:i])
+			b.WriteString(Mask)
+			done = j
+		}
+		from = j
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+// wordByte: a byte that continues a word, flag name or dotted name
+// (non-ASCII bytes are parts of letters).
+func wordByte(c byte) bool {
+	return c >= 0x80 || c == '_' || c == '-' || c == '.' ||
+		('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
 }
 
 // RedactArgs masks secrets in each element of argv, returning a new slice.
