@@ -20,6 +20,7 @@ import (
 const (
 	StepCinderExtend   = "cinder-extend"
 	StepGrowDevice     = "grow-device"
+	StepCryptResize    = "crypt-resize"
 	StepGrowFilesystem = "grow-filesystem"
 )
 
@@ -142,17 +143,44 @@ func (m *Manager) extendHost(ctx context.Context, ref string, rec *Record, ext c
 		return nil, extendError(ref, StepGrowDevice, err)
 	}
 	res := &ExtendResult{VolumeID: rec.VolumeID, Device: rs.Device, OldSize: rs.OldSize, NewSize: rs.NewSize}
+	if rec.Crypt != nil && rec.Crypt.Name != "" {
+		rollback.Trace(ctx, StepCryptResize)
+		if err := m.cryptResize(ctx, rec); err != nil {
+			return nil, extendError(ref, StepCryptResize, err)
+		}
+		res.Device = rec.DevicePath()
+	}
 	if !rec.Mounted || rec.Mountpoint == "" {
 		return res, nil
 	}
 	rollback.Trace(ctx, StepGrowFilesystem)
-	fsType, err := m.growFilesystem(ctx, rec.Device.Path, rec.Mountpoint)
+	fsType, err := m.growFilesystem(ctx, rec.DevicePath(), rec.Mountpoint)
 	if err != nil {
 		return nil, extendError(ref, StepGrowFilesystem, err)
 	}
 	res.Filesystem, res.Mountpoint = fsType, rec.Mountpoint
 	rollback.Trace(ctx, StepDone)
 	return res, nil
+}
+
+// cryptResize grows an encrypted volume's dm-crypt mapping to its
+// device's new size; LUKS2 may want the key, so it is fetched as for an
+// attach (Cinder's encryption metadata, then the key manager).
+func (m *Manager) cryptResize(ctx context.Context, rec *Record) error {
+	src, ok := m.Cinder.(encryptionSource)
+	if !ok || m.Cinder == nil {
+		return fmt.Errorf("%w %s: the key is needed and no Cinder is configured", ErrEncrypted, rec.VolumeID)
+	}
+	meta, err := src.Encryption(ctx, rec.VolumeID)
+	if err != nil {
+		return fmt.Errorf("%w %s: read its encryption metadata: %w", ErrEncrypted, rec.VolumeID, err)
+	}
+	key, err := m.cryptKey(ctx, meta.KeyID)
+	if err != nil {
+		return fmt.Errorf("%w %s: %w", ErrEncrypted, rec.VolumeID, err)
+	}
+	defer clear(key)
+	return m.dm().Resize(ctx, rec.Crypt.Name, key)
 }
 
 // extendError says which step failed, that the volume still works at its

@@ -174,3 +174,19 @@ func TestGrowFilesystemTypes(t *testing.T) {
 	_, err = ef.m.growFilesystem(ctx, "-rf", "/mnt/x")
 	require.ErrorContains(t, err, "not a device path")
 }
+
+func TestExtendEncryptedNeedsTheKey(t *testing.T) {
+	ef := newExtendFixture(t, false)
+	rec, err := ef.m.Record(volID)
+	require.NoError(t, err)
+	rec.Crypt = &CryptRecord{Name: "crypt-" + volID, Path: "/dev/mapper/crypt-" + volID, Provider: "luks"}
+	require.NoError(t, ef.m.store().save(rec))
+	ef.m.Cinder = nil
+	_, err = ef.m.Extend(context.Background(), ExtendOptions{Volume: volID, LocalOnly: true})
+	require.ErrorIs(t, err, ErrEncrypted)
+	require.ErrorContains(t, err, "crypt-resize: encrypted volume "+volID+": the key is needed and no Cinder is configured")
+	require.ErrorContains(t, err, "--local-only' to finish")
+	rec, err = ef.m.Record(volID)
+	require.NoError(t, err)
+	require.Equal(t, int64(1<<30), rec.SizeBytes, "the device's size is recorded")
+}

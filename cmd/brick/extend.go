@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -12,6 +13,7 @@ import (
 
 func (a *app) extendCommand() *cobra.Command {
 	var eo attach.ExtendOptions
+	var fixedKeyFile string
 	cmd := &cobra.Command{
 		Use:   "extend VOLUME (--size GiB | --local-only)",
 		Short: "Grow an attached volume online: Cinder, every path, the multipath map, the filesystem",
@@ -43,6 +45,9 @@ its old size; the error names the step that failed.`,
 			if err != nil {
 				return err
 			}
+			if err := a.extendCrypt(cmd.Context(), m, args[0], fixedKeyFile); err != nil {
+				return err
+			}
 			eo.Volume = args[0]
 			res, err := m.Extend(a.testHooks(cmd.Context()), eo)
 			if err != nil {
@@ -56,8 +61,28 @@ its old size; the error names the step that failed.`,
 	a.addOutputFlags(f)
 	f.IntVar(&eo.SizeGiB, "size", 0, "the new size in GiB to ask Cinder for")
 	f.BoolVar(&eo.LocalOnly, "local-only", false, "grow the host side only: the volume grew elsewhere, or an earlier extend stopped part-way")
+	f.StringVar(&fixedKeyFile, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, for its encrypted volumes")
 	f.DurationVar(&eo.CinderTimeout, "cinder-timeout", cinderapi.DefaultExtendTimeout, "how long to wait for Cinder to finish the extend")
 	return cmd
+}
+
+// extendCrypt gives the manager key access when the volume is encrypted:
+// cryptsetup resize may need the key, and its ID comes from Cinder, even
+// with --local-only.
+func (a *app) extendCrypt(ctx context.Context, m *attach.Manager, ref, fixedKeyFile string) error {
+	rec, err := m.Record(ref)
+	if err != nil || rec.Crypt == nil {
+		return nil // Extend reports a missing record itself
+	}
+	if m.Cinder == nil {
+		c, err := a.cinderClient(ctx)
+		if err != nil {
+			return fmt.Errorf("extend %s: the encrypted volume's key needs Cinder: %w", ref, err)
+		}
+		m.Cinder = c
+	}
+	m.Crypt, err = a.cryptAccess(m.Cinder, fixedKeyFile)
+	return err
 }
 
 func extendRecord(r *attach.ExtendResult) record {
