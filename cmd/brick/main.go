@@ -49,7 +49,7 @@ func runApp(ctx context.Context, a *app, args []string) int {
 		return exitOK
 	}
 	err = a.timeoutError(err)
-	fmt.Fprintf(a.stderr, "brick: %s\n", oneLine(a.redactor.Redact(err.Error())))
+	printError(a.stderr, a.redactor.Redact(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) || !a.ready {
 		return exitUsage
@@ -102,4 +102,23 @@ func joinBoolValues(args []string) []string {
 		out = append(out, args[i])
 	}
 	return out
+}
+
+// suggestionsHeader is how cobra introduces its "did you mean" list.
+const suggestionsHeader = "\n\nDid you mean this?\n"
+
+// printError prints an error on one line, except that cobra's suggestions
+// for a mistyped command keep a line each, as cobra lays them out.
+func printError(w io.Writer, msg string) {
+	first, rest, ok := strings.Cut(msg, suggestionsHeader)
+	fmt.Fprintf(w, "brick: %s\n", oneLine(first))
+	if !ok {
+		return
+	}
+	fmt.Fprintf(w, "%s", strings.TrimPrefix(suggestionsHeader, "\n"))
+	for _, s := range strings.Split(strings.TrimSpace(rest), "\n") {
+		if s = strings.TrimSpace(s); s != "" {
+			fmt.Fprintf(w, "\t%s\n", oneLine(s))
+		}
+	}
 }

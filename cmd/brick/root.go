@@ -112,6 +112,7 @@ users type them.`,
 			root.AddCommand(c)
 		}
 	}
+	a.registerCompletions(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	// Accept --enforce_multipath for --enforce-multipath everywhere.
 	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
@@ -128,6 +129,9 @@ func lightCommand(args []string) bool {
 // setup applies config-file and environment values to flags the user did
 // not set, then builds the logger and the host.
 func (a *app) setup(cmd *cobra.Command, _ []string) error {
+	if cmd.Name() == cobra.ShellCompRequestCmd || cmd.Name() == cobra.ShellCompNoDescRequestCmd {
+		return nil // the completed command's flags are not parsed yet: completionSetup
+	}
 	v := viper.New()
 	if err := a.loadConfigFile(cmd, v); err != nil {
 		return err

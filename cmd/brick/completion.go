@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+	"github.com/gophercloud/gophercloud/v2/pagination"
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/brick-storage/brick/attach"
+	"github.com/brick-storage/brick/host"
+)
+
+// completionTimeout bounds a completion that asks a cloud: a shell waiting
+// on Tab must not hang on an unreachable Cinder.
+const completionTimeout = 3 * time.Second
+
+// fixedValues are the flags whose values come from a fixed set.
+var fixedValues = map[string][]string{
+	"format":       outputFormats,
+	"mode":         {"rw", "ro"},
+	"mkfs":         {"ext4", "xfs", "ext3", "ext2", "btrfs"},
+	"rbd-driver":   {"krbd", "nbd"},
+	"os-interface": {"public", "internal", "admin"},
+	"os-auth-type": {"password", "token", "v3applicationcredential", "noauth", "none", "http_basic"},
+	"protocol":     {"iscsi", "fibre_channel", "rbd", "nfs", "nvmeof"},
+}
+
+// typeValues: --type of an Ironic volume connector, and of a target.
+var (
+	connectorTypes = []string{"iqn", "ip", "mac", "wwnn", "wwpn", "port", "portgroup"}
+	targetTypes    = []string{"iscsi", "fibre_channel", "rbd", "nfs", "nvmeof"}
+)
+
+// registerCompletions gives every command of the tree its flag and argument
+// completions: fixed sets, NICs, Ironic nodes, volumes.
+func (a *app) registerCompletions(c *cobra.Command) {
+	fixed := func(vals []string) cobra.CompletionFunc {
+		return cobra.FixedCompletions(vals, cobra.ShellCompDirectiveNoFileComp)
+	}
+	for name, vals := range fixedValues {
+		if c.LocalFlags().Lookup(name) != nil {
+			_ = c.RegisterFlagCompletionFunc(name, fixed(vals))
+		}
+	}
+	if c.LocalFlags().Lookup("type") != nil {
+		types := targetTypes
+		if strings.Contains(c.CommandPath(), "connector") {
+			types = connectorTypes
+		}
+		_ = c.RegisterFlagCompletionFunc("type", fixed(types))
+	}
+	if c.LocalFlags().Lookup("nic") != nil {
+		_ = c.RegisterFlagCompletionFunc("nic", a.completeNICs)
+	}
+	for _, n := range []string{"node", "ironic-node"} {
+		if c.LocalFlags().Lookup(n) != nil {
+			_ = c.RegisterFlagCompletionFunc(n, a.completeNodes)
+		}
+	}
+	switch c.Name() {
+	case "local-attach":
+		c.ValidArgsFunction = a.completeVolumes(false)
+	case "local-detach", "get-volume-paths", "cleanup":
+		c.ValidArgsFunction = a.completeVolumes(true)
+	}
+	for _, sub := range c.Commands() {
+		a.registerCompletions(sub)
+	}
+}
+
+// completionSetup applies config and environment and builds the host, as
+// setup does, but quietly and without judging the command line (a
+// completion is asked for half-typed commands). setup itself ran for
+// cobra's __complete command, without the completed command's flags.
+func (a *app) completionSetup(cmd *cobra.Command) {
+	a.logger = slog.New(slog.DiscardHandler)
+	v := viper.New()
+	_ = a.loadConfigFile(cmd, v)
+	_ = a.applySettings(cmd, v)
+	a.host = host.New(a.hostRoot, a.logger, a.redactor)
+}
+
+func (a *app) completeNICs(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	a.completionSetup(cmd)
+	addrs, _ := a.host.Sys.InterfaceAddrs()
+	var out []string
+	for _, ad := range addrs {
+		if !slices.Contains(out, ad.Interface) {
+			out = append(out, ad.Interface)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+func (a *app) completeNodes(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	a.completionSetup(cmd)
+	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
+	defer cancel()
+	sc, err := a.ironicClient(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	_ = nodes.List(sc, nodes.ListOpts{Fields: []string{"uuid", "name"}, Limit: 500}).EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {
+		list, err := nodes.ExtractNodes(p)
+		for _, n := range list {
+			out = append(out, completion(n.UUID, n.Name))
+			if n.Name != "" {
+				out = append(out, completion(n.Name, n.UUID))
+			}
+		}
+		return false, err // the first page is enough for a shell
+	})
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeVolumes offers Cinder's volumes (IDs and names, with the other
+// as description) and, for commands on attached volumes, brick's records
+// first.
+func (a *app) completeVolumes(attached bool) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		a.completionSetup(cmd)
+		ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
+		defer cancel()
+		var out []string
+		if attached {
+			m := &attach.Manager{Host: a.host}
+			entries, _ := m.List(ctx)
+			for _, e := range entries {
+				out = append(out, completion(e.Record.VolumeID, e.Record.VolumeName))
+			}
+			if len(out) > 0 {
+				return out, cobra.ShellCompDirectiveNoFileComp
+			}
+		}
+		c, err := a.cinderClient(ctx)
+		if err != nil {
+			return out, cobra.ShellCompDirectiveNoFileComp
+		}
+		_ = volumes.List(c.SC, volumes.ListOpts{Limit: 500}).EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {
+			list, err := volumes.ExtractVolumes(p)
+			for _, v := range list {
+				out = append(out, completion(v.ID, v.Name+" "+v.Status))
+				if v.Name != "" {
+					out = append(out, completion(v.Name, v.ID+" "+v.Status))
+				}
+			}
+			return false, err
+		})
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completion is a value with its description, both kept to one line.
+func completion(value, desc string) string {
+	value, desc = oneLine(value), strings.TrimSpace(oneLine(desc))
+	if desc == "" {
+		return value
+	}
+	return value + "\t" + desc
+}

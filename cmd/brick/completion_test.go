@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/cinderapi/cindertest"
+	"github.com/brick-storage/brick/host/hosttest"
+)
+
+func TestCompletion(t *testing.T) {
+	t.Setenv("BRICK_CONFIG", "")
+	root := fixtureHost(t)
+	fake := cindertest.New(t)
+	fake.AddVolume("11111111-1111-4111-8111-111111111111", "data")
+	cloud := []string{"--os-auth-type", "noauth", "--cinder-endpoint", fake.Endpoint()}
+	const rec = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
+	recRoot := fixtureHost(t)
+	hosttest.WriteFile(t, recRoot, "/var/lib/brick/volumes/"+rec+".json", `{"version":1,"volume_id":"`+rec+`","volume_name":"logs","phase":"attached","step":"done","flow":"v3",
+"host_name":"fixture-node","mode":"rw","connector":{},"connection_info":{"driver_volume_type":"iscsi","data":{}},
+"device":{"path":"/dev/sdx","type":"block","protocol":"iscsi"},"created_at":"2026-12-02T10:00:00Z","updated_at":"2026-12-02T10:00:00Z"}`)
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"format", []string{"get-connector", "-f", ""}, []string{"table", "json", "csv"}},
+		{"mode", []string{"local-attach", "--mode", ""}, []string{"rw", "ro"}},
+		{"mkfs", []string{"local-attach", "--mkfs", ""}, []string{"ext4", "xfs"}},
+		{"rbd driver", []string{"connect", "--rbd-driver", ""}, []string{"krbd", "nbd"}},
+		{"connector type", []string{"ironic", "connector", "create", "--type", ""}, []string{"iqn", "wwpn", "portgroup"}},
+		{"target type", []string{"ironic", "target", "create", "--type", ""}, []string{"iscsi", "fibre_channel"}},
+		{"nic", []string{"--host-root", root, "get-connector", "--nic", ""}, []string{"eth0"}},
+		{"cinder volumes", append(append([]string{"--host-root", root}, cloud...), "local-attach", ""), []string{"11111111-1111-4111-8111-111111111111\tdata available", "data\t11111111-1111-4111-8111-111111111111 available"}},
+		{"attached volumes", []string{"--host-root", recRoot, "local-detach", ""}, []string{rec + "\tlogs"}},
+		{"cinder down", []string{"--host-root", root, "--os-auth-type", "noauth", "--cinder-endpoint", "http://127.0.0.1:1/v3", "local-attach", ""}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runVolumeCmd(t, append([]string{"__complete", "--config", "/dev/null"}, tt.args...)...)
+			require.Equal(t, 0, code, errs)
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			require.Equal(t, ":4", lines[len(lines)-1], "no file completion")
+			for _, w := range tt.want {
+				require.Contains(t, lines, w)
+			}
+			if tt.want == nil {
+				require.Len(t, lines, 1)
+			}
+		})
+	}
+}
+
+func TestPrintError(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", "brick: plain\n"},
+		{"a\nb", "brick: a; b\n"},
+		{"unknown command \"lsit\" for \"brick\"\n\nDid you mean this?\n\tlist\n\tlast\x1b\n", "brick: unknown command \"lsit\" for \"brick\"\n\nDid you mean this?\n\tlist\n\tlast\\x1b\n"},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		printError(&b, tt.in)
+		require.Equal(t, tt.want, b.String())
+	}
+	code, _, errs := runVolumeCmd(t, "lsit")
+	require.Equal(t, 2, code)
+	require.Equal(t, "brick: unknown command \"lsit\" for \"brick\"\n\nDid you mean this?\n\tlist\n", errs)
+}
