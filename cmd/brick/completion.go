@@ -67,7 +67,7 @@ func (a *app) registerCompletions(c *cobra.Command) {
 	switch c.Name() {
 	case "local-attach":
 		c.ValidArgsFunction = a.completeVolumes(false)
-	case "local-detach", "get-volume-paths", "cleanup":
+	case "local-detach", "get-volume-paths", "cleanup", "extend":
 		c.ValidArgsFunction = a.completeVolumes(true)
 	}
 	for _, sub := range c.Commands() {
