@@ -236,6 +236,7 @@ the volume back to in-use).`,
 	}
 	f := cmd.Flags()
 	a.addAuthFlags(f)
+	a.addHiddenOutputFlags(f)
 	addVolumeFlags(f, &vf, forDetach)
 	f.StringVar(&do.AttachmentID, "attachment-id", "", "the attachment to end, when the volume has several to this host")
 	// python-brick-cinderclient-ext's spelling.

@@ -136,6 +136,7 @@ Disconnecting a volume that is not attached succeeds.`,
 	for _, n := range attachOnlyFlags {
 		_ = cmd.Flags().MarkHidden(n)
 	}
+	a.addHiddenOutputFlags(cmd.Flags())
 	cmd.Flags().StringVar(&deviceInfo, "device-info", "", "the device 'brick connect -f json' printed: a file name or the JSON itself")
 	cmd.Flags().BoolVar(&force, "force", false, "detach even if the device is mounted or in use, or a flush fails (unwritten data may be lost)")
 	return cmd

@@ -255,6 +255,17 @@ func (a *app) addOutputFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.FitWidth, "fit-width", false, "table: fit the terminal's width even when stdout is not a terminal (width from $COLUMNS)")
 }
 
+// addHiddenOutputFlags accepts the output flags on a command that prints
+// nothing, unlisted, so scripts passing -f json to every command still run.
+func (a *app) addHiddenOutputFlags(f *pflag.FlagSet) {
+	var o pflag.FlagSet
+	a.addOutputFlags(&o)
+	o.VisitAll(func(fl *pflag.Flag) {
+		fl.Hidden = true
+		f.AddFlag(fl)
+	})
+}
+
 // formatGiven reports whether -f was given on the command line, in the
 // environment (BRICK_FORMAT) or in the config file.
 func (a *app) formatGiven(cmd *cobra.Command) bool {
