@@ -33,6 +33,11 @@ START_TIMEOUT=${BRICK_TB_CINDER_TIMEOUT:-180}
 # guest-served nvmet target (brick_tb_driver.GuestNVMeT), whose export
 # records go to NVMET_DIR; "off" (the default) is the tgt iSCSI backend.
 NVMEOF=${BRICK_TB_NVMEOF:-off}
+# Key manager of encrypted volume types: fixed (a standalone Cinder's fixed
+# key, FIXED_KEY, key ID all zeros) or barbican (test/barbican/up.sh; needs
+# Keystone tokens, so only requests through Keystone can create them).
+KEY_MANAGER=${BRICK_TB_CINDER_KEY_MANAGER:-fixed}
+FIXED_KEY=627269636b2d74622d66697865642d6b65792d30313233343536373839616263
 NVMET_DIR=${BRICK_TB_NVMET_DIR:-/var/tmp/brick-testbed/nvmet-share/exports}
 case $NVMEOF in
   off | old | new) ;;

@@ -27,6 +27,8 @@
 #                            with that connection info format     (off)
 #   BRICK_TB_NVMET_DIR       export records for the guest's nvmet
 #                            (/var/tmp/brick-testbed/nvmet-share/exports)
+#   BRICK_TB_CINDER_KEY_MANAGER  keys of encrypted volume types: fixed
+#                            (FIXED_KEY of common.sh) or barbican    (fixed)
 #   BRICK_TB_STARTER         caller's token, recorded in the env file as
 #                            BRICK_TB_CINDER_STARTED_BY by a cold start only
 set -euo pipefail
@@ -65,6 +67,7 @@ done
 STARTER=${BRICK_TB_STARTER:-manual}
 [[ $STARTER =~ ^[0-9A-Za-z_-]+$ ]] || fail "BRICK_TB_STARTER must be a plain token"
 case $DEBUG in 1 | true) debug=true ;; *) debug=false ;; esac
+[[ $KEY_MANAGER == fixed || $KEY_MANAGER == barbican ]] || fail "BRICK_TB_CINDER_KEY_MANAGER must be fixed or barbican"
 if ((CHAP)); then chap=true; else chap=false; fi
 
 take_lock
@@ -99,6 +102,9 @@ render_config() {
   text=${text//@TARGET_PROTOCOL@/$protocol}
   text=${text//@TARGET_PREFIX@/$prefix}
   text=${text//$'\n'@NVME_OPTS@/$nvme_opts}
+  local km=$'backend = cinder.keymgr.conf_key_mgr.ConfKeyManager\nfixed_key = '$FIXED_KEY
+  [[ $KEY_MANAGER == barbican ]] && km='backend = barbican'
+  text=${text//@KEY_MANAGER@/$km}
   printf '%s\n' "$text"
 }
 render_config >"$CONF.new"
@@ -136,6 +142,8 @@ BRICK_TB_TGT_LISTEN=$TGT_LISTEN
 BRICK_TB_CHAP=$CHAP
 BRICK_TB_NVMEOF=$NVMEOF
 BRICK_TB_NVMET_DIR=$NVMET_DIR
+BRICK_TB_CINDER_KEY_MANAGER=$KEY_MANAGER
+BRICK_TB_CINDER_FIXED_KEY=$FIXED_KEY
 BRICK_TB_DEBUG=$debug
 BRICK_TB_CINDER_PID=$(<"$LAUNCHER_PID")
 BRICK_TB_TGTD_PID=$(<"$TGTD_PID")
