@@ -87,13 +87,15 @@ fi
 # Instructions executed (valgrind's callgrind), stable where wall times are
 # noise. One P and no async preemption: callgrind aborts on Go's
 # preemption signal, and idle Ps spinning would count wall time.
-callgrind() { # NAME ARGV...: prints "<min> <median>" of 5 counts
+# Now and then callgrind still aborts on a Go signal; such a run counts
+# nothing, and the line says how many of the 5 counted.
+callgrind() { # NAME ARGV...: prints "<name> <min> <median> <runs counted>"
 	local name=$1 i
 	shift
 	for i in 1 2 3 4 5; do
-		GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+		{ GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null || true; } |
 			sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
-	done | sort -n | awk -v n="$name" '{ v[NR] = $1 } END { if (NR) printf "%s %d %d\n", n, v[1], v[int((NR + 1) / 2)] }'
+	done | sort -n | awk -v n="$name" '{ v[NR] = $1 } END { if (NR) printf "%s %d %d %d\n", n, v[1], v[int((NR + 1) / 2)], NR }'
 }
 if command -v valgrind >/dev/null; then
 	{
@@ -189,7 +191,7 @@ fi
 	if [[ -s $out/callgrind.txt ]]; then
 		echo
 		echo "get-connector instructions (callgrind, 5 runs, GOMAXPROCS=1):"
-		awk '{ m[$1] = $2; d[$1] = $3; printf "  %-8s min %12d  median %12d\n", $1, $2, $3 }
+		awk '{ m[$1] = $2; d[$1] = $3; printf "  %-8s min %12d  median %12d  (%d of 5 runs counted)\n", $1, $2, $3, $4 }
 			END { if (m["floor"]) printf "  brick/floor (min) %.2fx\n", m["brick"] / m["floor"] }' "$out/callgrind.txt"
 	fi
 	if [[ -s $out/nvmeof.txt ]]; then
