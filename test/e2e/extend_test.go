@@ -1,0 +1,207 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// extendGuestScript proves online extend in one boot: a single-path and a
+// multipath (two slirp portals) volume of the real Cinder, each mounted
+// with ext4, grow from 1 to 2 GiB while a writer appends to a file; then,
+// on the multipath volume, one path down: brick extend --size 3 is refused
+// on the host with nothing changed there; the path back, --local-only
+// finishes the job.
+const extendGuestScript = `
+set -uo pipefail
+cp /brick/brick /tmp/brick
+B=/tmp/brick
+P=$PROJECT
+API=http://10.0.2.2:8776/v3
+export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null BRICK_CINDER_ENDPOINT=$API
+COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 10s)
+eval "$("$BRICK_FIXTURES/iscsi.sh")"
+py() { /usr/bin/python3 -c "$@"; }
+api() { curl -sf -m 30 -H "X-Auth-Token: brick:$P" -H "OpenStack-API-Version: volume 3.70" "$API/$P/$1"; }
+csize() { api "volumes/$1" | py 'import json,sys; v=json.load(sys.stdin)["volume"]; print(v["size"], v["status"])' 2>/dev/null || echo "api-error -"; }
+jget() { py "import json,sys; print(json.load(open('$1'))['$2'])"; }
+now() { date +%s.%N; }
+took() { echo "TIME $1 $(awk -v a="$2" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}')"; }
+dfsize() { df -B1 --output=size "$1" | tail -1 | tr -d ' '; }
+
+# start_writer LABEL: append 64 KiB + fsync to the volume's filesystem in a
+# loop until /tmp/stop-LABEL exists; /tmp/werr-LABEL holds any error.
+start_writer() {
+	local l=$1
+	rm -f /tmp/stop-$l /tmp/werr-$l
+	( n=0
+	  while [[ ! -e /tmp/stop-$l ]]; do
+		dd if=/dev/zero of=/mnt/$l/writer.bin bs=64k count=1 oflag=append conv=notrunc,fsync status=none 2>>/tmp/werr-$l || { echo "dd failed" >>/tmp/werr-$l; break; }
+		n=$((n+1))
+	  done
+	  echo $n >/tmp/wcount-$l ) &
+	WRITER=$!
+}
+stop_writer() { # stop_writer LABEL REPORT-LABEL
+	touch /tmp/stop-$1; wait "$WRITER"
+	echo "WRITER $2 writes=$(cat /tmp/wcount-$1) errors=$(wc -c </tmp/werr-$1 2>/dev/null || echo 0)"
+}
+
+# grow LABEL VOLUME [local-attach flags]: attach + mkfs + mount, write data,
+# extend to 2 GiB under a writer, check everything.
+grow() {
+	local l=$1 vol=$2; shift 2
+	$B local-attach "$vol" "${COMMON[@]}" "$@" --mountpoint /mnt/$l --mkfs ext4 -f json >/brick/attach-$l.json 2>/brick/attach-$l.err
+	echo "RC attach-$l $?"
+	DEV=$(jget /brick/attach-$l.json path)
+	dd if=/dev/urandom of=/mnt/$l/before.bin bs=1M count=8 status=none && sync
+	sha256sum /mnt/$l/before.bin >/tmp/sum-$l
+	echo "SIZE $l-before $(blockdev --getsize64 "$DEV") $(dfsize /mnt/$l) $(csize "$vol")"
+	start_writer $l
+	sleep 2 # the writer is under way before the extend starts
+	local t0; t0=$(now)
+	$B --debug extend "$vol" --size 2 -f json >/brick/extend-$l.json 2>/brick/extend-$l.err
+	echo "RC extend-$l $?"
+	took extend-$l "$t0"
+	sleep 1
+	stop_writer $l $l
+	grep -o 'extend: device grown.*took=[0-9.a-z]*' /brick/extend-$l.err | sed "s/^/HOSTSIDE $l /" | head -1
+	echo "SIZE $l-after $(blockdev --getsize64 "$DEV") $(dfsize /mnt/$l) $(csize "$vol")"
+	sha256sum -c --status /tmp/sum-$l; echo "RC checksum-$l $?"
+	for p in /sys/block/${DEV#/dev/}/slaves/*; do [[ -e $p ]] && echo "PATHSIZE $l $(basename "$p") $(($(cat "$p/size") * 512))"; done
+	$B list -f value -c Volume -c Size 2>&1 | grep "$vol" | sed "s/^/LIST $l /"
+	echo "RECORD $l $(py "import json,glob; print(json.load(open('/var/lib/brick/volumes/$vol.json')).get('size_bytes', 0))")"
+}
+
+grow single "$VOL_SINGLE"
+grow mp "$VOL_MP" --multipath
+
+# One path of the multipath volume down: refused on the host, nothing
+# changed there; Cinder has grown the volume.
+MAP=${DEV#/dev/}
+PATH1=$(ls /sys/block/$MAP/slaves | head -1)
+echo offline >/sys/block/$PATH1/device/state
+multipathd fail path $PATH1 >/dev/null
+echo "DOWN $PATH1 $(multipathd show paths raw format '%d:%t' | grep "^$PATH1:")"
+sha256sum /mnt/mp/writer.bin >/tmp/sum-mp2
+start_writer mp
+$B extend "$VOL_MP" --size 3 >/brick/extend-down.out 2>&1
+echo "RC extend-down $?"
+stop_writer mp down
+sed 's/^/ERR extend-down /' /brick/extend-down.out
+echo "SIZE mp-down $(blockdev --getsize64 "$DEV") $(dfsize /mnt/mp) $(csize "$VOL_MP")"
+
+# The path back: --local-only finishes the job.
+echo running >/sys/block/$PATH1/device/state
+multipathd reinstate path $PATH1 >/dev/null
+for _ in $(seq 50); do multipathd show paths raw format '%d:%t' | grep -q "^$PATH1:active" && break; sleep 0.2; done
+start_writer mp
+t0=$(now)
+$B --debug extend "$VOL_MP" --local-only -f json >/brick/extend-finish.json 2>/brick/extend-finish.err
+echo "RC extend-finish $?"
+took extend-finish "$t0"
+stop_writer mp finish
+grep -o 'extend: device grown.*took=[0-9.a-z]*' /brick/extend-finish.err | sed "s/^/HOSTSIDE finish /" | head -1
+echo "SIZE mp-finish $(blockdev --getsize64 "$DEV") $(dfsize /mnt/mp) $(csize "$VOL_MP")"
+sha256sum -c --status /tmp/sum-mp; echo "RC checksum-mp-finish $?"
+
+for v in "$VOL_SINGLE" "$VOL_MP"; do
+	$B local-detach "$v" "${COMMON[@]}" >/brick/detach.out 2>&1; echo "RC detach-$v $?"
+done
+echo "LEFT $(iscsiadm -m session 2>/dev/null | grep -c . || true) $(dmsetup ls --target multipath 2>/dev/null | grep -vc 'No devices' || true)"
+echo DONE
+`
+
+// TestExtendGuest is issue 22's proof in the real kernel against the real
+// Cinder: single path and multipath volumes grow from 1 to 2 GiB while a
+// writer runs on their mounted ext4; df, the map, every path and Cinder
+// show the new size, the writer saw no error, earlier data is unchanged.
+// With one path down the host side is refused and changes nothing;
+// --local-only finishes once the path is back.
+func TestExtendGuest(t *testing.T) {
+	start := time.Now()
+	c := needCinder(t, guestCinderOptions)
+	single := newVolume(t, c, "brick-e2e-extend-single")
+	mp := newVolume(t, c, "brick-e2e-extend-mp")
+	g := runAttachGuest(t, c, extendGuestScript, map[string]string{}, map[string]string{"VOL_SINGLE": single.ID, "VOL_MP": mp.ID}, nil)
+	const gib = 1 << 30
+	size := func(label string) (dev, df int64, cinder string) {
+		v := g.lines["SIZE "+label]
+		require.Len(t, v, 4, "SIZE %s", label)
+		d, err := strconv.ParseInt(v[0], 10, 64)
+		require.NoError(t, err)
+		f, err := strconv.ParseInt(v[1], 10, 64)
+		require.NoError(t, err)
+		return d, f, v[2] + " " + v[3]
+	}
+	for _, l := range []string{"single", "mp"} {
+		require.Equal(t, "0", g.rc("attach-"+l), l)
+		dev, _, cinder := size(l + "-before")
+		require.Equal(t, int64(gib), dev, l)
+		require.Equal(t, "1 in-use", cinder, l)
+		require.Equal(t, "0", g.rc("extend-"+l), "%s: %s", l, g.out)
+		dev, df, cinder := size(l + "-after")
+		require.Equal(t, int64(2*gib), dev, "%s: device size", l)
+		require.Greater(t, df, int64(19*gib/10), "%s: df shows the new size", l)
+		require.Equal(t, "2 in-use", cinder, l)
+		require.Equal(t, "0", g.rc("checksum-"+l), "%s: data written before is unchanged", l)
+		require.Equal(t, []string{"2", "GiB"}, g.lines["LIST "+l][1:], "%s: brick list", l)
+		require.Equal(t, []string{strconv.Itoa(2 * gib)}, g.lines["RECORD "+l], "%s: record", l)
+		w := g.lines["WRITER "+l]
+		require.Len(t, w, 2)
+		require.Equal(t, "errors=0", w[1], "%s: the writer saw no error", l)
+		t.Logf("%s: extend %v s wall (Cinder + host), %v; writer %s; host side %v", l, g.lines["TIME extend-"+l], g.lines["SIZE "+l+"-after"], w[0], g.lines["HOSTSIDE "+l])
+	}
+	require.Contains(t, g.out, "PATHSIZE mp ")
+	for _, line := range strings.Split(g.out, "\n") {
+		if strings.HasPrefix(line, "PATHSIZE mp ") {
+			require.True(t, strings.HasSuffix(line, " "+strconv.Itoa(2*gib)), "every path agrees: %s", line)
+		}
+	}
+
+	// One path down: refused on the host, naming the path and the way out.
+	require.NotEqual(t, "0", g.rc("extend-down"))
+	down := strings.Fields(findLine(g.out, "DOWN "))
+	require.Len(t, down, 3, "DOWN line")
+	msg := strings.Join(g.lines["ERR extend-down"], " ")
+	require.Contains(t, msg, "grow-device")
+	// Either check may catch it: the device offline in sysfs, or (when the
+	// target's re-creation brought the session back) multipathd's failed.
+	require.Contains(t, msg, "path "+down[1]+" ")
+	require.Contains(t, msg, "path not running")
+	require.Contains(t, msg, "--local-only' to finish")
+	dev, df, cinder := size("mp-down")
+	require.Equal(t, int64(2*gib), dev, "the map kept its size")
+	require.Less(t, df, int64(2*gib+1), "the filesystem kept its size")
+	require.Equal(t, "3 in-use", cinder, "Cinder grew the volume")
+	require.Equal(t, "errors=0", g.lines["WRITER down"][1])
+	t.Logf("path down (%s): %s", down[2], msg)
+
+	require.Equal(t, "0", g.rc("extend-finish"), g.out)
+	dev, df, _ = size("mp-finish")
+	require.Equal(t, int64(3*gib), dev)
+	require.Greater(t, df, int64(28*gib/10))
+	require.Equal(t, "0", g.rc("checksum-mp-finish"))
+	require.Equal(t, "errors=0", g.lines["WRITER finish"][1])
+	t.Logf("--local-only after the path came back: %v s wall, host side %v", g.lines["TIME extend-finish"], g.lines["HOSTSIDE finish"])
+
+	require.Equal(t, "0", g.rc("detach-"+single.ID))
+	require.Equal(t, "0", g.rc("detach-"+mp.ID))
+	require.Equal(t, []string{"0", "0"}, g.lines["LEFT"], "no session, no map left")
+	t.Logf("TestExtendGuest wall time %v", time.Since(start).Round(time.Second))
+}
+
+// findLine returns the first line of out starting with prefix.
+func findLine(out, prefix string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
