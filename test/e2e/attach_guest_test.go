@@ -138,7 +138,7 @@ echo "FILE fs2 $(cat /mnt/brickfs/hello.txt 2>&1)"
 $B local-detach "$VOL_FS" "${COMMON[@]}" >/brick/detach-fs2.out 2>&1
 echo "RC detach-fs2 $?"
 state fs "$VOL_FS"
-
+` + debGuestScript + `
 echo DONE
 `
 
@@ -314,7 +314,8 @@ func TestAttachGuest(t *testing.T) {
 		vols[k] = newVolume(t, c, "brick-e2e-attach-"+strings.ToLower(k))
 		env["VOL_"+k] = vols[k].ID
 	}
-	g := runAttachGuest(t, c, attachGuestScript, map[string]string{patternFile: "pattern"}, env, nil)
+	deb, debVersion := buildDeb(t)
+	g := runAttachGuest(t, c, attachGuestScript, map[string]string{patternFile: "pattern", deb: "brick.deb"}, env, nil)
 
 	for label, key := range map[string]string{"legacy": "LEGACY", "v3": "V3", "mp": "MP"} {
 		require.Equal(t, "0", g.rc("attach-"+label), label)
@@ -355,6 +356,7 @@ func TestAttachGuest(t *testing.T) {
 	require.Equal(t, []string{"brick", "was", "here"}, g.lines["FILE fs2"])
 	require.Equal(t, "0", g.rc("detach-fs2"))
 	g.clean("fs")
+	checkDeb(t, g, debVersion)
 }
 
 // TestAttachGuestFailures injects each failure of issue 5 into a real

@@ -1,0 +1,125 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var debPackage struct {
+	once          sync.Once
+	path, version string
+	err           error
+	out           []byte
+}
+
+// buildDeb builds the Debian package once per test process, as make deb
+// does (the release binary, not the e2e one), and returns its path and the
+// version its binary reports.
+func buildDeb(t *testing.T) (path, version string) {
+	t.Helper()
+	debPackage.once.Do(func() {
+		dir, err := os.MkdirTemp("", "brick-e2e-deb-")
+		if err != nil {
+			debPackage.err = err
+			return
+		}
+		v, err := exec.Command("../../scripts/version.sh").Output()
+		if err != nil {
+			debPackage.err = err
+			return
+		}
+		debPackage.version = strings.TrimSpace(string(v))
+		bin := filepath.Join(dir, "brick")
+		build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version="+debPackage.version, "-o", bin, "../../cmd/brick")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if debPackage.out, debPackage.err = build.CombinedOutput(); debPackage.err != nil {
+			return
+		}
+		out, err := exec.Command("../../packaging/deb.sh", bin, dir).CombinedOutput()
+		debPackage.out, debPackage.err = out, err
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		debPackage.path = lines[len(lines)-1]
+	})
+	if debPackage.err != nil {
+		t.Fatalf("build the Debian package: %v\n%s", debPackage.err, debPackage.out)
+	}
+	return debPackage.path, debPackage.version
+}
+
+// debGuestScript installs the package (make deb) in a guest that runs the
+// attach script: get-connector and one attach/detach of $VOL_LEGACY (then
+// available again) with the packaged binary and its own
+// /etc/brick/brick.yaml; then dpkg -r must leave only the config, and
+// dpkg --purge nothing but brick's state.
+const debGuestScript = `
+# 5. The Debian package.
+t0=$(now)
+rm -f /var/lib/man-db/auto-update # no mandb run under TCG
+dpkg -i /brick/brick.deb >/brick/dpkg-i.out 2>&1
+echo "RC dpkg-i $?"
+took dpkg-i "$t0"
+sed 's/^/DPKG /' /brick/dpkg-i.out
+dpkg -L brick >/brick/pkg-files.txt 2>&1
+echo "PKGVERSION $(/usr/sbin/brick --version)"
+pc=$(/usr/sbin/brick get-connector -f value -c initiator 2>&1)
+echo "PKGCONNECTOR $([[ $pc == "$ISCSI_INITIATOR" ]] && echo ok || echo "bad:$pc")"
+echo "PKGMAN $(ls /usr/share/man/man8/brick*.8.gz | grep -c .)"
+echo "PKGCOMPLETE $(bash -c '. /usr/share/bash-completion/completions/brick && complete -p brick' 2>&1 | grep -c __start_brick)"
+echo "PKGSTATEDIR $(stat -c '%a %U' /var/lib/brick)"
+PB=(env -u BRICK_CONFIG /usr/sbin/brick)
+"${PB[@]}" local-attach "$VOL_LEGACY" "${COMMON[@]}" -f json >/brick/attach-pkg.json 2>/brick/attach-pkg.err
+echo "RC attach-pkg $?"
+sed 's/^/ERR attach-pkg /' /brick/attach-pkg.err
+state attached-pkg "$VOL_LEGACY"
+"${PB[@]}" list -f value -c volume -c phase 2>&1 | sed 's/^/LIST pkg /'
+"${PB[@]}" local-detach "$VOL_LEGACY" "${COMMON[@]}" >/brick/detach-pkg.out 2>&1
+echo "RC detach-pkg $?"
+state detached-pkg "$VOL_LEGACY"
+dpkg -r brick >/brick/dpkg-r.out 2>&1
+echo "RC dpkg-r $?"
+while read -r f; do
+	[[ -e $f && ! -d $f ]] && echo "PKGLEFT removed $f"
+done </brick/pkg-files.txt
+for d in /usr/share/doc/brick /usr/share/lintian/overrides/brick; do
+	[[ -e $d ]] && echo "PKGLEFT removed $d"
+done
+dpkg --purge brick >/brick/dpkg-purge.out 2>&1
+echo "RC dpkg-purge $?"
+while read -r f; do
+	[[ -e $f && $f == *brick* && $f != /var/lib/brick* ]] && echo "PKGLEFT purged $f"
+done </brick/pkg-files.txt
+took package "$t0"
+`
+
+// checkDeb asserts what debGuestScript printed.
+func checkDeb(t *testing.T, g *guestRun, version string) {
+	t.Helper()
+	require.Equal(t, "0", g.rc("dpkg-i"), "dpkg -i")
+	require.Contains(t, g.out, "PKGVERSION brick version "+version+"\n")
+	require.Contains(t, g.out, "PKGCONNECTOR ok\n")
+	require.Regexp(t, `PKGMAN [1-9][0-9]\n`, g.out, "man pages installed")
+	require.Contains(t, g.out, "PKGCOMPLETE 1\n", "bash completion")
+	require.Contains(t, g.out, "PKGSTATEDIR 700 root\n")
+	require.Equal(t, "0", g.rc("attach-pkg"), "local-attach with the packaged binary")
+	require.Equal(t, "in-use", g.st("attached-pkg")[0])
+	require.Equal(t, "0", g.rc("detach-pkg"))
+	g.clean("detached-pkg")
+	require.Equal(t, "0", g.rc("dpkg-r"))
+	require.Equal(t, "0", g.rc("dpkg-purge"))
+	var left []string
+	for _, l := range strings.Split(g.out, "\n") {
+		if strings.HasPrefix(l, "PKGLEFT ") {
+			left = append(left, strings.TrimPrefix(l, "PKGLEFT "))
+		}
+	}
+	require.Equal(t, []string{"removed /etc/brick/brick.yaml"}, left, "dpkg -r keeps only the config, --purge only state")
+	t.Logf("package: dpkg -i %v s, whole package check %v s", g.lines["TIME dpkg-i"], g.lines["TIME package"])
+}
