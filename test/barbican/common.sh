@@ -2,10 +2,12 @@
 
 # shellcheck shell=bash
 
-# The process helpers (alive, stop_all, take_lock) are Keystone's: they read
-# PID_FILE, CONF, STATE and log, which are set to Barbican's below.
-# shellcheck source=test/keystone/common.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../keystone/common.sh"
+# shellcheck source=test/lib/service.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/service.sh"
+
+# Debian's interpreter: the python3 first on PATH may be a pyenv build that
+# cannot import Debian's barbican packages.
+PY=/usr/bin/python3
 
 BARBICAN_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 

@@ -97,8 +97,7 @@ mv "$CONF.new" "$CONF"
 # whose database does not outlive its own run either.
 rm -f "$STATE/barbican.sqlite" "$LOGS/barbican.log" "$LOGS/barbican.out" "$LOGS/ready.out"
 
-setsid "$PY" "$BARBICAN_DIR/serve.py" "$CONF" "$API_PORT" >>"$LOGS/barbican.out" 2>&1 </dev/null 8>&- 9>&- &
-echo $! >"$PID_FILE"
+daemon "$LOGS/barbican.out" "$PY" "$BARBICAN_DIR/serve.py" "$CONF" "$API_PORT" >"$PID_FILE"
 
 if ! ready "$START_TIMEOUT"; then
   log "not ready; last lines of $LOGS/barbican.log, barbican.out and ready.out:"

@@ -64,48 +64,8 @@ TGT_INCLUDE=/etc/tgt/conf.d/brick-testbed-cinder.conf
 
 log() { echo "cinder: $*" >&2; }
 
-# alive PIDFILE WORD: true when the pid in PIDFILE runs and its command line
-# contains WORD (guards against a recycled pid after a reboot or crash).
-alive() {
-  local pid
-  [[ -s $1 ]] || return 1
-  pid=$(<"$1")
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  [[ -r /proc/$pid/cmdline ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$2"
-}
-
-# running PID: the process exists and is not a zombie. Right after a
-# background start its command line may still be bash's (fork before exec),
-# so start-up checks use this rather than alive.
-running() {
-  local st
-  st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
-  [[ -n $st && $st != Z && $st != X ]]
-}
-
-# stop_group PIDFILE WORD SECONDS: SIGTERM the process group the pid leads
-# (it was started with setsid, so the group holds exactly what it forked,
-# e.g. privsep daemons), then SIGKILL whatever is left after SECONDS.
-stop_group() {
-  local pidfile=$1 word=$2 secs=$3 pid i
-  if ! alive "$pidfile" "$word"; then
-    rm -f "$pidfile"
-    return 0
-  fi
-  pid=$(<"$pidfile")
-  kill -TERM -- "-$pid" 2>/dev/null || true
-  for ((i = 0; i < secs * 10; i++)); do
-    kill -0 -- "-$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 -- "-$pid" 2>/dev/null; then
-    log "process group $pid ignored SIGTERM for ${secs}s; sending SIGKILL"
-    kill -KILL -- "-$pid" 2>/dev/null || true
-    sleep 0.2
-  fi
-  rm -f "$pidfile"
-}
+# shellcheck source=test/lib/service.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/service.sh"
 
 # stop_tgtd: tgtd ignores SIGTERM; it exits when told to through its control
 # socket, after its targets are gone.
@@ -131,20 +91,12 @@ stop_tgtd() {
   rm -f "$TGTD_PID"
 }
 
-# stop_all: stops exactly what up.sh started, newest first. Caller holds the lock.
+# stop_all, service_alive: Cinder's launcher and the tgtd it serves.
+# stop_all stops exactly what up.sh started, newest first. Caller holds the lock.
 stop_all() {
   stop_group "$LAUNCHER_PID" "$CONF" 15
   stop_tgtd
   rm -f "$TGT_INCLUDE" "$ENV_FILE"
 }
 
-# take_lock: one up.sh/down.sh at a time per state dir (parallel `go test`
-# processes may call them together).
-take_lock() {
-  mkdir -p "$STATE"
-  exec 9>"$STATE/.lock"
-  if ! flock -w 600 9; then
-    log "could not lock $STATE/.lock within 600s"
-    exit 1
-  fi
-}
+service_alive() { alive "$LAUNCHER_PID" "$CONF" || alive "$TGTD_PID" tgtd; }

@@ -10,15 +10,4 @@ set -euo pipefail
 # shellcheck source=test/cinder/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-if [[ ! -d $STATE ]]; then
-  log "nothing to stop ($STATE does not exist)"
-  exit 0
-fi
-take_lock
-if ! alive "$LAUNCHER_PID" "$CONF" && ! alive "$TGTD_PID" tgtd; then
-  stop_all # clears stale pid files and the tgt include
-  log "nothing running"
-  exit 0
-fi
-stop_all
-log "stopped"
+service_down

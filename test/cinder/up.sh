@@ -250,8 +250,7 @@ mv "$CONF.new" "$CONF"
 # ---- tgtd ----
 mkdir -p "$(dirname "$TGT_INCLUDE")"
 echo "include $TGT_DIR/*" >"$TGT_INCLUDE"
-setsid tgtd -f --iscsi "portal=$TGT_LISTEN:$TARGET_PORT" >>"$LOGS/tgtd.log" 2>&1 </dev/null 8>&- 9>&- &
-echo $! >"$TGTD_PID"
+daemon "$LOGS/tgtd.log" tgtd -f --iscsi "portal=$TGT_LISTEN:$TARGET_PORT" >"$TGTD_PID"
 for ((i = 0; ; i++)); do
   running "$(<"$TGTD_PID")" || { stop_all; fail "tgtd exited at start; see $LOGS/tgtd.log"; }
   tgtadm --op show --mode system >/dev/null 2>&1 && break
@@ -278,9 +277,8 @@ if [[ ! -s $STATE/cinder.sqlite ]]; then
 fi
 
 # ---- cinder: api + scheduler + volume in one process ----
-PYTHONPATH=$CINDER_DIR setsid "$PY" "$CINDER_DIR/launcher.py" --config-file "$CONF" \
-  >>"$LOGS/launcher.out" 2>&1 </dev/null 8>&- 9>&- &
-echo $! >"$LAUNCHER_PID"
+PYTHONPATH=$CINDER_DIR daemon "$LOGS/launcher.out" "$PY" "$CINDER_DIR/launcher.py" \
+  --config-file "$CONF" >"$LAUNCHER_PID"
 
 # Ready means: the API answers, cinder-volume reports "up", and the scheduler
 # has the backend's pool (before that, a create fails with "No valid backend").

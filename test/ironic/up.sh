@@ -153,9 +153,8 @@ if [[ ! -s $STATE/ironic.sqlite ]]; then
   fi
 fi
 
-setsid "$PY" -c 'import sys; from ironic.cmd.singleprocess import main; sys.exit(main())' \
-  --config-file "$CONF" >>"$LOGS/ironic.out" 2>&1 </dev/null 8>&- 9>&- &
-echo $! >"$PID_FILE"
+daemon "$LOGS/ironic.out" "$PY" -c 'import sys; from ironic.cmd.singleprocess import main; sys.exit(main())' \
+  --config-file "$CONF" >"$PID_FILE"
 
 # Ready means the API answers and lists the fake-hardware driver (which the
 # conductor registers once it has started).

@@ -22,43 +22,5 @@ DIST=$STATE/dist
 
 log() { echo "keystone: $*" >&2; }
 
-# alive PIDFILE WORD: true when the pid in PIDFILE runs and its command line
-# contains WORD (guards against a recycled pid).
-alive() {
-  local pid
-  [[ -s $1 ]] || return 1
-  pid=$(<"$1")
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  [[ -r /proc/$pid/cmdline ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$2"
-}
-
-# stop_all: SIGTERM the process group up.sh started with setsid, SIGKILL
-# what is left after 15 s. Caller holds the lock.
-stop_all() {
-  local pid i
-  if alive "$PID_FILE" "$CONF"; then
-    pid=$(<"$PID_FILE")
-    kill -TERM -- "-$pid" 2>/dev/null || true
-    for ((i = 0; i < 150; i++)); do
-      kill -0 -- "-$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 -- "-$pid" 2>/dev/null; then
-      log "process group $pid ignored SIGTERM for 15s; sending SIGKILL"
-      kill -KILL -- "-$pid" 2>/dev/null || true
-      sleep 0.2
-    fi
-  fi
-  rm -f "$PID_FILE" "$ENV_FILE"
-}
-
-# take_lock: one up.sh/down.sh at a time per state dir.
-take_lock() {
-  mkdir -p "$STATE"
-  exec 9>"$STATE/.lock"
-  if ! flock -w 600 9; then
-    log "could not lock $STATE/.lock within 600s"
-    exit 1
-  fi
-}
+# shellcheck source=test/lib/service.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/service.sh"

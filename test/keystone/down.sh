@@ -8,15 +8,4 @@ set -euo pipefail
 # shellcheck source=test/keystone/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-if [[ ! -d $STATE ]]; then
-  log "nothing to stop ($STATE does not exist)"
-  exit 0
-fi
-take_lock
-if ! alive "$PID_FILE" "$CONF"; then
-  stop_all # clears a stale pid file
-  log "nothing running"
-  exit 0
-fi
-stop_all
-log "stopped"
+service_down

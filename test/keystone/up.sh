@@ -145,8 +145,7 @@ else
 fi
 rm -f "$LOGS"/keystone.log "$LOGS"/keystone.out
 
-setsid "$PY" "$KEYSTONE_DIR/serve.py" "$CONF" "$API_PORT" >>"$LOGS/keystone.out" 2>&1 </dev/null 8>&- 9>&- &
-echo $! >"$PID_FILE"
+daemon "$LOGS/keystone.out" "$PY" "$KEYSTONE_DIR/serve.py" "$CONF" "$API_PORT" >"$PID_FILE"
 
 # Ready means the member user gets a project-scoped token.
 if ! "$PY" - "$API_PORT" "$(<"$PID_FILE")" "$START_TIMEOUT" "$STATE/seed.env" <<'PYEOF'; then
