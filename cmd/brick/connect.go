@@ -82,7 +82,9 @@ same volume.`,
 					return p.PlanConnect(cmd.Context(), ci)
 				})
 			}
-			dev, err := conn.Connect(cmd.Context(), ci)
+			ctx, end := a.track(cmd.Context(), "connect", ci.DriverVolumeType)
+			dev, err := conn.Connect(ctx, ci)
+			end()
 			if err != nil {
 				return err
 			}
@@ -129,7 +131,9 @@ Disconnecting a volume that is not attached succeeds.`,
 					return p.PlanDisconnect(cmd.Context(), ci, dev, opts)
 				})
 			}
-			return conn.Disconnect(cmd.Context(), ci, dev, opts)
+			ctx, end := a.track(cmd.Context(), "disconnect", ci.DriverVolumeType)
+			defer end()
+			return conn.Disconnect(ctx, ci, dev, opts)
 		},
 	}
 	a.addConnectFlags(cmd.Flags(), &cf)

@@ -49,7 +49,9 @@ its old size; the error names the step that failed.`,
 				return err
 			}
 			eo.Volume = args[0]
-			res, err := m.Extend(a.testHooks(cmd.Context()), eo)
+			ctx, end := a.track(a.testHooks(cmd.Context()), "extend", args[0])
+			res, err := m.Extend(ctx, eo)
+			end()
 			if err != nil {
 				return err
 			}
