@@ -240,7 +240,7 @@ func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*
 // warnAbout warns about what the info asks for that brick does not do.
 func (c *Connector) warnAbout(info *Info) {
 	if info.Encrypted {
-		c.log.Warn("fc: volume is encrypted; brick attaches the raw device and does not decrypt it", "volume_id", info.VolumeID)
+		c.log.Debug("fc: volume is encrypted: the device holds ciphertext (local-attach opens it with dm-crypt)", "volume_id", info.VolumeID)
 	}
 	if len(info.UnknownMapTargets) > 0 {
 		c.log.Warn("fc: initiator_target_map names target ports that are not among target_wwn(s); ignoring them", "wwpns", strings.Join(info.UnknownMapTargets, ","))

@@ -148,7 +148,7 @@ func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*
 		return nil, err
 	}
 	if info.Encrypted {
-		c.log.Warn("iscsi: volume is encrypted; brick attaches the raw device and does not decrypt it", "volume_id", info.VolumeID)
+		c.log.Debug("iscsi: volume is encrypted: the device holds ciphertext (local-attach opens it with dm-crypt)", "volume_id", info.VolumeID)
 	}
 	if err := c.resolve(ctx, info); err != nil {
 		return nil, fmt.Errorf("iscsi connect: %w", err)
