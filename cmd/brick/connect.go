@@ -82,6 +82,9 @@ same volume.`,
 					return p.PlanConnect(cmd.Context(), ci)
 				})
 			}
+			if enc, _ := ci.Data["encrypted"].(bool); enc {
+				fmt.Fprintln(a.errWriter(), "brick: the volume is encrypted: the device holds ciphertext (brick local-attach would open it with dm-crypt)")
+			}
 			ctx, end := a.track(cmd.Context(), "connect", ci.DriverVolumeType)
 			dev, err := conn.Connect(ctx, ci)
 			end()
