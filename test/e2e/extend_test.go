@@ -113,7 +113,7 @@ sha256sum -c --status /tmp/sum-mp; echo "RC checksum-mp-finish $?"
 for v in "$VOL_SINGLE" "$VOL_MP"; do
 	$B local-detach "$v" "${COMMON[@]}" >/brick/detach.out 2>&1; echo "RC detach-$v $?"
 done
-echo "LEFT $(iscsiadm -m session 2>/dev/null | grep -c . || true) $(dmsetup ls --target multipath 2>/dev/null | grep -vc 'No devices' || true)"
+echo "LEFT after sessions $(iscsiadm -m session 2>/dev/null | grep -c . || true) maps $(dmsetup ls --target multipath 2>/dev/null | grep -vc 'No devices' || true)"
 echo DONE
 `
 
@@ -192,7 +192,7 @@ func TestExtendGuest(t *testing.T) {
 
 	require.Equal(t, "0", g.rc("detach-"+single.ID))
 	require.Equal(t, "0", g.rc("detach-"+mp.ID))
-	require.Equal(t, []string{"0", "0"}, g.lines["LEFT"], "no session, no map left")
+	require.Equal(t, []string{"sessions", "0", "maps", "0"}, g.lines["LEFT after"], "no session, no map left")
 	t.Logf("TestExtendGuest wall time %v", time.Since(start).Round(time.Second))
 }
 
