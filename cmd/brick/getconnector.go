@@ -11,20 +11,12 @@ func (a *app) getConnectorCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get-connector",
 		Short: "Print this host's connector properties, as Cinder drivers expect them",
-		Long: `Print the connector Cinder needs to export a volume to this host: platform,
-os_type, ip, host, multipath, enforce_multipath, the iSCSI initiator name
-(/etc/iscsi/initiatorname.iscsi), FC WWPNs/WWNNs of Online ports
-(/sys/class/fc_host), the system UUID (/sys/class/dmi/id/product_uuid), the
-NVMe host NQN (/etc/nvme/hostnqn), the root filesystem UUID and do_local_attach.
-
-It needs no cloud credentials, runs no command, opens no socket and creates
-no file. It needs no root privileges, except that some hosts let only root
-read the system UUID: that key is then left out with a warning. Keys whose
-source is absent are left out, as os-brick does.
-
-The default ip is the address of the interface holding the default route
-(no packet is sent to find it); --nic picks an interface (IPv6 too), --ip
-sets it outright.`,
+		Long: `Print the connector Cinder needs to export a volume to this host (initiator
+IQN, FC WWPNs/WWNNs, NVMe host NQN, ip, host, multipath, system UUID...), read
+from /etc and /sys. Needs no cloud and no root privileges (a root-only system
+UUID is left out with a warning); runs no command, writes no file. Keys whose
+source is absent are left out, as os-brick does. ip defaults to the address
+of the interface holding the default route.`,
 		Example: `  brick get-connector
   brick get-connector --multipath -f json
   brick get-connector --nic eth1 -c ip -c initiator -f value`,

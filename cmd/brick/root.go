@@ -104,8 +104,8 @@ users type them.`,
 	pf.StringVar(&a.configFile, "config", defaultConfigFile, "YAML configuration file; keys are flag names")
 
 	version, getConnector := a.versionCommand(), a.getConnectorCommand()
-	a.addOutputFlags(version.Flags())
-	a.addOutputFlags(getConnector.Flags())
+	a.addRecordOutputFlags(version.Flags())
+	a.addRecordOutputFlags(getConnector.Flags())
 	root.AddCommand(version, getConnector)
 	if !lightCommand(args) {
 		for _, c := range a.extraCommands() {
@@ -253,6 +253,15 @@ func (a *app) addOutputFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.Noindent, "noindent", false, "json: print on one line")
 	f.IntVar(&o.MaxWidth, "max-width", 0, "table: fit in this many columns (default: the terminal's width)")
 	f.BoolVar(&o.FitWidth, "fit-width", false, "table: fit the terminal's width even when stdout is not a terminal (width from $COLUMNS)")
+}
+
+// addRecordOutputFlags is addOutputFlags for a command that prints one
+// record: sorting means nothing there, so its flags are accepted unlisted.
+func (a *app) addRecordOutputFlags(f *pflag.FlagSet) {
+	a.addOutputFlags(f)
+	for _, n := range []string{"sort-column", "sort-descending"} {
+		_ = f.MarkHidden(n)
+	}
 }
 
 // addHiddenOutputFlags accepts the output flags on a command that prints
