@@ -128,8 +128,12 @@ $B local-attach "$VOL_FS" "${COMMON[@]}" --mountpoint /mnt/brickfs --mkfs ext4 -
 echo "RC attach-fs1 $?"
 echo "FORMATTED fs1 $(jget /brick/attach-fs1.json formatted 2>/dev/null || echo none)"
 echo "brick was here" >/mnt/brickfs/hello.txt && sync
-$B local-detach "$VOL_FS" "${COMMON[@]}" >/brick/detach-fs1.out 2>&1
+# On a terminal (script(1) gives it one) brick draws its live status line;
+# redirected to a file, as every other step here, it draws none.
+script -qec "$B local-detach $VOL_FS ${COMMON[*]}" /brick/detach-fs1.tty >/dev/null 2>&1
 echo "RC detach-fs1 $?"
+echo "STATUSLINE tty $(grep -c $'\x1b\\[Kbrick: local-detach '"$VOL_FS"': ' /brick/detach-fs1.tty || true)"
+echo "STATUSLINE file $(cat /brick/attach-*.err /brick/detach-*.out | grep -c $'\x1b\\[K' || true)"
 echo "MOUNTED-AFTER-DETACH $(grep -c ' /mnt/brickfs ' /proc/self/mountinfo || true)"
 $B local-attach "$VOL_FS" "${COMMON[@]}" --mountpoint /mnt/brickfs --mkfs ext4 -f json >/brick/attach-fs2.json 2>&1
 echo "RC attach-fs2 $?"
@@ -351,6 +355,8 @@ func TestAttachGuest(t *testing.T) {
 	require.Equal(t, []string{"ext4"}, g.lines["FORMATTED fs1"])
 	require.Equal(t, "0", g.rc("detach-fs1"))
 	require.Contains(t, g.out, "MOUNTED-AFTER-DETACH 0")
+	require.NotEqual(t, []string{"0"}, g.lines["STATUSLINE tty"], "a terminal shows the live status line")
+	require.Equal(t, []string{"0"}, g.lines["STATUSLINE file"], "no status line when stderr is a file")
 	require.Equal(t, "0", g.rc("attach-fs2"))
 	require.Equal(t, []string{"none"}, g.lines["FORMATTED fs2"], "second attach must not format")
 	require.Equal(t, []string{"brick", "was", "here"}, g.lines["FILE fs2"])
