@@ -44,7 +44,7 @@ func (m *Multipath) Grow(ctx context.Context, v Volume, want int64) (*Growth, er
 		disks = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(v.Disks), v.Map.Paths...))))
 	}
 	if len(disks) == 0 {
-		return nil, errors.New("grow: the volume has no path on this host")
+		return nil, errors.New("grow: no device of the volume on this host: no path to rescan")
 	}
 	if err := m.checkPathsRunning(ctx, v, disks); err != nil {
 		return nil, err

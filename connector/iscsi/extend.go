@@ -27,9 +27,6 @@ func (c *Connector) Extend(ctx context.Context, ci connector.ConnectionInfo, dev
 	if err != nil {
 		return nil, fmt.Errorf("iscsi extend: %w", err)
 	}
-	if len(a.vol.Disks) == 0 {
-		return nil, fmt.Errorf("iscsi extend %s: no device of the volume on this host", info.VolumeID)
-	}
 	g, err := c.mp.Grow(ctx, a.vol, newSize)
 	if err != nil {
 		return nil, fmt.Errorf("iscsi extend: %w", err)
