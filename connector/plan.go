@@ -2,6 +2,10 @@ package connector
 
 import "context"
 
+// CiphertextNote tells the user of a raw attach (brick connect) of an
+// encrypted volume what the device holds.
+const CiphertextNote = "volume is encrypted: brick connect hands out the ciphertext device; brick local-attach opens it with dm-crypt"
+
 // Plan is what a connect or disconnect would do, worked out from the
 // connection info and what can be read on the host, without changing it
 // (no login, scan, map, mount or write). Secrets never appear in it.

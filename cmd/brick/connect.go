@@ -83,7 +83,7 @@ same volume.`,
 				})
 			}
 			if enc, _ := ci.Data["encrypted"].(bool); enc {
-				fmt.Fprintln(a.errWriter(), "brick: the volume is encrypted: the device holds ciphertext (brick local-attach would open it with dm-crypt)")
+				fmt.Fprintln(a.errWriter(), "brick: "+connector.CiphertextNote)
 			}
 			ctx, end := a.track(cmd.Context(), "connect", ci.DriverVolumeType)
 			dev, err := conn.Connect(ctx, ci)

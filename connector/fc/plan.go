@@ -33,7 +33,7 @@ func (c *Connector) PlanConnect(_ context.Context, ci connector.ConnectionInfo) 
 	}
 	p.Add("hbas", names)
 	if info.Encrypted {
-		p.Warnings = append(p.Warnings, "volume is encrypted: brick connect hands out the ciphertext device; brick local-attach opens it with dm-crypt")
+		p.Warnings = append(p.Warnings, connector.CiphertextNote)
 	}
 	paths := buildPaths(info, hbas)
 	if len(paths) == 0 {

@@ -30,7 +30,7 @@ func (c *Connector) PlanConnect(ctx context.Context, ci connector.ConnectionInfo
 	p := &connector.Plan{Protocol: "iscsi", Action: "connect", Multipath: useMP, Warnings: info.Warnings}
 	c.planDetails(p, info)
 	if info.Encrypted {
-		p.Warnings = append(p.Warnings, "volume is encrypted: brick connect hands out the ciphertext device; brick local-attach opens it with dm-crypt")
+		p.Warnings = append(p.Warnings, connector.CiphertextNote)
 	}
 	if useMP && len(info.Targets) == 1 && !info.Plural {
 		p.Step(fmt.Sprintf("discover the target's other portals: iscsiadm -m discoverydb -t sendtargets -p %s --discover%s", info.Targets[0].Portal, chapNote(info.DiscoveryAuth, " (discovery CHAP)")))
