@@ -42,6 +42,7 @@ func (a *app) addAuthFlags(pf *pflag.FlagSet) {
 	f := &a.auth
 	str := func(p *string, name, env, usage string) {
 		pf.StringVar(p, name, "", usage)
+		markCloudFlag(pf.Lookup(name))
 		if env != "" {
 			withEnv(pf.Lookup(name), env)
 		}
@@ -67,6 +68,7 @@ func (a *app) addAuthFlags(pf *pflag.FlagSet) {
 	str(&f.iface, "os-interface", "OS_INTERFACE", "catalog interface: public, internal or admin")
 	pf.BoolVar(&f.insecure, "insecure", false, "do not verify TLS certificates (OS_INSECURE)")
 	withEnv(pf.Lookup("insecure"), "OS_INSECURE")
+	markCloudFlag(pf.Lookup("insecure"))
 	str(&f.cacert, "os-cacert", "OS_CACERT", "PEM CA bundle that verifies the servers")
 	str(&f.cinderEndpoint, "cinder-endpoint", "", "Cinder URL, e.g. http://host:8776/v3 (required with noauth; overrides the catalog)")
 	str(&f.ironicEndpoint, "ironic-endpoint", "", "Ironic URL, e.g. http://host:6385 (required with noauth/http_basic; overrides the catalog)")

@@ -116,6 +116,32 @@ func TestHelpLengths(t *testing.T) {
 	}
 }
 
+// TestHelpGroupsCloudFlags: the auth flags get a section of their own on
+// cloud commands and appear nowhere on get-connector.
+func TestHelpGroupsCloudFlags(t *testing.T) {
+	tests := []struct {
+		args      []string
+		wantCloud bool
+	}{
+		{[]string{"local-attach", "--help"}, true},
+		{[]string{"ironic", "connector", "list", "--help"}, true},
+		{[]string{"get-connector", "--help"}, false},
+		{[]string{"connect", "--help"}, false},
+	}
+	for _, tc := range tests {
+		code, out, _ := runVolumeCmd(t, tc.args...)
+		require.Equal(t, 0, code, tc.args)
+		own, cloud, found := strings.Cut(out, "\nCloud flags")
+		require.Equal(t, tc.wantCloud, found, tc.args)
+		require.NotContains(t, own, "--os-password", tc.args)
+		if found {
+			section, _, _ := strings.Cut(cloud, "\n\n")
+			require.Contains(t, section, "--os-password", tc.args)
+			require.Contains(t, section, "--insecure", tc.args)
+		}
+	}
+}
+
 // TestSettingsErrors: a typo in brick.yaml, a bad BRICK_* or OS_* value
 // and a missing --host-root are usage errors that say where and what.
 func TestSettingsErrors(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,7 @@ type outputOptions struct {
 	SortColumns    []string
 	SortDescending bool
 	Noindent       bool
+	Quote          string // csv quoting, as cliff's --quote
 	FitWidth       bool
 	MaxWidth       int
 	// TermWidth is stdout's terminal width (0: not a terminal); a table on
@@ -80,10 +82,11 @@ func (o outputOptions) validate() error {
 	if o.Format == "" { // a command that prints nothing
 		return nil
 	}
-	for _, f := range outputFormats {
-		if o.Format == f {
-			return nil
-		}
+	if o.Quote != "" && !slices.Contains(quoteModes, o.Quote) {
+		return fmt.Errorf("unknown --quote %q (use one of: %s)", o.Quote, strings.Join(quoteModes, ", "))
+	}
+	if slices.Contains(outputFormats, o.Format) {
+		return nil
 	}
 	return fmt.Errorf("unknown output format %q (use one of: %s)", o.Format, strings.Join(outputFormats, ", "))
 }
@@ -160,7 +163,7 @@ func (o outputOptions) printRecord(w io.Writer, r record) error {
 		for i, f := range sel {
 			header[i], vals[i] = f.Name, f.Value
 		}
-		return writeCSV(w, header, [][]any{vals})
+		return writeCSV(w, header, [][]any{vals}, o.Quote)
 	default:
 		rows := make([][]string, len(sel))
 		for i, f := range sel {
@@ -217,7 +220,7 @@ func (o outputOptions) printTable(w io.Writer, t table) error {
 				rows[i][k] = row[j]
 			}
 		}
-		return writeCSV(w, header, rows)
+		return writeCSV(w, header, rows, o.Quote)
 	default:
 		header := make([]string, len(idx))
 		for k, j := range idx {

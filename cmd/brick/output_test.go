@@ -93,8 +93,11 @@ func TestOutputConventions(t *testing.T) {
 		want string
 		err  string
 	}{
-		{"csv", outputOptions{Format: formatCSV}, "Volume,Size,Name\nv2,10,\"b,c\"\nv1,2,a\nv3,10,a\n", ""},
-		{"csv columns", outputOptions{Format: formatCSV, Columns: []string{"name"}}, "Name\n\"b,c\"\na\na\n", ""},
+		{"csv", outputOptions{Format: formatCSV}, `"Volume","Size","Name"` + "\n" + `"v2",10,"b,c"` + "\n" + `"v1",2,"a"` + "\n" + `"v3",10,"a"` + "\n", ""},
+		{"csv columns", outputOptions{Format: formatCSV, Columns: []string{"name"}}, "\"Name\"\n\"b,c\"\n\"a\"\n\"a\"\n", ""},
+		{"csv minimal", outputOptions{Format: formatCSV, Quote: quoteMinimal}, "Volume,Size,Name\nv2,10,\"b,c\"\nv1,2,a\nv3,10,a\n", ""},
+		{"csv all", outputOptions{Format: formatCSV, Quote: quoteAll, Columns: []string{"size"}}, "\"Size\"\n\"10\"\n\"2\"\n\"10\"\n", ""},
+		{"csv none", outputOptions{Format: formatCSV, Quote: quoteNone, Columns: []string{"name"}}, "Name\nb\\,c\na\na\n", ""},
 		{"sort numeric", outputOptions{Format: formatValue, SortColumns: []string{"size"}}, "v1 2 a\nv2 10 b,c\nv3 10 a\n", ""},
 		{"sort two keys", outputOptions{Format: formatValue, SortColumns: []string{"Size", "name"}}, "v1 2 a\nv3 10 a\nv2 10 b,c\n", ""},
 		{"sort descending", outputOptions{Format: formatValue, SortColumns: []string{"volume"}, SortDescending: true}, "v3 10 a\nv2 10 b,c\nv1 2 a\n", ""},
@@ -117,7 +120,8 @@ func TestOutputConventions(t *testing.T) {
 	}
 	var b bytes.Buffer
 	require.NoError(t, outputOptions{Format: formatCSV}.printRecord(&b, record{{"ip", "10.0.0.1"}, {"multipath", true}}))
-	require.Equal(t, "ip,multipath\n10.0.0.1,true\n", b.String())
+	require.Equal(t, `"ip","multipath"`+"\n"+`"10.0.0.1",true`+"\n", b.String())
+	require.ErrorContains(t, outputOptions{Format: formatCSV, Quote: "some"}.validate(), `unknown --quote "some"`)
 }
 
 func TestTableWidth(t *testing.T) {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"cmp"
-	"encoding/csv"
-	"io"
 	"slices"
 	"strings"
 
@@ -57,26 +55,6 @@ func number(v any) (float64, bool) {
 		return n, true
 	}
 	return 0, false
-}
-
-// writeCSV prints a header row and the rows, each value rendered as in a
-// table (control characters escaped).
-func writeCSV(w io.Writer, header []string, rows [][]any) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(header); err != nil {
-		return err
-	}
-	for _, r := range rows {
-		rec := make([]string, len(r))
-		for i, v := range r {
-			rec[i] = cell(v)
-		}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
 }
 
 // fitTable wraps cells so the table's lines fit in width columns (0: no
