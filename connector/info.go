@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/brick-storage/brick/ident"
+	"github.com/brick-storage/brick/secret"
 )
 
 // ConnectionInfo is Cinder's connection_info, normalised: DriverVolumeType
@@ -155,16 +156,7 @@ func (c ConnectionInfo) Secrets() []string {
 }
 
 // IsSecretKey reports whether a connection info key holds a credential.
-func IsSecretKey(key string) bool {
-	k := strings.ToLower(key)
-	switch {
-	case strings.Contains(k, "password"), k == "keyring", strings.HasSuffix(k, "_key"), k == "key", strings.Contains(k, "token"):
-		return true
-	case strings.Contains(k, "secret") && k != "secret_uuid" && k != "secret_type":
-		return true
-	}
-	return false
-}
+func IsSecretKey(key string) bool { return secret.IsKey(key) }
 
 // Has reports whether key is present and not null.
 func (c ConnectionInfo) Has(key string) bool {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+
+	"github.com/brick-storage/brick/secret"
 )
 
 // RedactingHandler masks the Redactor's secrets in every message and
@@ -46,6 +48,11 @@ func (h *RedactingHandler) WithGroup(name string) slog.Handler {
 
 func (h *RedactingHandler) redactAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
+	if v.Kind() != slog.KindGroup && secret.IsKey(a.Key) {
+		// Masked by name, whatever the value: a password logged under
+		// "password" is hidden even before anyone registered it.
+		return slog.String(a.Key, Mask)
+	}
 	switch v.Kind() {
 	case slog.KindString:
 		return slog.String(a.Key, h.redactor.Redact(v.String()))

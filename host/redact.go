@@ -4,10 +4,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/brick-storage/brick/secret"
 )
 
 // Mask replaces every secret in log lines, errors and output.
-const Mask = "***"
+const Mask = secret.Mask
 
 // Redactor remembers secrets as they become known (a CHAP password parsed
 // from connection info, a token from auth) and masks them in any text.
@@ -39,6 +41,15 @@ func (r *Redactor) Add(secrets ...string) {
 		r.secrets = append(r.secrets, s)
 	}
 	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+}
+
+// AddValues registers typed secrets (passwords, tokens, keys held as
+// secret.Value) so their raw text is masked wherever it turns up anyway,
+// e.g. echoed back inside a server's error body.
+func (r *Redactor) AddValues(vs ...secret.Value) {
+	for _, v := range vs {
+		r.Add(v.Reveal())
+	}
 }
 
 // Redact returns s with every registered secret and every extra secret

@@ -114,7 +114,7 @@ func BaremetalClient(ctx context.Context, opts Options) (*gophercloud.ServiceCli
 			return nil, err
 		}
 		sc, err = baremetalhttpbasic.NewBareMetalHTTPBasic(baremetalhttpbasic.EndpointOpts{
-			IronicEndpoint: o.IronicEndpoint, IronicUser: o.Username, IronicUserPassword: o.Password,
+			IronicEndpoint: o.IronicEndpoint, IronicUser: o.Username, IronicUserPassword: o.Password.Reveal(),
 		})
 		if err == nil {
 			// The basic-auth header is a secret too.
@@ -186,27 +186,27 @@ func authOptions(o Options) (gophercloud.AuthOptions, error) {
 	ao := gophercloud.AuthOptions{IdentityEndpoint: o.AuthURL, AllowReauth: true}
 	switch o.AuthType {
 	case AuthPassword:
-		if (o.Username == "" && o.UserID == "") || o.Password == "" {
+		if (o.Username == "" && o.UserID == "") || o.Password.IsZero() {
 			return ao, fmt.Errorf("%w: password auth needs --os-username (or a user id) and --os-password", ErrConfig)
 		}
-		ao.Username, ao.UserID, ao.Password = o.Username, o.UserID, o.Password
+		ao.Username, ao.UserID, ao.Password = o.Username, o.UserID, o.Password.Reveal()
 		ao.DomainName, ao.DomainID = userDomain(o)
 		ao.Scope = projectScope(o)
 	case AuthToken:
-		if o.Token == "" {
+		if o.Token.IsZero() {
 			return ao, fmt.Errorf("%w: token auth needs --os-token (OS_TOKEN)", ErrConfig)
 		}
-		ao.TokenID = o.Token
+		ao.TokenID = o.Token.Reveal()
 		ao.AllowReauth = false // a fixed token cannot be renewed
 		ao.Scope = projectScope(o)
 	case AuthApplicationCredential:
 		// Application credentials carry their own scope; a scope next to
 		// them is rejected by Keystone.
-		if (o.AppCredID == "" && o.AppCredName == "") || o.AppCredSecret == "" {
+		if (o.AppCredID == "" && o.AppCredName == "") || o.AppCredSecret.IsZero() {
 			return ao, fmt.Errorf("%w: application credential auth needs an id (or name) and a secret", ErrConfig)
 		}
 		ao.ApplicationCredentialID, ao.ApplicationCredentialName = o.AppCredID, o.AppCredName
-		ao.ApplicationCredentialSecret = o.AppCredSecret
+		ao.ApplicationCredentialSecret = o.AppCredSecret.Reveal()
 		ao.Username, ao.UserID = o.Username, o.UserID
 		ao.DomainName, ao.DomainID = userDomain(o)
 	default:

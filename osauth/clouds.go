@@ -12,6 +12,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/brick-storage/brick/secret"
 )
 
 // cloud is one clouds.yaml entry: gophercloud's clouds.Cloud plus the keys
@@ -208,12 +210,12 @@ func keyIndex(m *yaml.Node, key string) int {
 // This is the one place that maps clouds.yaml keys onto Options.
 func applyCloud(o Options, c cloud) Options {
 	a := c.auth()
-	o.Redactor.Add(a.Password, a.Token, a.ApplicationCredentialSecret)
+	o.Redactor.Add(a.Password, a.Token, a.ApplicationCredentialSecret) // read as plain strings by gophercloud's clouds types
 	o.AuthType = cmp.Or(o.AuthType, string(c.AuthType))
 	o.AuthURL = cmp.Or(o.AuthURL, a.AuthURL)
 	o.Username = cmp.Or(o.Username, a.Username)
 	o.UserID = cmp.Or(o.UserID, a.UserID)
-	o.Password = cmp.Or(o.Password, a.Password)
+	o.Password = o.Password.Or(secret.New(a.Password))
 	o.ProjectID = cmp.Or(o.ProjectID, a.ProjectID)
 	o.ProjectName = cmp.Or(o.ProjectName, a.ProjectName)
 	o.UserDomainName = cmp.Or(o.UserDomainName, a.UserDomainName)
@@ -223,10 +225,10 @@ func applyCloud(o Options, c cloud) Options {
 	o.DomainName = cmp.Or(o.DomainName, a.DomainName)
 	o.DomainID = cmp.Or(o.DomainID, a.DomainID)
 	o.DefaultDomain = cmp.Or(o.DefaultDomain, a.DefaultDomain)
-	o.Token = cmp.Or(o.Token, a.Token)
+	o.Token = o.Token.Or(secret.New(a.Token))
 	o.AppCredID = cmp.Or(o.AppCredID, a.ApplicationCredentialID)
 	o.AppCredName = cmp.Or(o.AppCredName, a.ApplicationCredentialName)
-	o.AppCredSecret = cmp.Or(o.AppCredSecret, a.ApplicationCredentialSecret)
+	o.AppCredSecret = o.AppCredSecret.Or(secret.New(a.ApplicationCredentialSecret))
 	o.RegionName = cmp.Or(o.RegionName, c.RegionName)
 	o.Interface = cmp.Or(o.Interface, c.Interface, c.EndpointType)
 	o.CACert = cmp.Or(o.CACert, c.CACertFile)
@@ -280,14 +282,14 @@ func Resolve(o Options) (Options, error) {
 			}
 		}
 	}
-	o.Redactor.Add(o.secrets()...)
+	o.Redactor.AddValues(o.secrets()...)
 	t, err := normalizeAuthType(o.AuthType)
 	if err != nil {
 		return o, err
 	}
 	if t == "" {
 		switch {
-		case o.Token != "":
+		case !o.Token.IsZero():
 			t = AuthToken
 		case o.AppCredID != "" || o.AppCredName != "":
 			t = AuthApplicationCredential

@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/secret"
 )
 
 func writeFile(t *testing.T, path, content string) {
@@ -59,7 +60,7 @@ clouds:
 	require.Equal(t, AuthPassword, o.AuthType)
 	require.Equal(t, "https://ks.example/v3", o.AuthURL)
 	require.Equal(t, "alice", o.Username)
-	require.Equal(t, "pw-from-secure", o.Password)
+	require.Equal(t, "pw-from-secure", o.Password.Reveal())
 	require.Equal(t, "Users", o.UserDomainName)
 	require.Equal(t, "dflt", o.DefaultDomain)
 	require.Equal(t, "internalURL", o.Interface)
@@ -153,7 +154,7 @@ func TestDefaultDomain(t *testing.T) {
 		_, _ = w.Write([]byte(`{"token":{"project":{"id":"p1"},"catalog":[]}}`))
 	}))
 	defer ks.Close()
-	base := Options{AuthURL: ks.URL + "/v3", CinderEndpoint: "http://c/v3", Password: "pw"}
+	base := Options{AuthURL: ks.URL + "/v3", CinderEndpoint: "http://c/v3", Password: secret.New("pw")}
 	for _, tc := range []struct {
 		name                     string
 		edit                     func(*Options)
@@ -173,7 +174,7 @@ func TestDefaultDomain(t *testing.T) {
 		{name: "ids need no domain", edit: func(o *Options) { o.UserID, o.ProjectID = "uid", "pid" },
 			wantUserID: "uid", wantScopedID: "pid"},
 		{name: "app cred by name", edit: func(o *Options) {
-			o.AuthType, o.AppCredName, o.AppCredSecret, o.Username = AuthApplicationCredential, "ac", "s", "u"
+			o.AuthType, o.AppCredName, o.AppCredSecret, o.Username = AuthApplicationCredential, "ac", secret.New("s"), "u"
 		}, appCredUserDomain: map[string]string{"id": "default"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/secret"
 )
 
 // TestAuthErrors: Keystone's 401 becomes one line naming what was sent;
@@ -37,11 +39,11 @@ func TestAuthErrors(t *testing.T) {
 		kind error
 		want string
 	}{
-		{"wrong user", Options{Username: "x", Password: "p", ProjectName: "demo"}, ErrUnauthorized,
+		{"wrong user", Options{Username: "x", Password: secret.New("p"), ProjectName: "demo"}, ErrUnauthorized,
 			at + `wrong password, or no user "x" in domain id "default" (check --os-username or --os-user-id, --os-password and --os-user-domain-name)`},
-		{"unknown project", Options{Username: "u", Password: "p", ProjectName: "nope", ProjectDomainName: "D"}, ErrUnauthorized,
+		{"unknown project", Options{Username: "u", Password: secret.New("p"), ProjectName: "nope", ProjectDomainName: "D"}, ErrUnauthorized,
 			at + `user "u" in domain id "default" may not use project "nope" in domain "D": it does not exist there or the user has no role on it (check --os-project-name or --os-project-id and --os-project-domain-name)`},
-		{"no endpoint", Options{Username: "u", Password: "p", ProjectName: "demo", RegionName: "R3"}, ErrNoEndpoint,
+		{"no endpoint", Options{Username: "u", Password: secret.New("p"), ProjectName: "demo", RegionName: "R3"}, ErrNoEndpoint,
 			`the service catalog has no Cinder endpoint (type block-storage, block-store, volume, volumev2, volumev3) for interface "public" in region "R3"; it has: R1 public, R2 internal (set --os-region-name, --os-interface or --cinder-endpoint)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/secret"
 )
 
 // Auth types, as openstackclient's --os-auth-type spells them.
@@ -76,7 +77,7 @@ type Options struct {
 	AuthURL           string
 	Username          string
 	UserID            string
-	Password          string
+	Password          secret.Value
 	ProjectID         string
 	ProjectName       string
 	UserDomainName    string
@@ -89,10 +90,10 @@ type Options struct {
 	// a domain (--os-default-domain, OS_DEFAULT_DOMAIN); empty:
 	// DefaultDomain.
 	DefaultDomain string
-	Token         string
+	Token         secret.Value
 	AppCredID     string
 	AppCredName   string
-	AppCredSecret string
+	AppCredSecret secret.Value
 
 	RegionName string
 	// Interface is the catalog endpoint interface: public (default),
@@ -162,6 +163,6 @@ func (o Options) trust() FileTrust {
 }
 
 // secrets lists the secret values the options hold.
-func (o Options) secrets() []string {
-	return []string{o.Password, o.Token, o.AppCredSecret}
+func (o Options) secrets() []secret.Value {
+	return []secret.Value{o.Password, o.Token, o.AppCredSecret}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/secret"
 )
 
 func TestNoAuthCinderURL(t *testing.T) {
@@ -97,7 +98,7 @@ func TestBlockStoragePassword(t *testing.T) {
 	ks := fakeKeystone(t, "http://cinder.example", "pw-SECRET")
 	defer ks.Close()
 	red := host.NewRedactor()
-	opts := Options{AuthURL: ks.URL + "/v3", Username: "u", Password: "pw-SECRET", ProjectName: "demo",
+	opts := Options{AuthURL: ks.URL + "/v3", Username: "u", Password: secret.New("pw-SECRET"), ProjectName: "demo",
 		UserDomainName: "Default", ProjectDomainName: "Default", RegionName: "R1", Redactor: red}
 	sc, err := BlockStorageClient(context.Background(), opts)
 	require.NoError(t, err)
@@ -114,7 +115,7 @@ func TestBlockStoragePassword(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "http://other:8776/v3/proj1/", sc.Endpoint)
 
-	opts.Password = "wrong"
+	opts.Password = secret.New("wrong")
 	_, err = BlockStorageClient(context.Background(), opts)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "authenticate")
@@ -161,7 +162,7 @@ clouds:
 	o, err = Resolve(Options{Cloud: "keystone", CloudsFiles: []string{file}, RegionName: "flag-wins", Redactor: red})
 	require.NoError(t, err)
 	require.Equal(t, AuthPassword, o.AuthType)
-	require.Equal(t, "s3cret-pass", o.Password)
+	require.Equal(t, "s3cret-pass", o.Password.Reveal())
 	require.Equal(t, "flag-wins", o.RegionName)
 	require.Equal(t, "internal", o.Interface)
 	require.True(t, o.Insecure)
@@ -207,7 +208,7 @@ func TestBaremetal(t *testing.T) {
 	}))
 	defer srv.Close()
 	red := host.NewRedactor()
-	sc, err := BaremetalClient(context.Background(), Options{AuthType: "http_basic", IronicEndpoint: srv.URL, Username: "u", Password: "p4ss", Redactor: red})
+	sc, err := BaremetalClient(context.Background(), Options{AuthType: "http_basic", IronicEndpoint: srv.URL, Username: "u", Password: secret.New("p4ss"), Redactor: red})
 	require.NoError(t, err)
 	_, err = sc.Get(context.Background(), sc.ServiceURL("nodes"), nil, nil)
 	require.NoError(t, err)

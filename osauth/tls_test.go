@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brick-storage/brick/internal/testca"
+	"github.com/brick-storage/brick/secret"
 )
 
 // tlsServer serves h over TLS with cert.
@@ -83,7 +84,7 @@ func TestTLSKeystone(t *testing.T) {
 	plain := fakeKeystone(t, "https://cinder.example", "pw-SECRET")
 	plain.Close()
 	ks := tlsServer(t, plain.Config.Handler, ca.ServerCert(t, "127.0.0.1"), 0)
-	opts := Options{AuthURL: ks.URL + "/v3", Username: "u", Password: "pw-SECRET", ProjectName: "demo",
+	opts := Options{AuthURL: ks.URL + "/v3", Username: "u", Password: secret.New("pw-SECRET"), ProjectName: "demo",
 		UserDomainName: "Default", ProjectDomainName: "Default", RegionName: "R1"}
 	_, err := BlockStorageClient(context.Background(), opts)
 	require.Error(t, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brick-storage/brick/internal/testca"
+	"github.com/brick-storage/brick/secret"
 )
 
 // sink is a server that counts the requests reaching it and keeps what
@@ -60,7 +61,7 @@ func TestKeystoneRedirectKeepsPassword(t *testing.T) {
 		other := newSink(t)
 		ks := redirector(t, code, func() string { return other.URL })
 		_, err := BlockStorageClient(context.Background(), Options{
-			AuthURL: ks.URL + "/v3", Username: "u", Password: "pw-SECRET", ProjectID: "p"})
+			AuthURL: ks.URL + "/v3", Username: "u", Password: secret.New("pw-SECRET"), ProjectID: "p"})
 		require.Error(t, err, code)
 		require.ErrorIs(t, err, ErrRedirect, code)
 		require.Zero(t, other.hits.Load(), "redirect target reached (%d): %v", code, other.seen.Load())
@@ -88,9 +89,9 @@ func TestRedirectPolicy(t *testing.T) {
 		ok             bool
 	}{
 		{"basic auth, another port", redirector(t, http.StatusFound, func() string { return other.URL }).URL,
-			Options{AuthType: AuthHTTPBasic, Username: "u", Password: "p4ss"}, false},
-		{"basic auth, same origin", self.URL, Options{AuthType: AuthHTTPBasic, Username: "u", Password: "p4ss"}, false},
-		{"basic auth, https to http", tlsDown.URL, Options{AuthType: AuthHTTPBasic, Username: "u", Password: "p4ss", CACert: ca.PEMFile}, false},
+			Options{AuthType: AuthHTTPBasic, Username: "u", Password: secret.New("p4ss")}, false},
+		{"basic auth, same origin", self.URL, Options{AuthType: AuthHTTPBasic, Username: "u", Password: secret.New("p4ss")}, false},
+		{"basic auth, https to http", tlsDown.URL, Options{AuthType: AuthHTTPBasic, Username: "u", Password: secret.New("p4ss"), CACert: ca.PEMFile}, false},
 		{"noauth, another port", redirector(t, http.StatusFound, func() string { return other.URL }).URL, Options{AuthType: AuthNoAuth}, false},
 		{"noauth, https to http", tlsDown.URL, Options{AuthType: AuthNoAuth, CACert: ca.PEMFile}, false},
 		{"noauth, same origin", self.URL, Options{AuthType: AuthNoAuth}, true},

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/brick-storage/brick/osauth"
+	"github.com/brick-storage/brick/secret"
 )
 
 // authFlags are the OpenStack options shared by every command that talks to
@@ -85,7 +86,7 @@ func (a *app) authOptions() osauth.Options {
 		AuthURL:           f.authURL,
 		Username:          f.username,
 		UserID:            f.userID,
-		Password:          f.password,
+		Password:          secret.New(f.password),
 		ProjectID:         f.projectID,
 		ProjectName:       f.projectName,
 		UserDomainName:    f.userDomainName,
@@ -93,10 +94,10 @@ func (a *app) authOptions() osauth.Options {
 		ProjectDomainName: f.projectDomainName,
 		ProjectDomainID:   f.projectDomainID,
 		DefaultDomain:     f.defaultDomain,
-		Token:             f.token,
+		Token:             secret.New(f.token),
 		AppCredID:         f.appCredID,
 		AppCredName:       f.appCredName,
-		AppCredSecret:     f.appCredSecret,
+		AppCredSecret:     secret.New(f.appCredSecret),
 		RegionName:        f.regionName,
 		Interface:         f.iface,
 		Insecure:          f.insecure,

@@ -20,6 +20,7 @@ import (
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/scsi"
+	"github.com/brick-storage/brick/secret"
 )
 
 // DefaultPort is the iSCSI port used when a portal names none.
@@ -150,7 +151,7 @@ func (t Target) String() string { return fmt.Sprintf("%s@%s lun %d", t.IQN, t.Po
 // CHAP holds CHAP credentials. Password is a secret.
 type CHAP struct {
 	Username string
-	Password string
+	Password secret.Value
 }
 
 // Info is validated iSCSI connection info.
@@ -183,8 +184,8 @@ type Info struct {
 func (i *Info) Secrets() []string {
 	var out []string
 	for _, c := range []*CHAP{i.Auth, i.DiscoveryAuth} {
-		if c != nil && c.Password != "" {
-			out = append(out, c.Password)
+		if c != nil && !c.Password.IsZero() {
+			out = append(out, c.Password.Reveal())
 		}
 	}
 	return out
@@ -465,7 +466,7 @@ func chap(ci connector.ConnectionInfo, methodKey, userKey, passKey string) (*CHA
 	if err := checkCHAPValue(passKey, pass, true); err != nil {
 		return nil, err
 	}
-	return &CHAP{Username: user, Password: pass}, nil
+	return &CHAP{Username: user, Password: secret.New(pass)}, nil
 }
 
 // checkCHAPValue keeps credentials to what the node record file can hold

@@ -10,6 +10,7 @@ import (
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/connector/iscsi"
 	"github.com/brick-storage/brick/ident"
+	brsecret "github.com/brick-storage/brick/secret"
 )
 
 const (
@@ -29,7 +30,7 @@ func TestParseInfoShapes(t *testing.T) {
 	info, err := parse(t, nested)
 	require.NoError(t, err)
 	require.Equal(t, []iscsi.Target{{Portal: iscsi.Portal{Host: "127.0.0.1", Port: 3260}, IQN: iqn1, LUN: 1}}, info.Targets)
-	require.Equal(t, &iscsi.CHAP{Username: "u", Password: secret}, info.Auth)
+	require.Equal(t, &iscsi.CHAP{Username: "u", Password: brsecret.New(secret)}, info.Auth)
 	require.Nil(t, info.DiscoveryAuth)
 	require.False(t, info.ReadOnly)
 	require.False(t, info.Plural)
@@ -53,7 +54,7 @@ func TestParseInfoShapes(t *testing.T) {
 	require.True(t, info.TargetDiscovered)
 	require.True(t, info.Encrypted)
 	require.Nil(t, info.Auth)
-	require.Equal(t, &iscsi.CHAP{Username: "d", Password: "dpass1234567"}, info.DiscoveryAuth)
+	require.Equal(t, &iscsi.CHAP{Username: "d", Password: brsecret.New("dpass1234567")}, info.DiscoveryAuth)
 
 	// Plural portals with one IQN and one LUN for all.
 	info, err = parse(t, `{"driver_volume_type":"iscsi","target_portals":["10.0.0.1","10.0.0.2:3262"],"target_iqn":"`+iqn1+`","target_lun":0}`)
@@ -265,7 +266,7 @@ func FuzzParseInfo(f *testing.F) {
 			}
 		}
 		for _, c := range []*iscsi.CHAP{info.Auth, info.DiscoveryAuth} {
-			if c != nil && (strings.ContainsAny(c.Password+c.Username, "\n\r\x00") || c.Password == "") {
+			if c != nil && (strings.ContainsAny(c.Password.Reveal()+c.Username, "\n\r\x00") || c.Password.IsZero()) {
 				t.Fatalf("unsafe CHAP %q", c.Username)
 			}
 		}

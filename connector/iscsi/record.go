@@ -208,7 +208,7 @@ func nodeSettings(auth *CHAP, loginTimeoutSecs int) []recordValue {
 	return append(v,
 		recordValue{"node.session.auth.authmethod", "CHAP"},
 		recordValue{"node.session.auth.username", auth.Username},
-		recordValue{"node.session.auth.password", auth.Password})
+		recordValue{"node.session.auth.password", auth.Password.Reveal()})
 }
 
 // discoverySettings are the SendTargets record values for discovery CHAP.
@@ -220,7 +220,7 @@ func discoverySettings(auth *CHAP, loginTimeoutSecs int) []recordValue {
 	return append(v,
 		recordValue{"discovery.sendtargets.auth.authmethod", "CHAP"},
 		recordValue{"discovery.sendtargets.auth.username", auth.Username},
-		recordValue{"discovery.sendtargets.auth.password", auth.Password})
+		recordValue{"discovery.sendtargets.auth.password", auth.Password.Reveal()})
 }
 
 // discoveryRecord returns the st_config file of a discovery portal.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/secret"
 )
 
 const sampleRecord = `# BEGIN RECORD 2.1.8
@@ -19,7 +21,7 @@ node.conn[0].timeo.login_timeout = 15
 `
 
 func TestSetRecord(t *testing.T) {
-	out := string(SetRecord([]byte(sampleRecord), nodeSettings(&CHAP{Username: "alice", Password: "pw"}, 5)))
+	out := string(SetRecord([]byte(sampleRecord), nodeSettings(&CHAP{Username: "alice", Password: secret.New("pw")}, 5)))
 	rec := ParseRecord([]byte(out))
 	require.Equal(t, "manual", rec["node.session.scan"])
 	require.Equal(t, "5", rec["node.conn[0].timeo.login_timeout"])

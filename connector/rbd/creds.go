@@ -80,7 +80,7 @@ func writeCreds(fsys host.FS, tempDir string, v Volume, now time.Time) (*creds, 
 	if user == "" {
 		user = "admin"
 	}
-	keyring := fmt.Sprintf("[client.%s]\n\tkey = %s\n", user, v.Key)
+	keyring := fmt.Sprintf("[client.%s]\n\tkey = %s\n", user, v.Key.Reveal())
 	var conf strings.Builder
 	conf.WriteString("# Written by brick for one rbd call; removed when it returns.\n[global]\n")
 	if len(v.Monitors) > 0 {

@@ -38,7 +38,7 @@ func TestDriverShapes(t *testing.T) {
 			require.Equal(t, "volumes/volume-6d54cb90-a5d1-40d8-9cb2-c6adf43a02af", v.Spec())
 			require.Equal(t, tc.monitors, v.Monitors)
 			require.Equal(t, tc.user, v.User)
-			require.Equal(t, tc.key, v.Key != "")
+			require.Equal(t, tc.key, !v.Key.IsZero())
 			require.Len(t, v.Ignored, tc.ignored)
 		})
 	}

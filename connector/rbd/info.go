@@ -12,6 +12,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ident"
+	"github.com/brick-storage/brick/secret"
 )
 
 // Volume is an RBD connection info, validated: every field is safe to put
@@ -29,10 +30,10 @@ type Volume struct {
 	Cluster string
 	// Key is the cephx secret from the connection info's keyring, or "".
 	// It is a secret: never log or store it.
-	Key string
+	Key secret.Value
 	// Keyring is the raw keyring value (a secret too), kept only so it can
 	// be registered with a Redactor.
-	Keyring  string
+	Keyring  secret.Value
 	ReadOnly bool
 	// Discard, SecretUUID, SecretType and QoS are Cinder's and are passed
 	// through for callers; mapping does not use them.
@@ -59,9 +60,9 @@ func (v Volume) Spec() string {
 // Secrets are the values a Redactor must mask once this volume is known.
 func (v Volume) Secrets() []string {
 	var out []string
-	for _, s := range []string{v.Keyring, v.Key} {
-		if s != "" {
-			out = append(out, s)
+	for _, s := range []secret.Value{v.Keyring, v.Key} {
+		if !s.IsZero() {
+			out = append(out, s.Reveal())
 		}
 	}
 	return out
@@ -108,13 +109,16 @@ func ParseVolume(info connector.ConnectionInfo) (Volume, error) {
 	if v.Cluster, err = parseCluster(info); err != nil {
 		return v, err
 	}
-	if v.Keyring, _, err = info.String("keyring"); err != nil {
+	keyring, _, err := info.String("keyring")
+	if err != nil {
 		return v, err
 	}
-	if v.Keyring != "" {
-		if v.User, v.Key, err = keyFromKeyring(v.Keyring, v.User); err != nil {
+	if keyring != "" {
+		var key string
+		if v.User, key, err = keyFromKeyring(keyring, v.User); err != nil {
 			return v, err
 		}
+		v.Keyring, v.Key = secret.New(keyring), secret.New(key)
 	}
 	if v.ReadOnly, err = info.ReadOnly(); err != nil {
 		return v, err

@@ -63,7 +63,7 @@ func TestParseVolume(t *testing.T) {
 				require.Equal(t, []string{"192.0.2.10:6789", "192.0.2.11:6789"}, v.Monitors)
 				require.Equal(t, "cinder", v.User)
 				require.Equal(t, "ceph", v.Cluster)
-				require.Equal(t, "", v.Key)
+				require.True(t, v.Key.IsZero())
 				require.False(t, v.ReadOnly)
 				require.Equal(t, "457eb676-33da-42ec-9a8c-9293d545c337", v.SecretUUID)
 				require.Equal(t, "ceph", v.SecretType)
@@ -109,7 +109,7 @@ func TestParseVolume(t *testing.T) {
 			name:   "keyring contents",
 			mutate: func(d map[string]any) { d["keyring"] = testKeyring },
 			check: func(t *testing.T, v Volume) {
-				require.Equal(t, testKey, v.Key)
+				require.Equal(t, testKey, v.Key.Reveal())
 				require.Equal(t, []string{testKeyring, testKey}, v.Secrets())
 			},
 		},
@@ -118,7 +118,7 @@ func TestParseVolume(t *testing.T) {
 			mutate: func(d map[string]any) {
 				d["keyring"] = "[client.admin]\nkey = " + otherKey + "\n[client.cinder]\nkey=" + testKey + "\n"
 			},
-			check: func(t *testing.T, v Volume) { require.Equal(t, testKey, v.Key) },
+			check: func(t *testing.T, v Volume) { require.Equal(t, testKey, v.Key.Reveal()) },
 		},
 		{
 			name: "keyring names the user when auth_username is absent",
@@ -126,12 +126,15 @@ func TestParseVolume(t *testing.T) {
 				delete(d, "auth_username")
 				d["keyring"] = "[client.glance]\n key = " + testKey + "\n"
 			},
-			check: func(t *testing.T, v Volume) { require.Equal(t, "glance", v.User); require.Equal(t, testKey, v.Key) },
+			check: func(t *testing.T, v Volume) {
+				require.Equal(t, "glance", v.User)
+				require.Equal(t, testKey, v.Key.Reveal())
+			},
 		},
 		{
 			name:   "bare key",
 			mutate: func(d map[string]any) { d["keyring"] = " " + testKey + "\n" },
-			check:  func(t *testing.T, v Volume) { require.Equal(t, testKey, v.Key) },
+			check:  func(t *testing.T, v Volume) { require.Equal(t, testKey, v.Key.Reveal()) },
 		},
 		{
 			name:   "client. prefix on the user",
@@ -246,13 +249,13 @@ func FuzzParseVolume(f *testing.F) {
 		}
 		v, err := ParseVolume(info)
 		if err != nil {
-			if v.Key != "" && strings.Contains(err.Error(), v.Key) {
+			if !v.Key.IsZero() && strings.Contains(err.Error(), v.Key.Reveal()) {
 				t.Fatalf("error repeats the key: %v", err)
 			}
 			return
 		}
-		for _, s := range append([]string{v.Pool, v.Namespace, v.Image, v.User, v.Cluster, v.Key}, v.Monitors...) {
-			if strings.HasPrefix(s, "-") || strings.ContainsAny(s, "\x00\n\r\t ,;=") && s != v.Key {
+		for _, s := range append([]string{v.Pool, v.Namespace, v.Image, v.User, v.Cluster, v.Key.Reveal()}, v.Monitors...) {
+			if strings.HasPrefix(s, "-") || strings.ContainsAny(s, "\x00\n\r\t ,;=") && s != v.Key.Reveal() {
 				t.Fatalf("unsafe value accepted: %q", s)
 			}
 			if strings.ContainsAny(s, "\x00\n\r") {
@@ -268,7 +271,7 @@ func FuzzParseVolume(f *testing.F) {
 			t.Fatalf("empty required field: %+v", v)
 		}
 		argv := strings.Join(mapArgs(v, DriverKRBD, "", true), " ")
-		if v.Key != "" && strings.Contains(argv, v.Key) {
+		if !v.Key.IsZero() && strings.Contains(argv, v.Key.Reveal()) {
 			t.Fatalf("key in argv: %s", argv)
 		}
 	})

@@ -35,7 +35,7 @@ func (c *Connector) PlanConnect(ctx context.Context, info connector.ConnectionIn
 		return p, nil
 	}
 	conf := ""
-	if v.Key != "" {
+	if !v.Key.IsZero() {
 		conf = confPlaceholder
 		p.Step("write a private ceph.conf and keyring under " + c.opts.TempDir + " (removed right after the map)")
 	}

@@ -194,7 +194,7 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 func (c *Connector) mapImage(ctx context.Context, v Volume, driver string) (string, error) {
 	var confPath string
 	var cr *creds
-	if v.Key != "" {
+	if !v.Key.IsZero() {
 		var err error
 		if cr, err = writeCreds(c.h.FS, c.opts.TempDir, v, c.opts.Now()); err != nil {
 			return "", fmt.Errorf("rbd map %s: %w", v.Spec(), err)

@@ -17,6 +17,7 @@ import (
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/host/hosttest"
+	"github.com/brick-storage/brick/secret"
 )
 
 // fakeCeph plays rbd and blockdev over a fixture tree: map adds a mapping
@@ -379,7 +380,7 @@ func TestDisconnectUsesTheDriverThatMapped(t *testing.T) {
 func TestCredentialsDirMustBePrivate(t *testing.T) {
 	_, root := hosttest.New(t, nil)
 	fsys := host.NewFS(root)
-	v := Volume{Pool: "p", Image: "i", Cluster: "ceph", User: "u", Key: testKey}
+	v := Volume{Pool: "p", Image: "i", Cluster: "ceph", User: "u", Key: secret.New(testKey)}
 
 	// An existing directory that is too open is tightened.
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "/run/brick/ceph"), 0o777))
@@ -402,7 +403,7 @@ func TestCredentialsDirMustBePrivate(t *testing.T) {
 func TestStaleCredentialsAreSwept(t *testing.T) {
 	_, root := hosttest.New(t, nil)
 	fsys := host.NewFS(root)
-	v := Volume{Pool: "p", Image: "i", Cluster: "ceph", Key: testKey}
+	v := Volume{Pool: "p", Image: "i", Cluster: "ceph", Key: secret.New(testKey)}
 	old, err := writeCreds(fsys, DefaultTempDir, v, time.Now())
 	require.NoError(t, err)
 	past := time.Now().Add(-2 * time.Hour)

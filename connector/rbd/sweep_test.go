@@ -10,6 +10,7 @@ import (
 
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/host/hosttest"
+	"github.com/brick-storage/brick/secret"
 )
 
 // TestKilledBrickCredentialsSwept: credentials whose brick was SIGKILLed
@@ -19,7 +20,7 @@ import (
 func TestKilledBrickCredentialsSwept(t *testing.T) {
 	h, root := hosttest.New(t, nil)
 	fsys := host.NewFS(root)
-	v := Volume{Pool: "p", Image: "i", Cluster: "ceph", User: "u", Key: testKey}
+	v := Volume{Pool: "p", Image: "i", Cluster: "ceph", User: "u", Key: secret.New(testKey)}
 
 	killed, err := writeCreds(fsys, DefaultTempDir, v, time.Now())
 	require.NoError(t, err)

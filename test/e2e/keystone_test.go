@@ -32,6 +32,7 @@ import (
 	"github.com/brick-storage/brick/internal/testbed"
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/osauth"
+	"github.com/brick-storage/brick/secret"
 )
 
 // needKeystone returns the run's shared test bed Keystone with opts
@@ -125,7 +126,7 @@ func TestKeystone(t *testing.T) {
 		require.Equal(t, 0, r.code)
 		requireAuthenticatedThenCalled(t, r, k.AuthURL, "http://127.0.0.2:6385/")
 
-		member := osauth.Options{AuthURL: k.AuthURL, Username: k.Member.Name, Password: k.Member.Password, ProjectName: k.Project,
+		member := osauth.Options{AuthURL: k.AuthURL, Username: k.Member.Name, Password: secret.New(k.Member.Password), ProjectName: k.Project,
 			CinderEndpoint: "http://127.0.0.9:8776/v3/$(project_id)s"}
 		sc, err := osauth.BlockStorageClient(ctx, member)
 		require.NoError(t, err)
@@ -136,8 +137,8 @@ func TestKeystone(t *testing.T) {
 		ac, err := k.CreateApplicationCredential(ctx, k.Member, "brick-e2e-"+randomHex(t))
 		require.NoError(t, err)
 		for _, opts := range []osauth.Options{
-			{AuthURL: k.AuthURL, AppCredID: ac.ID, AppCredSecret: ac.Secret},
-			{AuthURL: k.AuthURL, AppCredName: ac.Name, Username: k.Member.Name, AppCredSecret: ac.Secret},
+			{AuthURL: k.AuthURL, AppCredID: ac.ID, AppCredSecret: secret.New(ac.Secret)},
+			{AuthURL: k.AuthURL, AppCredName: ac.Name, Username: k.Member.Name, AppCredSecret: secret.New(ac.Secret)},
 		} {
 			sc, err := osauth.BlockStorageClient(ctx, opts)
 			require.NoError(t, err)
@@ -150,7 +151,7 @@ func TestKeystone(t *testing.T) {
 		requireAuthenticatedThenCalled(t, r, k.AuthURL, "http://127.0.0.3:6385/")
 		require.NotEmpty(t, ironic["127.0.0.3"].lastToken(), "Ironic got the Keystone token")
 
-		_, err = osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, AppCredID: ac.ID, AppCredSecret: "wrong"})
+		_, err = osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, AppCredID: ac.ID, AppCredSecret: secret.New("wrong")})
 		require.ErrorIs(t, err, osauth.ErrUnauthorized)
 		require.Equal(t, `authenticate at `+k.AuthURL+`: application credential "`+ac.ID+
 			`" was refused: wrong secret, or it expired or was deleted (check --os-application-credential-id or -name and --os-application-credential-secret)`, err.Error())
@@ -159,10 +160,10 @@ func TestKeystone(t *testing.T) {
 	t.Run("Token", func(t *testing.T) {
 		tok, err := k.Token(ctx, k.Member)
 		require.NoError(t, err)
-		sc, err := osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, Token: tok, ProjectID: k.ProjectID})
+		sc, err := osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, Token: secret.New(tok), ProjectID: k.ProjectID})
 		require.NoError(t, err)
 		require.Equal(t, cinderURL("127.0.0.1:8786"), sc.Endpoint)
-		_, err = osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, Token: "gAAAAAbogus", ProjectID: k.ProjectID})
+		_, err = osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, Token: secret.New("gAAAAAbogus"), ProjectID: k.ProjectID})
 		require.ErrorIs(t, err, osauth.ErrUnauthorized)
 		require.Equal(t, `authenticate at `+k.AuthURL+`: the token was refused: it expired or was revoked (get a new one, e.g. with 'openstack token issue', and pass it as --os-token or OS_TOKEN)`, err.Error())
 
@@ -174,14 +175,14 @@ func TestKeystone(t *testing.T) {
 	})
 
 	t.Run("Errors", func(t *testing.T) {
-		member := osauth.Options{AuthURL: k.AuthURL, Username: k.Member.Name, Password: k.Member.Password, ProjectName: k.Project}
+		member := osauth.Options{AuthURL: k.AuthURL, Username: k.Member.Name, Password: secret.New(k.Member.Password), ProjectName: k.Project}
 		for _, tc := range []struct {
 			name string
 			edit func(*osauth.Options)
 			kind error
 			want string
 		}{
-			{"wrong password", func(o *osauth.Options) { o.Password = "not-the-password" }, osauth.ErrUnauthorized,
+			{"wrong password", func(o *osauth.Options) { o.Password = secret.New("not-the-password") }, osauth.ErrUnauthorized,
 				`authenticate at ` + k.AuthURL + `: wrong password, or no user "` + k.Member.Name +
 					`" in domain id "default" (check --os-username or --os-user-id, --os-password and --os-user-domain-name)`},
 			{"unknown project", func(o *osauth.Options) { o.ProjectName = "no-such-project" }, osauth.ErrUnauthorized,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/brick-storage/brick/internal/testbed"
 	"github.com/brick-storage/brick/osauth"
+	"github.com/brick-storage/brick/secret"
 )
 
 // TestKeystoneTokenExpiry: with 20-second tokens, a client that logged in
@@ -34,13 +35,13 @@ func TestKeystoneTokenExpiry(t *testing.T) {
 	region := osauth.Options{AuthURL: k.AuthURL, RegionName: "RegionTwo"}
 	clients := map[string]osauth.Options{}
 	o := region
-	o.Username, o.Password, o.ProjectName = k.Member.Name, k.Member.Password, k.Project
+	o.Username, o.Password, o.ProjectName = k.Member.Name, secret.New(k.Member.Password), k.Project
 	clients["password"] = o
 	o = region
-	o.AppCredID, o.AppCredSecret = ac.ID, ac.Secret
+	o.AppCredID, o.AppCredSecret = ac.ID, secret.New(ac.Secret)
 	clients["application credential"] = o
 	o = region
-	o.Token, o.ProjectID = tok, k.ProjectID
+	o.Token, o.ProjectID = secret.New(tok), k.ProjectID
 	clients["token"] = o
 
 	list := func(sc *gophercloud.ServiceClient) error {
