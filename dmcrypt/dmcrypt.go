@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/brick-storage/brick/host"
@@ -66,7 +67,9 @@ type Spec struct {
 	KeySize int
 }
 
-var cipherRE = regexp.MustCompile(`^[a-z0-9][a-z0-9:_-]{0,63}$`)
+// Compiled on first use: every brick run (get-connector too) links this
+// package, and the bounded repetitions are costly to compile.
+var cipherRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9:_-]{0,63}$`) })
 
 // Validate checks a Spec that came from Cinder before any of it reaches a
 // command line.
@@ -74,7 +77,7 @@ func (s Spec) Validate() error {
 	if s.Provider != LUKS && s.Provider != LUKS2 {
 		return fmt.Errorf("%w %s", ErrUnsupported, strconv.QuoteToASCII(clip(string(s.Provider), 80)))
 	}
-	if s.Cipher != "" && !cipherRE.MatchString(s.Cipher) {
+	if s.Cipher != "" && !cipherRE().MatchString(s.Cipher) {
 		return fmt.Errorf("cipher %s: not a cryptsetup cipher name", strconv.QuoteToASCII(clip(s.Cipher, 80)))
 	}
 	if s.KeySize < 0 || s.KeySize > 4096 || s.KeySize%8 != 0 {
@@ -91,14 +94,14 @@ func Passphrase(key []byte) []byte {
 	return out
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,126}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,126}$`) })
 
 // MapperPath is the device of an open mapping.
 func MapperPath(name string) string { return "/dev/mapper/" + name }
 
 // CheckName refuses a mapping name that is not a plain device-mapper name.
 func CheckName(name string) error {
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return fmt.Errorf("dm-crypt name %s: want letters, digits and _.+- (up to 127)", strconv.QuoteToASCII(clip(name, 80)))
 	}
 	return nil

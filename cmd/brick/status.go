@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/brick-storage/brick/progress"
 	"github.com/brick-storage/brick/rollback"
@@ -58,12 +59,14 @@ func (a *app) lockWaiting(name, holder string) {
 	a.status.Detail("waiting for " + who)
 }
 
-var holderRE = regexp.MustCompile(`^brick pid (\d+) \(\S+ (local-attach|local-detach|cleanup|connect|disconnect|extend)(?: (.*))?\)$`)
+var holderRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^brick pid (\d+) \(\S+ (local-attach|local-detach|cleanup|connect|disconnect|extend)(?: (.*))?\)$`)
+})
 
 // describeHolder turns host's "brick pid 42 (brick local-attach data)"
 // into "brick pid 42 attaching data".
 func describeHolder(holder string) string {
-	m := holderRE.FindStringSubmatch(holder)
+	m := holderRE().FindStringSubmatch(holder)
 	if m == nil {
 		return holder
 	}
