@@ -11,7 +11,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/host"
@@ -81,9 +80,9 @@ func (a *app) registerCompletions(c *cobra.Command) {
 // cobra's __complete command, without the completed command's flags.
 func (a *app) completionSetup(cmd *cobra.Command) {
 	a.logger = slog.New(slog.DiscardHandler)
-	v := viper.New()
-	_ = a.loadConfigFile(cmd, v)
-	_ = a.applySettings(cmd, v)
+	var src settingSource
+	_ = a.loadConfigFile(cmd, &src)
+	_ = a.applySettings(cmd, &src)
 	a.host = host.New(a.hostRoot, a.logger, a.redactor)
 }
 

@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/brick-storage/brick/host"
@@ -133,11 +132,11 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 	if cmd.Name() == cobra.ShellCompRequestCmd || cmd.Name() == cobra.ShellCompNoDescRequestCmd {
 		return nil // the completed command's flags are not parsed yet: completionSetup
 	}
-	v := viper.New()
-	if err := a.loadConfigFile(cmd, v); err != nil {
+	var src settingSource
+	if err := a.loadConfigFile(cmd, &src); err != nil {
 		return err
 	}
-	if err := a.applySettings(cmd, v); err != nil {
+	if err := a.applySettings(cmd, &src); err != nil {
 		return err
 	}
 	a.out.TermWidth = progress.Width(a.stdout)
@@ -189,7 +188,7 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 
 // loadConfigFile reads the YAML config; the default file may be absent, a
 // file named with --config or BRICK_CONFIG must exist.
-func (a *app) loadConfigFile(cmd *cobra.Command, v *viper.Viper) error {
+func (a *app) loadConfigFile(cmd *cobra.Command, src *settingSource) error {
 	explicit := cmd.Flags().Changed("config")
 	if !explicit {
 		if env, ok := os.LookupEnv("BRICK_CONFIG"); ok && env != "" {
@@ -217,9 +216,7 @@ func (a *app) loadConfigFile(cmd *cobra.Command, v *viper.Viper) error {
 	if readable && holdsSecret(norm) {
 		osauth.WarnReadable(a.logger, a.configFile, "a password or token")
 	}
-	if err := v.MergeConfigMap(norm); err != nil {
-		return fmt.Errorf("load config %s: %w", a.configFile, err)
-	}
+	src.config = norm
 	return nil
 }
 

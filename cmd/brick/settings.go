@@ -5,34 +5,105 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 )
+
+// settingSource holds where a flag the user did not set may find a value:
+// the environment, then the config file's keys (normalised flag names).
+// It does what viper did for brick (same precedence, an empty variable
+// counts as unset, a null key as absent, the same string conversions),
+// without viper's package initialisers, which every brick run paid for.
+type settingSource struct {
+	config map[string]any
+}
+
+// lookup returns a flag's value: the first of envs that is set and not
+// empty, else the config file's key unless it is null.
+func (s *settingSource) lookup(key string, envs []string) (any, bool) {
+	for _, e := range envs {
+		if v, ok := os.LookupEnv(e); ok && v != "" {
+			return v, true
+		}
+	}
+	v, ok := s.config[key]
+	return v, ok && v != nil
+}
+
+// settingString renders a value for a flag; ok is false for a value that
+// has no text form (a list or a map where one value is wanted).
+func settingString(v any) (string, bool) {
+	switch t := v.(type) {
+	case string:
+		return t, true
+	case bool:
+		return strconv.FormatBool(t), true
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64), true
+	case int:
+		return strconv.Itoa(t), true
+	case int64:
+		return strconv.FormatInt(t, 10), true
+	case uint64:
+		return strconv.FormatUint(t, 10), true
+	case nil:
+		return "", true
+	case fmt.Stringer:
+		return t.String(), true
+	case error:
+		return t.Error(), true
+	}
+	return "", false
+}
+
+// settingStrings renders a value for a repeatable flag: a string is split
+// at white space (as in BRICK_COLUMN="ID Status"), a list item by item.
+func settingStrings(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return strings.Fields(t)
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, item := range t {
+			s, ok := settingString(item)
+			if !ok {
+				return nil
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	if s, ok := settingString(v); ok {
+		return []string{s}
+	}
+	return nil
+}
 
 // applySettings gives the flags the user did not set their value from the
 // environment (BRICK_*, then OS_* for auth) or the config file.
-func (a *app) applySettings(cmd *cobra.Command, v *viper.Viper) error {
+func (a *app) applySettings(cmd *cobra.Command, src *settingSource) error {
 	var applyErr error
 	apply := func(f *pflag.Flag) {
 		if applyErr != nil || f.Changed || f.Name == "help" {
 			return
 		}
 		envs := append([]string{envName(f.Name)}, f.Annotations[envAnnotation]...)
-		_ = v.BindEnv(append([]string{f.Name}, envs...)...)
-		if !v.IsSet(f.Name) {
+		val, set := src.lookup(f.Name, envs)
+		if !set {
 			return
 		}
+		text, _ := settingString(val)
 		var err error
 		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			err = sv.Replace(v.GetStringSlice(f.Name))
+			err = sv.Replace(settingStrings(val))
 		} else {
-			err = f.Value.Set(v.GetString(f.Name))
+			err = f.Value.Set(text)
 		}
 		if err != nil {
-			applyErr = usageError{a.settingError(f, envs, v.GetString(f.Name))}
+			applyErr = usageError{a.settingError(f, envs, text)}
 			return
 		}
 		if f.Name == "format" {
@@ -54,8 +125,7 @@ func envName(flag string) string {
 	return "BRICK_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
-// settingError names where a bad value came from (the variable viper took,
-// the first of envs that is set, else the config file) and what the flag
+// settingError names where a bad value came from (the first of envs that is set, else the config file) and what the flag
 // accepts.
 func (a *app) settingError(f *pflag.Flag, envs []string, value string) error {
 	source := fmt.Sprintf("%s: key %s", a.configFile, f.Name)
