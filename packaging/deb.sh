@@ -40,6 +40,9 @@ mkdir -p "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vend
 
 install -D -m 0644 packaging/brick.yaml "$root/etc/brick/brick.yaml"
 install -d -m 0700 "$root/var/lib/brick"
+for unit in packaging/systemd/*; do
+  install -D -m 0644 "$unit" "$root/lib/systemd/system/${unit##*/}"
+done
 install -D -m 0644 packaging/copyright "$doc/copyright"
 install -D -m 0644 packaging/lintian-overrides "$root/usr/share/lintian/overrides/brick"
 {
