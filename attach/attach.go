@@ -167,6 +167,9 @@ type AttachOptions struct {
 	BootIndex  int
 	// NoDecrypt hands out an encrypted volume's ciphertext device.
 	NoDecrypt bool
+	// Persist marks the attachment to be restored at boot (Restore) and
+	// taken down, keeping the Cinder attachment, at shutdown (Suspend).
+	Persist bool
 }
 
 // ErrInUse is returned by a detach that would cut off a mounted or open

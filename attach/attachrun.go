@@ -46,7 +46,7 @@ func (m *Manager) newAttachRun(vol *cinderapi.Volume, id, mode string, opts Atta
 	rec := &Record{
 		VolumeID: id, VolumeName: vol.Name, Phase: PhaseAttaching, Flow: flow.Name(),
 		Microversion: microversionOf(m.Cinder), HostName: props.Host, Mode: mode, Connector: conn,
-		Mountpoint: opts.Mountpoint, IronicNode: opts.IronicNode, CreatedAt: now(),
+		Mountpoint: opts.Mountpoint, IronicNode: opts.IronicNode, CreatedAt: now(), Persist: opts.Persist,
 	}
 	return &attachRun{m: m, opts: opts, rec: rec, flow: flow, undo: undoer{m: m, flow: flow, rec: rec}}, nil
 }

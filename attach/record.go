@@ -64,6 +64,9 @@ type Record struct {
 
 	// Crypt is the dm-crypt mapping of an encrypted volume (crypt.go).
 	Crypt *CryptRecord `json:"crypt,omitempty"`
+
+	// Persist marks an attachment that is restored at boot (persist.go).
+	Persist bool `json:"persist,omitempty"`
 }
 
 // ErrCorruptRecord marks a state record brick cannot read.

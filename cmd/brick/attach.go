@@ -192,6 +192,7 @@ printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
 	f.BoolVar(&ao.MountSuidDev, "mount-suid-dev", false, "mount without nosuid,nodev: set-uid programs and device files on the volume take effect (trusted volumes only)")
 	f.StringVar(&ao.IronicNode, "ironic-node", "", "also register the volume as a volume target of this Ironic node (name or UUID)")
 	f.IntVar(&ao.BootIndex, "boot-index", 0, "boot index of the Ironic volume target")
+	f.BoolVar(&ao.Persist, "persist", false, "restore this attachment at boot (brick restore, brick-restore.service) and take it down at shutdown, keeping the Cinder attachment")
 	f.BoolVar(&ao.NoDecrypt, "no-decrypt", false, "hand out an encrypted volume's ciphertext device instead of opening it (for backup tools)")
 	f.StringVar(&fixedKeyFile, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, for its encrypted volumes")
 	return cmd
@@ -466,6 +467,9 @@ func attachRecord(r *attach.Record) record {
 	}
 	if r.IronicTargetUUID != "" {
 		out = append(out, field{"ironic_node", r.IronicNode}, field{"ironic_target_uuid", r.IronicTargetUUID})
+	}
+	if r.Persist {
+		out = append(out, field{"persist", true})
 	}
 	return out
 }

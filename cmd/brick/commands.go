@@ -10,5 +10,6 @@ func (a *app) extraCommands() []*cobra.Command {
 		a.localAttachCommand(), a.localDetachCommand(), a.getVolumePathsCommand(), a.getAllVolumePathsCommand(), a.listCommand(), a.cleanupCommand(),
 		a.connectCommand(), a.disconnectCommand(), a.manCommand(),
 		a.extendCommand(),
+		a.reconcileCommand(), a.restoreCommand(),
 	}
 }

@@ -148,6 +148,7 @@ var allowedImports = map[string][]string{
 	"cinderapi/cindertest": {"cinderapi", "connector", "ident"},
 	"ironicapi/ironictest": {},
 	"protocols":            {"connector", "connector/...", "host"},
+	"reconcile":            {"attach", "cinderapi", "connector", "connector/iscsi", "scsi", "host", "ident"},
 }
 
 // allowed reports whether package pkg may import dep under allowedImports.

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/reconcile"
+)
+
+// reconcileFlags are the flags reconcile, restore and suspend share.
+type reconcileFlags struct {
+	vf           volumeFlags
+	fixedKeyFile string
+}
+
+func (a *app) addReconcileFlags(cmd *cobra.Command, rf *reconcileFlags) {
+	f := cmd.Flags()
+	a.addAuthFlags(f)
+	a.addOutputFlags(f)
+	addVolumeFlags(f, &rf.vf, forAttach)
+	f.StringVar(&rf.fixedKeyFile, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, to re-open encrypted volumes")
+}
+
+// reconciler builds the whole-host use case on the attach manager.
+func (a *app) reconciler(ctx context.Context, rf *reconcileFlags, op string) (*reconcile.Reconciler, error) {
+	if err := a.needRoot(op); err != nil {
+		return nil, err
+	}
+	m, err := a.manager(ctx, rf.vf.opts, true, op, "")
+	if err != nil {
+		return nil, err
+	}
+	if m.Crypt, err = a.cryptAccess(m.Cinder, rf.fixedKeyFile); err != nil {
+		return nil, err
+	}
+	if sc, err := a.ironicClientIfConfigured(ctx); err == nil && sc != nil {
+		m.Targets = sc
+	}
+	props, _, err := connector.Gather(a.host.FS, rf.vf.gather())
+	if err != nil {
+		return nil, fmt.Errorf("%s: connector: %w", op, err)
+	}
+	return &reconcile.Reconciler{Host: a.host, Cinder: m.Cinder, Attach: m, Connectors: m.Connectors, HostName: props.Host}, nil
+}
+
+// errNeedsAttention makes reconcile exit non-zero when something is not
+// healthy (and, with --apply, was not repaired).
+var errNeedsAttention = errors.New("not everything is healthy")
+
+func (a *app) reconcileCommand() *cobra.Command {
+	var rf reconcileFlags
+	var apply bool
+	cmd := &cobra.Command{
+		Use:   "reconcile",
+		Short: "Compare this host's storage with brick's records and Cinder, and repair it",
+		Long: `Take the inventory of this host — brick's records, Cinder's attachments for
+this host, iSCSI sessions, SCSI disks, multipath maps and their paths,
+dm-crypt mappings, NVMe controllers, rbd maps, NFS mounts — and show, per
+volume or stray object, its status:
+
+  healthy      attached in Cinder, every path and device here
+  degraded     attached, but a path is lost (no session, no disk, not in the map),
+               the dm-crypt mapping is closed or the mount is gone
+  orphaned     a device, session or record of a volume not attached to this host
+  missing      attached here in Cinder, but no device is here
+  interrupted  a local-attach or local-detach that did not finish
+  unrecorded   attached here in Cinder and present, but brick has no record
+  left-alone   storage of no Cinder volume of this host: never touched
+
+--apply repairs: unfinished operations as 'brick cleanup' does, orphans
+flushed and disconnected (refused if mounted or open), degraded volumes and
+missing persistent ones reconnected from Cinder's attachment (lost paths
+logged in and re-added to the map, dm-crypt re-opened, re-mounted). The exit
+status is 0 when everything is healthy or left alone (after --apply: when
+every repair succeeded).`,
+		Example: `  brick reconcile
+  brick reconcile -f json
+  brick reconcile --apply`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := a.reconciler(cmd.Context(), &rf, "reconcile")
+			if err != nil {
+				return err
+			}
+			rep, err := r.Check(cmd.Context())
+			if err != nil {
+				return err
+			}
+			a.logger.Debug("reconcile: checked", "seconds", rep.Elapsed.Seconds(), "cinder_seconds", rep.CinderTime.Seconds())
+			var applyErr error
+			if apply {
+				applyErr = r.Apply(cmd.Context(), rep)
+			}
+			if err := a.printReport(cmd, rep, apply); err != nil {
+				return err
+			}
+			switch {
+			case applyErr != nil:
+				return fmt.Errorf("reconcile --apply: %w", applyErr)
+			case !apply && !rep.Healthy():
+				return errNeedsAttention
+			}
+			return nil
+		},
+	}
+	a.addReconcileFlags(cmd, &rf)
+	cmd.Flags().BoolVar(&apply, "apply", false, "repair what can be repaired (see above)")
+	return cmd
+}
+
+// printReport prints the findings; Result replaces Repair after --apply.
+func (a *app) printReport(cmd *cobra.Command, rep *reconcile.Report, applied bool) error {
+	for _, w := range rep.Warnings {
+		a.logger.Warn("reconcile", "err", w)
+	}
+	last := "Repair"
+	if applied {
+		last = "Result"
+	}
+	t := table{Columns: []string{"Status", "Volume", "Kind", "Object", "Paths", "Detail", "Persist", last}}
+	for _, f := range rep.Findings {
+		v := f.Repair
+		if applied {
+			v = f.Result
+		}
+		t.Rows = append(t.Rows, []any{f.Status, f.VolumeID, f.Kind, f.Object, strings.Join(f.Paths, " "),
+			a.redactor.Redact(f.Detail), f.Persist, a.redactor.Redact(v)})
+	}
+	return a.out.printTable(cmd.OutOrStdout(), t)
+}
