@@ -8,7 +8,7 @@ func (a *app) extraCommands() []*cobra.Command {
 	return []*cobra.Command{
 		a.ironicCommand(),
 		a.localAttachCommand(), a.localDetachCommand(), a.getVolumePathsCommand(), a.getAllVolumePathsCommand(), a.listCommand(), a.cleanupCommand(),
-		a.connectCommand(), a.disconnectCommand(), a.manCommand(),
+		a.connectCommand(), a.disconnectCommand(),
 		a.extendCommand(),
 		a.reconcileCommand(), a.restoreCommand(),
 	}

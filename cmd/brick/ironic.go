@@ -121,7 +121,7 @@ func (l *listFlags) add(cmd *cobra.Command, what string, fields []string) {
 	f.StringVar(&l.node, "node", "", "only the "+what+" of this node (name or UUID)")
 	f.IntVar(&l.limit, "limit", 0, "return at most this many "+what+" (0: all; pages are followed)")
 	f.StringVar(&l.marker, "marker", "", "start after the "+strings.TrimSuffix(what, "s")+" with this UUID (the last one of the previous list)")
-	f.StringVar(&l.sort, "sort", "", "sort by KEY[:asc|desc] (e.g. created_at:desc)")
+	f.StringVar(&l.sort, "sort", "", "sort by KEY, KEY:asc or KEY:desc, e.g. created_at:desc")
 	f.BoolVar(&l.long, "long", false, "show all columns")
 	f.StringSliceVar(&l.fields, "fields", nil, "show only these fields ("+strings.Join(fields, ", ")+"); repeatable or comma-separated")
 	cmd.MarkFlagsMutuallyExclusive("long", "fields")
