@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/mattn/go-runewidth"
 )
 
 // redrawEvery is how often the elapsed time on the status line moves.
@@ -161,7 +159,7 @@ func (s *Status) draw() {
 	}
 	line = strings.Map(printable, line) + " " + elapsed(s.start)
 	if s.width > 1 {
-		line = runewidth.Truncate(line, s.width-1, "…")
+		line = Truncate(line, s.width-1, "…")
 	}
 	fmt.Fprint(s.w, "\r\x1b[K"+line)
 	s.drawn = true

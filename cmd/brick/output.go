@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -302,35 +300,8 @@ func writeYAML(w io.Writer, v any) error {
 	return enc.Close()
 }
 
-func writeTable(w io.Writer, header []string, rows [][]string, width int) error {
-	fitTable(header, rows, width)
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-	)
-	hdr := make([]any, len(header))
-	for i, h := range header {
-		hdr[i] = expandTabs(h)
-	}
-	t.Header(hdr...)
-	for _, r := range rows {
-		cells := make([]string, len(r))
-		for i, c := range r {
-			cells[i] = expandTabs(c)
-		}
-		if err := t.Append(cells); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}
-
-// expandTabs turns each tab into eight spaces: tablewriter counts a tab as
-// one column, which breaks the borders. (tablewriter v1.1 expanded tabs
-// itself, to a width it guessed from .editorconfig files and the current
-// directory, but its start-up cost 4 ms of every brick run.)
+// expandTabs turns each tab into eight spaces: a tab counts as one column
+// in a cell's width, which would break the borders.
 func expandTabs(s string) string { return strings.ReplaceAll(s, "\t", "        ") }
 
 // cell renders a value for table and value output. Values come from Cinder

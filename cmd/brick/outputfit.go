@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mattn/go-runewidth"
+	"github.com/brick-storage/brick/progress"
 )
 
 // minColumnWidth is the narrowest a fitted column gets, as in cliff.
@@ -68,7 +68,7 @@ func fitTable(header []string, rows [][]string, width int) {
 	widths := make([]int, n)
 	measure := func(r []string) {
 		for i, c := range r {
-			widths[i] = max(widths[i], runewidth.StringWidth(c))
+			widths[i] = max(widths[i], progress.TextWidth(c))
 		}
 	}
 	measure(header)
@@ -106,13 +106,13 @@ func fitTable(header []string, rows [][]string, width int) {
 // wrapText breaks s into lines of at most width columns, at spaces where
 // it can and inside a word where it must.
 func wrapText(s string, width int) string {
-	if runewidth.StringWidth(s) <= width {
+	if progress.TextWidth(s) <= width {
 		return s
 	}
 	var lines []string
 	line, lw := "", 0
 	for _, word := range strings.Fields(s) {
-		ww := runewidth.StringWidth(word)
+		ww := progress.TextWidth(word)
 		switch {
 		case lw > 0 && lw+1+ww <= width:
 			line, lw = line+" "+word, lw+1+ww
@@ -122,7 +122,7 @@ func wrapText(s string, width int) string {
 		}
 		line, lw = "", 0
 		for _, r := range word {
-			rw := runewidth.RuneWidth(r)
+			rw := progress.RuneWidth(r)
 			if lw+rw > width && lw > 0 {
 				lines = append(lines, line)
 				line, lw = "", 0
