@@ -148,6 +148,22 @@ func (f FS) WriteFile(hostPath string, data []byte) error {
 	return cerr
 }
 
+// OpenSize opens a file read-only and returns its size. Unlike Stat, the
+// open makes an NFS client ask the server (close-to-open consistency), so
+// a file grown on the server shows its new size.
+func (f FS) OpenSize(hostPath string) (int64, error) {
+	file, err := os.Open(f.Path(hostPath))
+	if err != nil {
+		return 0, err
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
 // Glob returns the host paths matching pattern, sorted.
 func (f FS) Glob(pattern string) ([]string, error) {
 	matches, err := filepath.Glob(f.Path(pattern))

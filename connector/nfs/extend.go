@@ -13,8 +13,9 @@ import (
 var _ connector.Extender = (*Connector)(nil)
 
 // Extend makes an --as-block loop device read its file's new size
-// (losetup --set-capacity); a plain file volume needs nothing. The loop
-// device must still back the volume's file.
+// (losetup --set-capacity) and checks it reads at least the file's size as
+// the server reports it (and newSize, when known); a plain file volume
+// needs nothing. The loop device must still back the volume's file.
 func (c *Connector) Extend(ctx context.Context, _ connector.ConnectionInfo, dev *connector.Device, newSize int64) (*connector.Resize, error) {
 	if dev == nil || dev.Extra[ExtraLoop] == "" {
 		return nil, fmt.Errorf("nfs extend: %w: a file volume needs no extend on the host", connector.ErrUnsupported)
@@ -30,6 +31,12 @@ func (c *Connector) Extend(ctx context.Context, _ connector.ConnectionInfo, dev 
 	if err != nil {
 		return nil, err
 	}
+	// The open revalidates the NFS client's view of the file, which
+	// losetup's capacity check reads.
+	fileSize, err := c.h.FS.OpenSize(file)
+	if err != nil {
+		return nil, fmt.Errorf("nfs extend: size of %s: %w", file, err)
+	}
 	if _, err := c.h.Runner.Run(ctx, host.Command{Name: "losetup", Args: []string{"--set-capacity", loop}, Timeout: c.opts.CommandTimeout}); err != nil {
 		return nil, fmt.Errorf("nfs extend %s: %w", loop, err)
 	}
@@ -37,8 +44,8 @@ func (c *Connector) Extend(ctx context.Context, _ connector.ConnectionInfo, dev 
 	if err != nil {
 		return nil, err
 	}
-	if newSize > 0 && cur < newSize {
-		return nil, fmt.Errorf("nfs extend %s: the device reads %d bytes after losetup --set-capacity, the volume %d (the NFS client may still cache the file's old size)", loop, cur, newSize)
+	if want := max(newSize, fileSize); cur < want {
+		return nil, fmt.Errorf("nfs extend %s: the device reads %d bytes after losetup --set-capacity, the volume %d (the NFS client may still cache the file's old size)", loop, cur, want)
 	}
 	return &connector.Resize{Device: loop, OldSize: old, NewSize: cur}, nil
 }

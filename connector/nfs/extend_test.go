@@ -2,6 +2,8 @@ package nfs
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,6 +37,10 @@ func TestExtendLoop(t *testing.T) {
 
 	_, err = c2.Extend(ctx, info, dev, 3<<30)
 	require.ErrorContains(t, err, "may still cache the file's old size")
+	// --local-only: the file's size on the server is the size to reach.
+	require.NoError(t, os.Truncate(filepath.Join(k.root, dev.Extra[ExtraFile]), 3<<30))
+	_, err = c2.Extend(ctx, info, dev, 0)
+	require.ErrorContains(t, err, "the device reads 2147483648 bytes after losetup --set-capacity, the volume 3221225472")
 
 	_, err = c2.Extend(ctx, info, &connector.Device{Path: "/x", Extra: map[string]string{ExtraLoop: "/dev/loop0", ExtraFile: "/other"}}, 0)
 	require.ErrorContains(t, err, "no longer backs /other")

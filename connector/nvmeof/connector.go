@@ -29,6 +29,10 @@ type Options struct {
 	// FlushTimeout bounds the flush before a disconnect (default 30s): a
 	// namespace whose paths are all dead must not hang the detach.
 	FlushTimeout time.Duration
+	// SettleTimeout bounds an extend's wait for the rescan to change the
+	// size when the new size is not known (default 3s): a size unchanged
+	// by then means the namespace was already at its size.
+	SettleTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -41,6 +45,7 @@ func (o Options) withDefaults() Options {
 	def(&o.DeviceTimeout, 30*time.Second)
 	def(&o.DeleteTimeout, 30*time.Second)
 	def(&o.FlushTimeout, 30*time.Second)
+	def(&o.SettleTimeout, 3*time.Second)
 	return o
 }
 

@@ -192,7 +192,7 @@ func newRig(t *testing.T) rig {
 	hosttest.WriteFile(t, root, hostIDFile, "12345678-1234-4234-8234-123456789abc\n")
 	k := newFakeKernel(t, root)
 	k.nss[testNQN] = []fakeNS{{1, uuidA, testNGID}, {2, uuidB, "00000000000000000000000000000000"}}
-	c := New(h, Options{PortalTimeout: 2 * time.Second, DeviceTimeout: time.Second, DeleteTimeout: time.Second})
+	c := New(h, Options{PortalTimeout: 2 * time.Second, DeviceTimeout: time.Second, DeleteTimeout: time.Second, SettleTimeout: 300 * time.Millisecond})
 	c.fab = k
 	return rig{c: c, k: k, root: root}
 }

@@ -113,6 +113,12 @@ func ParseVolume(info connector.ConnectionInfo) (Volume, error) {
 	if err != nil {
 		return v, err
 	}
+	if keyring == secret.Mask {
+		// A record stores the connection info masked; unmapping needs no
+		// key, and anything else falls back to the host's keyring.
+		v.Ignored = append(v.Ignored, "keyring: masked (a stored record); the host's keyring is used")
+		keyring = ""
+	}
 	if keyring != "" {
 		var key string
 		if v.User, key, err = keyFromKeyring(keyring, v.User); err != nil {

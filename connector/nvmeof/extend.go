@@ -1,0 +1,117 @@
+package nvmeof
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
+)
+
+var _ connector.Extender = (*Connector)(nil)
+
+// Extend rescans the namespaces of every live controller of the volume's
+// subsystem: the kernel re-reads the namespace's size and resizes the
+// device (the native multipath head follows its paths). A controller that
+// is not live (reconnecting) is skipped with a warning; it rescans when it
+// comes back. Then Extend waits (bounded) until the device shows newSize,
+// or, with newSize unknown, until the rescan changed the size or
+// Options.SettleTimeout passed.
+func (c *Connector) Extend(ctx context.Context, info connector.ConnectionInfo, dev *connector.Device, newSize int64) (*connector.Resize, error) {
+	v, err := c.prepare(info)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := c.h.Locks.Lock(ctx, lockName(v.NQN))
+	if err != nil {
+		return nil, fmt.Errorf("nvmeof extend %s: %w", v.NQN, err)
+	}
+	defer unlock()
+	ctrls, err := controllers(c.h.FS, v.NQN)
+	if err != nil {
+		return nil, fmt.Errorf("nvmeof extend %s: %w", v.NQN, err)
+	}
+	name, _ := findNamespace(c.h.FS, v, ctrls)
+	if name == "" {
+		return nil, fmt.Errorf("nvmeof extend %s: namespace %s is not attached", v.NQN, v.idString())
+	}
+	devPath := "/dev/" + name
+	if dev != nil && dev.Path != "" && dev.Path != devPath {
+		return nil, fmt.Errorf("nvmeof extend %s: the namespace is %s, not %s as recorded", v.NQN, devPath, dev.Path)
+	}
+	old, err := c.nsSize(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.rescan(v, ctrls); err != nil {
+		return nil, err
+	}
+	cur, err := c.waitNewSize(ctx, name, old, newSize)
+	if err != nil {
+		return nil, fmt.Errorf("nvmeof extend %s: %w", devPath, err)
+	}
+	return &connector.Resize{Device: devPath, OldSize: old, NewSize: cur}, nil
+}
+
+// rescan asks every live controller to rescan its namespaces.
+func (c *Connector) rescan(v Volume, ctrls []controller) error {
+	live := 0
+	for _, ct := range ctrls {
+		if ct.State != "live" {
+			c.h.Log.Warn("nvmeof extend: controller not live, not rescanned (it rescans when it reconnects)", "controller", ct.Name, "address", ct.Address+":"+ct.Port, "state", ct.State)
+			continue
+		}
+		if err := c.h.FS.WriteFile(path.Join(classNVMe, ct.Name, "rescan_controller"), []byte("1")); err != nil {
+			return fmt.Errorf("nvmeof extend %s: rescan %s: %w", v.NQN, ct.Name, err)
+		}
+		live++
+	}
+	if live == 0 {
+		return fmt.Errorf("nvmeof extend %s: no live controller to rescan (every path is down)", v.NQN)
+	}
+	return nil
+}
+
+// waitNewSize waits until the namespace shows want bytes or more; with
+// want unknown (0), until its size differs from old or settleTimeout
+// passes.
+func (c *Connector) waitNewSize(ctx context.Context, name string, old, want int64) (int64, error) {
+	timeout := c.opts.DeviceTimeout
+	if want <= 0 {
+		timeout = c.opts.SettleTimeout
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cur := old
+	err := c.h.FS.WaitFor(wctx, nil, host.Backoff{}, func() (bool, error) {
+		var err error
+		cur, err = c.nsSize(name)
+		if want <= 0 {
+			return cur != old, err
+		}
+		return cur >= want, err
+	})
+	switch {
+	case err == nil:
+		return cur, nil
+	case want <= 0 && errors.Is(err, host.ErrWaitTimeout):
+		return cur, nil
+	}
+	return cur, fmt.Errorf("the device shows %d bytes after the rescan, the volume has %d: %w", cur, want, err)
+}
+
+// nsSize is the namespace's size in bytes.
+func (c *Connector) nsSize(name string) (int64, error) {
+	s, err := c.h.FS.ReadString(path.Join(sysBlock, name, "size"))
+	if err != nil {
+		return 0, fmt.Errorf("nvmeof extend: size of %s: %w", name, err)
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > 1<<54 {
+		return 0, fmt.Errorf("nvmeof extend: size of %s: %s is not a sector count", name, connector.Quote(s))
+	}
+	return n * 512, nil
+}

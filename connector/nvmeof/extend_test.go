@@ -1,0 +1,86 @@
+package nvmeof
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host/hosttest"
+)
+
+const gib = int64(1) << 30
+
+func TestExtend(t *testing.T) {
+	cases := []struct {
+		name     string
+		newSize  int64 // what Cinder reports; 0 for --local-only
+		grows    bool  // the kernel shows 2 GiB some time after the rescan
+		deadCtrl bool  // nvme1 is reconnecting
+		want     int64
+		wantErr  string
+	}{
+		{name: "both paths rescanned", newSize: 2 * gib, grows: true, want: 2 * gib},
+		{name: "local-only waits for the change", grows: true, want: 2 * gib},
+		{name: "local-only, already at size", want: gib},
+		{name: "one path reconnecting", newSize: 2 * gib, grows: true, deadCtrl: true, want: 2 * gib},
+		{name: "never grows", newSize: 2 * gib, wantErr: "the device shows 1073741824 bytes after the rescan, the volume has 2147483648"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t)
+			_, p1 := listener(t)
+			_, p2 := listener(t)
+			info := infoFor(t, uuidA, p1, p2)
+			dev, err := r.c.Connect(context.Background(), info)
+			require.NoError(t, err)
+			size := func(b int64) { hosttest.WriteFile(t, r.root, "/sys/block/nvme0n1/size", fmt.Sprint(b/512)) }
+			size(gib)
+			for _, ct := range []string{"nvme0", "nvme1"} {
+				hosttest.WriteFile(t, r.root, "/sys/class/nvme/"+ct+"/rescan_controller", "")
+			}
+			if tc.deadCtrl {
+				hosttest.WriteFile(t, r.root, "/sys/class/nvme/nvme1/state", "connecting\n")
+			}
+			if tc.grows {
+				go func() { time.Sleep(50 * time.Millisecond); size(2 * gib) }()
+			}
+
+			rs, err := r.c.Extend(context.Background(), info, dev, tc.newSize)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, &connector.Resize{Device: "/dev/nvme0n1", OldSize: gib, NewSize: tc.want}, rs)
+			for ct, want := range map[string]string{"nvme0": "1", "nvme1": map[bool]string{true: "", false: "1"}[tc.deadCtrl]} {
+				b, err := os.ReadFile(filepath.Join(r.root, "/sys/class/nvme", ct, "rescan_controller"))
+				require.NoError(t, err)
+				require.Equal(t, want, string(b), ct)
+			}
+		})
+	}
+}
+
+func TestExtendRefuses(t *testing.T) {
+	r := newRig(t)
+	_, p1 := listener(t)
+	info := infoFor(t, uuidA, p1)
+	_, err := r.c.Extend(context.Background(), info, nil, 2*gib)
+	require.ErrorContains(t, err, "namespace uuid "+uuidA+" is not attached")
+
+	dev, err := r.c.Connect(context.Background(), info)
+	require.NoError(t, err)
+	hosttest.WriteFile(t, r.root, "/sys/block/nvme0n1/size", "2097152")
+	_, err = r.c.Extend(context.Background(), info, &connector.Device{Path: "/dev/nvme0n2"}, 2*gib)
+	require.ErrorContains(t, err, "the namespace is /dev/nvme0n1, not /dev/nvme0n2 as recorded")
+
+	hosttest.WriteFile(t, r.root, "/sys/class/nvme/nvme0/state", "connecting\n")
+	_, err = r.c.Extend(context.Background(), info, dev, 2*gib)
+	require.ErrorContains(t, err, "no live controller to rescan (every path is down)")
+}
