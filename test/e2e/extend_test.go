@@ -205,3 +205,57 @@ func findLine(out, prefix string) string {
 	}
 	return ""
 }
+
+// extendLocalShell defines extend_check for the RBD and NFS boots (issue
+// 22's proofs for krbd, rbd-nbd and NFS --as-block). Those tests attach
+// with `brick connect`, without Cinder, so the record local-attach would
+// keep is written by hand (the connection info masked as records store
+// it); then the backend grows under a writer and `brick extend
+// --local-only` grows the device and the mounted ext4.
+const extendLocalShell = `
+# extend_check LABEL CONN-INFO DEVICE-JSON WANT-BYTES GROW-CMD...
+extend_check() {
+	local l=$1 ci=$2 dj=$3 want=$4; shift 4
+	local dev mnt=/mnt/ext-$l vid old
+	dev=$(jq -r .path "$dj")
+	vid=$(cat /proc/sys/kernel/random/uuid)
+	mkfs.ext4 -q -F "$dev"; mkdir -p "$mnt"; mount "$dev" "$mnt"
+	dd if=/dev/urandom of="$mnt/before.bin" bs=1M count=2 status=none; sync
+	(cd "$mnt" && sha256sum before.bin) >/tmp/sum-$l
+	old=$(blockdev --getsize64 "$dev")
+	install -d -m 0700 /var/lib/brick /var/lib/brick/volumes
+	jq '(.data | to_entries | map(if .key == "keyring" and .value != null then .value = "***" else . end) | from_entries) as $d | .data = $d' "$ci" >/tmp/ci-$l.json
+	jq -n --arg v "$vid" --arg m "$mnt" --argjson s "$old" --slurpfile ci /tmp/ci-$l.json --slurpfile d "$dj" \
+		'{version: 1, volume_id: $v, phase: "attached", step: "done", flow: "v3", microversion: "3.70", host_name: "guest", mode: "rw",
+		  connector: {}, connection_info: $ci[0], device: $d[0], mountpoint: $m, mounted: true, size_bytes: $s,
+		  created_at: "2026-12-03T00:00:00Z", updated_at: "2026-12-03T00:00:00Z"}' >/var/lib/brick/volumes/$vid.json
+	chmod 0600 /var/lib/brick/volumes/$vid.json
+	rm -f /tmp/stop-$l /tmp/werr-$l; : >/tmp/werr-$l
+	( n=0
+	  while [[ ! -e /tmp/stop-$l ]] && (( n < 40 )); do
+		dd if=/dev/zero of="$mnt/writer.bin" bs=64k count=1 oflag=append conv=notrunc,fsync status=none 2>>/tmp/werr-$l || break
+		n=$((n+1))
+	  done
+	  echo $n >/tmp/wcount-$l ) &
+	local w=$!
+	"$@" # the backend grows
+	local t0=$EPOCHREALTIME rc=0
+	"$B" --debug extend "$vid" --local-only -f json >ext-$l.json 2>ext-$l.err || rc=$?
+	local t1=$EPOCHREALTIME
+	touch /tmp/stop-$l; wait $w
+	(( rc == 0 )) || { echo "extend $l failed ($rc):"; tail -n 20 ext-$l.err; return 1; }
+	local new df rec
+	new=$(blockdev --getsize64 "$dev")
+	df=$(df -B1 --output=size "$mnt" | tail -1 | tr -d ' ')
+	rec=$(jq -r .size_bytes /var/lib/brick/volumes/$vid.json)
+	echo "timing extend $l: $(echo "$t1 - $t0" | bc) s (--local-only, host side), device $old -> $new bytes, df $df, record $rec, writer $(cat /tmp/wcount-$l) writes, $(wc -c </tmp/werr-$l) bytes of errors; $(grep -o 'extend: device grown.*took=[^ ]*' ext-$l.err | grep -o 'took=[^ ]*')"
+	(( new == want )) || { echo "device $new bytes, want $want"; return 1; }
+	(( rec == want ))
+	(( df > old ))
+	[[ $(jq -r .new_size_bytes ext-$l.json) == "$want" ]]
+	[[ ! -s /tmp/werr-$l ]]
+	(cd "$mnt" && sha256sum -c --status /tmp/sum-$l)
+	umount "$mnt"
+	rm /var/lib/brick/volumes/$vid.json
+}
+`

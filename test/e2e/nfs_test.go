@@ -19,7 +19,10 @@ package e2e
 //     fallback mounts v3, and the data still lands;
 //  5. --force with the volume file open: the share is detached (lazily)
 //     and its mount point removed;
-//  6. an [IPv6]:/path export (::1) mounts, unmounts and keeps the data.
+//  6. an [IPv6]:/path export (::1) mounts, unmounts and keeps the data;
+//  7. --as-block online extend (issue 22): the file grows on the server
+//     under a writer on the mounted ext4; brick extend --local-only makes
+//     the loop device, df and the record show the new size.
 
 import (
 	"math/rand/v2"
@@ -65,19 +68,20 @@ func TestNFS(t *testing.T) {
 		"check 4 ok: v3-only server, fallback reached vers=3, data on the export",
 		"check 5 ok: --force detached the busy share lazily",
 		"check 6 ok: IPv6 export mounted, unmounted, data on the export",
+		"check 7 ok: --as-block loop device grown online",
 		"all nfs checks passed",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	for _, m := range regexp.MustCompile(`brick \w+ took [0-9.]+s`).FindAllString(out, -1) {
+	for _, m := range regexp.MustCompile(`(?m)(brick \w+ took [0-9.]+s|^timing extend .*$)`).FindAllString(out, -1) {
 		t.Log(m)
 	}
 }
 
 const nfsScript = `
-set -Eeuo pipefail
+set -Eeuo pipefail` + extendLocalShell + `
 trap 'echo "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"; echo "--- brick log"; cat drive.log 2>/dev/null' ERR
 step() { echo "== $* ($(cut -d' ' -f1 /proc/uptime)s)"; }
 # A private copy: exec pages come from the guest's tmpfs, not over 9p.
@@ -209,6 +213,15 @@ unmounted "$mp"
 (( $(nfs_mounts) == 0 ))
 on_export volume-b
 echo "check 6 ok: IPv6 export mounted, unmounted, data on the export"
+
+step "check 7: --as-block online extend 16 -> 32 MiB under a writer"
+truncate -s 16M "$NFS_EXPORT/volume-e"
+info "$NFS_V3_SHARE" volume-e
+connect volume-e --as-block
+extend_check nfs volume-e.json volume-e.dev $((32 << 20)) truncate -s 32M "$NFS_EXPORT/volume-e"
+disconnect volume-e volume-e.dev
+(( $(nfs_mounts) == 0 ))
+echo "check 7 ok: --as-block loop device grown online"
 
 step "brick log"
 grep -v 'level=DEBUG' drive.log || true

@@ -20,7 +20,10 @@ package e2e
 //  4. disconnect refuses a mounted device and reports EBUSY for an open
 //     one; --force unmaps an open one;
 //  5. no key in the connection info: the host's /etc/ceph keyring is used;
-//  6. without a udev daemon krbd maps and unmaps (noudev) instead of hanging.
+//  6. without a udev daemon krbd maps and unmaps (noudev) instead of hanging;
+//  7. online extend (issue 22), krbd and nbd: the image grows from 32 to
+//     64 MiB under a writer on its mounted ext4; brick extend --local-only
+//     sees the new size (rbd info), the device, df and the record follow.
 //
 // Run (as root, after test/install.sh; go test's default 10m is too short):
 //
@@ -87,6 +90,8 @@ func TestRBD(t *testing.T) {
 		"check 4 ok: mounted refused, open reported busy, forced unmap",
 		"check 5 ok: host keyring",
 		"check 6 ok: noudev",
+		"check 7 ok: extend (krbd)",
+		"check 7 ok: extend (nbd)",
 		"all rbd checks passed",
 	}
 	if testing.Short() {
@@ -104,7 +109,7 @@ func TestRBD(t *testing.T) {
 }
 
 const rbdScript = `
-set -Eeuo pipefail
+set -Eeuo pipefail` + extendLocalShell + `
 trap 'echo "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"; for f in *.err; do echo "--- $f"; tail -n 20 "$f"; done 2>/dev/null' ERR
 step() { echo "== $* ($(cut -d' ' -f1 /proc/uptime)s)"; }
 B=/brick/brick
@@ -285,6 +290,18 @@ no_creds_left
 $B --debug disconnect --connection-info h.json 2>d5.err
 (( $(nmapped krbd) == 0 ))
 echo "check 5 ok: host keyring"
+
+for drv in krbd nbd; do
+	step "check 7 ($drv): online extend 32 -> 64 MiB under a writer"
+	img=vol1; [[ $drv == nbd ]] && img=vol2
+	info "volumes/$img" "$KEY" >x-$drv.json
+	$B connect --connection-info x-$drv.json --rbd-driver $drv -f json >devx-$drv.json 2>cx-$drv.err
+	extend_check rbd-$drv x-$drv.json devx-$drv.json $((64 << 20)) rbd resize "volumes/$img" --size 64M --no-progress
+	$B --debug disconnect --connection-info x-$drv.json --device-info devx-$drv.json 2>dx-$drv.err
+	(( $(nmapped $drv) == 0 ))
+	no_key_in ./ext-*.err ./ext-*.json
+	echo "check 7 ok: extend ($drv)"
+done
 
 step "check 6: krbd without a udev daemon"
 pkill -x systemd-udevd
