@@ -19,7 +19,7 @@ packages=(
   nfs-kernel-server nfs-common rpcbind
   ceph-common ceph-mon ceph-osd rbd-nbd
   # side-by-side comparison and measurement
-  python3-os-brick dmidecode strace time nvme-cli
+  python3-os-brick dmidecode strace time nvme-cli lsscsi
   # the test-bed scripts themselves
   curl make
   # make deb: the Debian package and its check
