@@ -17,7 +17,10 @@
 #          bench/nvmeof/inproc) against os-brick's NVMeOFConnector; then
 #          TestLocalAttachBenchmark: whole `brick local-attach`/`local-detach`
 #          against python-brick-cinderclient-ext's flow (bench/cinderext)
-#          on the real Cinder, single path and multipath, peak RSS.
+#          on the real Cinder, single path and multipath, peak RSS; then
+#          TestExtendGuest's rounds (BRICK_BENCH=1, 3 rounds): host-side
+#          extend of a multipath volume, brick against os-brick's
+#          extend_volume on the same map after Cinder grew it.
 #
 # Usage: bench/run.sh [--quick] [--no-go] [--runs N] [--guest-rounds N]
 #   --quick           host and Go benchmarks only, no guest
@@ -151,6 +154,15 @@ if ((!quick)); then
 	# RUN <mode> <tool> <attach_s> <detach_s> <total_s> <attach_rss_kb> <detach_rss_kb> rc=.. sessions=..
 	sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}\(RUN\|EXECVE\|LOAD\) /\2 /p' "$out/localattach.log" >"$out/localattach.txt"
 	awk '$1 == "RUN" && NF >= 10 && $9 == "rc=0/0" { print "local-attach+detach-" $2, $3, $6, ($7 > $8 ? $7 : $8) }' "$out/localattach.txt" >>"$samples"
+	echo "bench: online extend of a multipath volume, brick vs os-brick's extend_volume, in the guest" >&2
+	if ! BRICK_BENCH=1 go test -tags e2e -run '^TestExtendGuest$' -v -timeout 60m ./test/e2e/ >"$out/extend.log" 2>&1; then
+		failed+=(extend-guest)
+	fi
+	# "    extend_test.go:N: EXTENDROUND <r> brick=<s> brick-whole=<s> os-brick=<s|failed>"
+	sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}EXTENDROUND /EXTENDROUND /p' "$out/extend.log" >"$out/extend.txt"
+	awk '$1 == "EXTENDROUND" { for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		print "extend-multipath-host-side", "brick", v["brick"], "-"
+		if (v["os-brick"] != "failed") print "extend-multipath-host-side", "os-brick-inproc", v["os-brick"], "-" }' "$out/extend.txt" >>"$samples"
 	echo "after-guest $(date -u +%FT%TZ) load $(loadavg)" >>"$out/env.txt"
 fi
 

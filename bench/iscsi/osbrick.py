@@ -15,6 +15,9 @@ ACTION is one of:
               (the caller saves it to DEVICE.json), like `cinder local-attach`.
   disconnect  disconnect_volume with the device info read from DEVICE.json,
               like `cinder local-detach`.
+  extend      extend_volume on an attached volume (its map and every path),
+              after the backend grew it; prints one JSON line
+              {"extend": s, "size": bytes} timing the call only.
 The connect and disconnect actions are meant to be timed from outside, as
 whole processes. Runs as root with privsep in-process, as
 python-brick-cinderclient-ext does.
@@ -53,5 +56,9 @@ elif action == "disconnect":
     with open(sys.argv[5]) as f:
         dev = json.load(f)
     conn.disconnect_volume(props, dev)
+elif action == "extend":
+    t0 = time.monotonic()
+    size = conn.extend_volume(props)
+    print(json.dumps({"extend": time.monotonic() - t0, "size": size}))
 else:
     sys.exit("unknown action " + action)

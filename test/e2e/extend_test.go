@@ -3,6 +3,9 @@
 package e2e
 
 import (
+	"fmt"
+	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,7 +43,7 @@ start_writer() {
 	local l=$1
 	rm -f /tmp/stop-$l /tmp/werr-$l
 	( n=0
-	  while [[ ! -e /tmp/stop-$l ]]; do
+	  while [[ ! -e /tmp/stop-$l ]] && (( n < 40 )); do
 		dd if=/dev/zero of=/mnt/$l/writer.bin bs=64k count=1 oflag=append conv=notrunc,fsync status=none 2>>/tmp/werr-$l || { echo "dd failed" >>/tmp/werr-$l; break; }
 		n=$((n+1))
 	  done
@@ -110,6 +113,33 @@ grep -o 'extend: device grown.*took=[0-9.a-z]*' /brick/extend-finish.err | sed "
 echo "SIZE mp-finish $(blockdev --getsize64 "$DEV") $(dfsize /mnt/mp) $(csize "$VOL_MP")"
 sha256sum -c --status /tmp/sum-mp; echo "RC checksum-mp-finish $?"
 
+# Host-side extend of the multipath volume against os-brick's
+# ISCSIConnector.extend_volume on the same map, interleaved: Cinder grows
+# the volume, then one tool grows the host side (device only: os-brick
+# grows no filesystem, so brick's figure is its "device grown" step).
+cext() { # VOLUME GIB: os-extend, then wait for Cinder to report it
+	curl -sf -m 30 -X POST -H "X-Auth-Token: brick:$P" -H "OpenStack-API-Version: volume 3.70" -H 'Content-Type: application/json' \
+		-d "{\"os-extend\":{\"new_size\":$2}}" "$API/$P/volumes/$1/action" || return 1
+	for _ in $(seq 300); do [[ $(csize "$1") == "$2 in-use" ]] && return 0; sleep 0.2; done
+	return 1
+}
+py "import json; print(json.dumps(json.load(open('/var/lib/brick/volumes/$VOL_MP.json'))['connection_info']))" >/tmp/mp-ci.json
+mkdir -p /tmp/osb-lock
+gb=3
+for round in $(seq "${EXTEND_ROUNDS:-1}"); do
+	gb=$((gb + 1)); cext "$VOL_MP" $gb; echo "RC cext-osb-$round $?"
+	/usr/bin/python3 /brick/osbrick.py extend /tmp/mp-ci.json mp /tmp/osb-lock >/tmp/osb-ext.json 2>/brick/osb-ext-$round.err
+	echo "RC osbext-$round $?"
+	echo "OSBEXT $round $(py "import json; d=json.load(open('/tmp/osb-ext.json')); print('%.3f %s' % (d['extend'], d['size']))" 2>/dev/null || echo failed -) $(blockdev --getsize64 "$DEV") $((gb << 30))"
+	gb=$((gb + 1)); cext "$VOL_MP" $gb; echo "RC cext-brick-$round $?"
+	t0=$(now)
+	$B --debug extend "$VOL_MP" --local-only -f json >/brick/extend-cmp.json 2>/brick/extend-cmp-$round.err
+	echo "RC brickext-$round $?"
+	wall=$(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.3f", b-a}')
+	echo "BRICKEXT $round $(grep -o 'extend: device grown.*took=[0-9.a-z]*' /brick/extend-cmp-$round.err | grep -o 'took=[0-9.a-z]*' | head -1) $wall $(blockdev --getsize64 "$DEV") $((gb << 30))"
+done
+grep -E "Error|Command:|Traceback|No such|not found" /brick/osb-ext-1.err | tail -n 12 | sed "s/^/OSBERR /"
+
 for v in "$VOL_SINGLE" "$VOL_MP"; do
 	$B local-detach "$v" "${COMMON[@]}" >/brick/detach.out 2>&1; echo "RC detach-$v $?"
 done
@@ -122,13 +152,20 @@ echo DONE
 // writer runs on their mounted ext4; df, the map, every path and Cinder
 // show the new size, the writer saw no error, earlier data is unchanged.
 // With one path down the host side is refused and changes nothing;
-// --local-only finishes once the path is back.
+// --local-only finishes once the path is back. Then brick's host side is
+// timed against os-brick's extend_volume on the same map, interleaved (one
+// round; three with BRICK_BENCH=1).
 func TestExtendGuest(t *testing.T) {
 	start := time.Now()
 	c := needCinder(t, guestCinderOptions)
 	single := newVolume(t, c, "brick-e2e-extend-single")
 	mp := newVolume(t, c, "brick-e2e-extend-mp")
-	g := runAttachGuest(t, c, extendGuestScript, map[string]string{}, map[string]string{"VOL_SINGLE": single.ID, "VOL_MP": mp.ID}, nil)
+	rounds := "1"
+	if os.Getenv("BRICK_BENCH") == "1" {
+		rounds = "3"
+	}
+	g := runAttachGuest(t, c, extendGuestScript, map[string]string{"../../bench/iscsi/osbrick.py": "osbrick.py"},
+		map[string]string{"VOL_SINGLE": single.ID, "VOL_MP": mp.ID, "EXTEND_ROUNDS": rounds}, nil)
 	const gib = 1 << 30
 	size := func(label string) (dev, df int64, cinder string) {
 		v := g.lines["SIZE "+label]
@@ -190,10 +227,55 @@ func TestExtendGuest(t *testing.T) {
 	require.Equal(t, "errors=0", g.lines["WRITER finish"][1])
 	t.Logf("--local-only after the path came back: %v s wall, host side %v", g.lines["TIME extend-finish"], g.lines["HOSTSIDE finish"])
 
+	extendVsOSBrick(t, g, rounds)
+
 	require.Equal(t, "0", g.rc("detach-"+single.ID))
 	require.Equal(t, "0", g.rc("detach-"+mp.ID))
 	require.Equal(t, []string{"sessions", "0", "maps", "0"}, g.lines["LEFT after"], "no session, no map left")
 	t.Logf("TestExtendGuest wall time %v", time.Since(start).Round(time.Second))
+}
+
+// extendVsOSBrick reads the interleaved rounds: brick's host-side extend
+// (the "device grown" step, in process) against os-brick's extend_volume
+// (the call alone), both on the same multipath map after Cinder grew it.
+// brick must grow the map; os-brick's figure is reported, not required.
+func extendVsOSBrick(t *testing.T, g *guestRun, rounds string) {
+	n, _ := strconv.Atoi(rounds)
+	var ours, theirs []float64
+	for i := 1; i <= n; i++ {
+		r := strconv.Itoa(i)
+		require.Equal(t, "0", g.rc("cext-brick-"+r), "Cinder extend before brick's round %s", r)
+		require.Equal(t, "0", g.rc("brickext-"+r), "brick extend round %s", r)
+		b := g.lines["BRICKEXT "+r]
+		require.Len(t, b, 4, "BRICKEXT %s", r)
+		require.Equal(t, b[3], b[2], "brick round %s: the map shows Cinder's size", r)
+		d, err := time.ParseDuration(strings.TrimPrefix(b[0], "took="))
+		require.NoError(t, err, "BRICKEXT %s", r)
+		ours = append(ours, d.Seconds())
+		o := g.lines["OSBEXT "+r]
+		t.Logf("round %s: brick host side %.3f s (whole command %s s), map %s; os-brick extend_volume %v", r, d.Seconds(), b[1], b[2], o)
+		osb := "failed"
+		if len(o) == 4 && o[0] != "failed" && o[2] == o[3] {
+			if s, err := strconv.ParseFloat(o[0], 64); err == nil {
+				theirs = append(theirs, s)
+				osb = o[0]
+			}
+		}
+		// bench/run.sh reads these.
+		t.Logf("EXTENDROUND %s brick=%.3f brick-whole=%s os-brick=%s", r, d.Seconds(), b[1], osb)
+	}
+	if len(theirs) == 0 {
+		var errs []string
+		for _, l := range strings.Split(g.out, "\n") {
+			if strings.HasPrefix(l, "OSBERR ") {
+				errs = append(errs, strings.TrimPrefix(l, "OSBERR "))
+			}
+		}
+		t.Logf("os-brick extend_volume gave no figure: %s", strings.Join(errs, " | "))
+		return
+	}
+	med := func(v []float64) float64 { sort.Float64s(v); return v[len(v)/2] }
+	t.Logf("EXTENDCMP brick %.3f s os-brick %.3f s ratio %s (median of %d/%d rounds; goal <= 0.5x)", med(ours), med(theirs), fmt.Sprintf("%.2fx", med(ours)/med(theirs)), len(ours), len(theirs))
 }
 
 // findLine returns the first line of out starting with prefix.
