@@ -25,7 +25,7 @@ type Provider string
 
 // Providers brick opens.
 const (
-	LUKS  Provider = "luks"  // LUKS1 (cryptsetup --type luks)
+	LUKS  Provider = "luks"  // LUKS1 (cryptsetup --type luks1)
 	LUKS2 Provider = "luks2" // LUKS2
 )
 

@@ -99,7 +99,7 @@ func (c *Crypt) format(ctx context.Context, dev string, spec Spec, pass []byte) 
 		return fmt.Errorf("format %s: %w (blkid: %s): refusing to overwrite it with a LUKS header",
 			dev, ErrNotBlank, clip(strings.TrimSpace(string(res.Stdout)), 40))
 	}
-	args := []string{"--batch-mode", "luksFormat", "--type", string(spec.Provider), "--key-file=-"}
+	args := []string{"--batch-mode", "luksFormat", "--type", formatType(spec.Provider), "--key-file=-"}
 	if spec.Cipher != "" {
 		args = append(args, "--cipher", spec.Cipher)
 	}
@@ -157,4 +157,14 @@ func (c *Crypt) Resize(ctx context.Context, name string, key []byte) error {
 		return fmt.Errorf("resize %s: %w", MapperPath(name), err)
 	}
 	return nil
+}
+
+// formatType is luksFormat's --type for p: cryptsetup 2 reads "luks" as its
+// default version (LUKS2), so provider luks must say luks1, as os-brick's
+// LuksEncryptor does.
+func formatType(p Provider) string {
+	if p == LUKS {
+		return "luks1"
+	}
+	return string(p)
 }
