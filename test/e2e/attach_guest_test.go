@@ -242,7 +242,7 @@ func runAttachGuest(t *testing.T, c *testbed.Cinder, script string, files, env m
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
-	share := t.TempDir()
+	share := guestShare(t)
 	env["PROJECT"] = c.ProjectID
 	files[buildBrick(t)] = "brick"
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -276,6 +276,22 @@ func runAttachGuest(t *testing.T, c *testbed.Cinder, script string, files, env m
 		}
 	}
 	return g
+}
+
+// guestShare is the directory shared with a guest: a test's temporary
+// directory, or with BRICK_E2E_KEEP_SHARES=DIR one kept under DIR (with the
+// scripts' outputs and traces) for a look after the run.
+func guestShare(t *testing.T) string {
+	t.Helper()
+	keep := os.Getenv("BRICK_E2E_KEEP_SHARES")
+	if keep == "" {
+		return t.TempDir()
+	}
+	require.NoError(t, os.MkdirAll(keep, 0o755))
+	dir, err := os.MkdirTemp(keep, strings.ReplaceAll(t.Name(), "/", "_")+"-")
+	require.NoError(t, err)
+	t.Logf("guest share kept in %s", dir)
+	return dir
 }
 
 func (g *guestRun) rc(label string) string {

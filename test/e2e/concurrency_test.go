@@ -21,9 +21,11 @@ import (
 //	RC <label> <exit code>
 const reliabilityPrelude = `
 set -uo pipefail
-# A trace in the share shows on the host how far a long run got.
+# A trace in the share shows on the host how far a long run got, with the
+# time of every step (BRICK_E2E_KEEP_SHARES keeps it after the test).
 exec 19>>/brick/trace.log
 BASH_XTRACEFD=19
+PS4='+ $EPOCHREALTIME '
 set -x
 cp /brick/brick /tmp/brick
 B=/tmp/brick
@@ -32,27 +34,68 @@ API=http://10.0.2.2:8776/v3
 export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null BRICK_CINDER_ENDPOINT=$API
 COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 20s)
 eval "$("$BRICK_FIXTURES/iscsi.sh")"
-py() { /usr/bin/python3 -c "$@"; }
+` + guestShellHelpers + `
 api() { curl -sf -m 30 -H "X-Auth-Token: brick:$P" -H "OpenStack-API-Version: volume 3.70" "$API/$P/$1"; }
-# vstatus without Python: its start-up from the 9p root costs seconds under
-# TCG. Only the volume itself has a "status" key ("replication_status" and
-# the like do not match).
+# vstatus: "<status> <host names>" of a volume. Bash regexes, no Python:
+# its start-up from the 9p root costs seconds under TCG. Only the volume
+# itself has a "status" key ("replication_status" and the like do not match).
 vstatus() {
-	local j st hosts
+	local j st hosts=() re='"status": *"([^"]*)"' rh='"host_name": *"([^"]*)"'
 	j=$(api "volumes/$1") || { echo "api-error -"; return; }
-	st=$(grep -o '"status": *"[^"]*"' <<<"$j" | head -1 | sed 's/.*: *"//; s/"$//')
-	hosts=$(grep -o '"host_name": *"[^"]*"' <<<"$j" | sed 's/.*: *"//; s/"$//' | paste -sd,)
+	[[ $j =~ $re ]] && st=${BASH_REMATCH[1]}
+	while [[ $j =~ $rh ]]; do
+		hosts+=("${BASH_REMATCH[1]}")
+		j=${j#*"${BASH_REMATCH[0]}"}
+	done
+	local IFS=,
+	hosts=${hosts[*]}
 	echo "${st:-unknown} ${hosts:--}"
 }
-nsessions() { iscsiadm -m session 2>/dev/null | grep -c . || true; }
-nsd() { ls /sys/block | grep -c '^sd' || true; }
-ndm() { dmsetup ls --target multipath 2>/dev/null | grep -vc 'No devices' || true; }
-nrec() { ls /var/lib/brick/volumes/*.json 2>/dev/null | grep -c . || true; }
+nsessions() { nglob /sys/class/iscsi_session/session*; }
+nsd() { nglob /sys/block/sd*; }
+# ndm counts multipath maps: multipathd names their dm uuid mpath-<wwid>.
+ndm() {
+	local u n=0 f
+	for f in /sys/block/dm-*/dm/uuid; do
+		[[ -e $f ]] || continue
+		read -r u <"$f"
+		[[ $u == mpath-* ]] && n=$((n + 1))
+	done
+	echo "$n"
+}
+nrec() { nglob /var/lib/brick/volumes/*.json; }
 hoststate() { echo "HOST $1 $(nsessions) $(nsd) $(ndm) $(nrec)"; }
 state() { echo "STATE $1 $(vstatus "$2") $(nsessions) $(nsd) $(ndm) $(nrec)"; }
-now() { date +%s.%N; }
-took() { echo "TIME $1 $(awk -v a="$2" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}')"; }
-jget() { py "import json,sys; print(json.load(open('$1'))['$2'])"; }
+`
+
+// guestShellHelpers are shell functions for guest scripts that cost no
+// process start (under TCG each exec costs a noticeable fraction of a
+// second, Python's start-up from the 9p root seconds):
+//
+//	now                  the time as seconds.microseconds
+//	took LABEL T0        prints "TIME LABEL <seconds since T0>"
+//	jget FILE KEY        a string value of a flat JSON object (brick -f json)
+//	nglob PATTERN...     how many of the expanded paths exist
+//	pause SECONDS        sleep without a process
+const guestShellHelpers = `
+now() { echo "$EPOCHREALTIME"; }
+took() {
+	local a=${2/./} b=${EPOCHREALTIME/./} d
+	d=$((10#$b - 10#$a))
+	printf 'TIME %s %d.%02d\n' "$1" $((d / 1000000)) $((d % 1000000 / 10000))
+}
+jget() {
+	local j="" re="\"$2\": *\"([^\"]*)\""
+	read -r -d '' j <"$1"
+	[[ $j =~ $re ]] && echo "${BASH_REMATCH[1]}"
+}
+nglob() {
+	local n=0 p
+	for p in "$@"; do [[ -e $p ]] && n=$((n + 1)); done
+	echo "$n"
+}
+[[ -p /tmp/.pause ]] || mkfifo /tmp/.pause
+pause() { read -r -t "$1" _ <>/tmp/.pause || true; }
 `
 
 // concurrencyGuestScript attaches VOLS (8 volumes) in parallel, reads each
@@ -64,8 +107,11 @@ const concurrencyGuestScript = reliabilityPrelude + `
 read -ra V <<<"$VOLS"
 # vstatuses LABEL: every volume of V with its status.
 vstatuses() {
-	local out=() id
-	for id in "${V[@]}"; do out+=("$id=$(vstatus "$id" | cut -d' ' -f1)"); done
+	local out=() id st
+	for id in "${V[@]}"; do
+		st=$(vstatus "$id")
+		out+=("$id=${st%% *}")
+	done
 	echo "VSTATUS $1 ${out[*]}"
 }
 
@@ -90,10 +136,13 @@ par() {
 	# Only these jobs: the readers run on in the background.
 	wait "${pids[@]}"
 	took $label "$t0"
+	local rc tm
 	for i in "${idx[@]}"; do
-		echo "RC $label-$i $(cat /tmp/rc-$label-$i)"
-		cat /tmp/t-$label-$i
-		grep -v '^time=.* level=DEBUG ' /brick/$label-$i.err | sed "s/^/ERR $label-$i /" | head -3
+		read -r rc </tmp/rc-$label-$i
+		read -r tm </tmp/t-$label-$i
+		echo "RC $label-$i $rc"
+		echo "$tm"
+		awk -v l="$label-$i" '!/^time=.* level=DEBUG / && n++ < 3 {print "ERR " l " " $0}' /brick/$label-$i.err
 	done
 	dupsessions "$label"
 }
@@ -101,8 +150,20 @@ par() {
 # dupsessions LABEL: two sessions to one target through one portal are a
 # leak; name them and show what the brick runs of LABEL did with the target.
 dupsessions() {
-	local iqn
-	for iqn in $(iscsiadm -m session 2>/dev/null | awk '{print $4}' | sort | uniq -d); do
+	local iqn s c tgt addr port dup=()
+	# sysfs first, with builtins: the commands below run only for a leak.
+	local -A seen=()
+	for s in /sys/class/iscsi_session/session*; do
+		[[ -e $s ]] || continue
+		c=/sys/class/iscsi_connection/connection${s##*session}:0
+		read -r tgt <"$s/targetname" || continue
+		read -r addr <"$c/persistent_address" || continue
+		read -r port <"$c/persistent_port" || continue
+		[[ -n ${seen["$tgt $addr:$port"]:-} ]] && dup+=("$tgt")
+		seen["$tgt $addr:$port"]=1
+	done
+	((${#dup[@]})) || return 0
+	for iqn in $(printf '%s\n' "${dup[@]}" | sort -u); do
 		iscsiadm -m session 2>/dev/null | awk -v t="$iqn" '$4 == t {print $3}' | sort | uniq -d | grep -q . || continue
 		echo "DUPSESSION $1 $iqn"
 		iscsiadm -m session 2>/dev/null | grep -F "$iqn" | sed "s/^/DUPSESSION $1 /"
@@ -129,15 +190,19 @@ reader() { # KEY
 			e=$((e+1))
 		fi
 		# Paced: 8 readers in tight loops starve a 2-CPU TCG guest.
-		sleep 0.5
+		pause 0.5
 	done
 	echo "$n $e" >/tmp/rres-$k
 }
 start_reader() { rm -f /tmp/stop-$1 /tmp/rres-$1; reader "$1" & RPID[$1]=$!; }
 stop_reader() {
-	touch /tmp/stop-$1; wait "${RPID[$1]}"
-	echo "READER $1 $(cat /tmp/rres-$1)"
-	sed "s/^/READERR $1 /" /tmp/rerr-$1 2>/dev/null | head -3
+	local res
+	: >/tmp/stop-$1
+	wait "${RPID[$1]}"
+	read -r res </tmp/rres-$1
+	echo "READER $1 $res"
+	[[ -s /tmp/rerr-$1 ]] && sed "s/^/READERR $1 /" /tmp/rerr-$1 | head -3
+	return 0
 }
 
 dmesg -C
@@ -149,7 +214,7 @@ vstatuses attached
 for i in "${ALL[@]}"; do prepare s$i "$(jget /brick/att1-$i.out path)"; done
 for i in "${ALL[@]}"; do start_reader s$i; done
 # Let every reader get going before the first detach.
-sleep 3
+pause 3
 # One at a time while the other readers run ...
 for i in 0 1; do
 	stop_reader s$i
@@ -165,7 +230,7 @@ par local-attach att2 V -- 0 1 2 3
 hoststate att2
 for i in 0 1 2 3; do prepare t$i "$(jget /brick/att2-$i.out path)"; done
 for i in 0 1 2 3; do start_reader t$i; done
-sleep 3
+pause 3
 for i in 4 5 6 7; do stop_reader s$i; done
 for i in 0 1 2 3; do stop_reader t$i; done
 # All 8 at once.
@@ -179,11 +244,11 @@ par local-attach matt MV --multipath -- 0 1
 hoststate matt
 for i in 0 1; do prepare m$i "$(jget /brick/matt-$i.out path)"; done
 for i in 0 1; do start_reader m$i; done
-sleep 3
+pause 3
 stop_reader m0
 par local-detach mdet1 MV --multipath -- 0
 hoststate mdet1
-sleep 2
+pause 2
 stop_reader m1
 par local-detach mdet2 MV --multipath -- 1
 hoststate mdet2

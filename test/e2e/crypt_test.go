@@ -25,6 +25,9 @@ import (
 // value...", "STATE label status sessions sd dm records", "TIME label s".
 const cryptGuestScript = `
 set -uo pipefail
+exec 19>>/brick/trace.log
+BASH_XTRACEFD=19
+PS4='+ $EPOCHREALTIME '
 cp /brick/brick /tmp/brick
 B=/tmp/brick
 P=$PROJECT
@@ -36,14 +39,17 @@ C=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 10s)
 umask 077
 printf '%s\n' "$FIXED_KEY" >/tmp/fixed_key
 K=(--fixed-key-file /tmp/fixed_key)
-py() { /usr/bin/python3 -c "$@"; }
-jget() { py "import json,sys; print(json.load(open('$1')).get('$2',''))"; }
-vst() { curl -sf -m 30 -H "X-Auth-Token: brick:$P" "$API/$P/volumes/$1" | py 'import json,sys; print(json.load(sys.stdin)["volume"]["status"])' 2>/dev/null || echo api-error; }
+# The trace starts after the key was written: it must not hold the key.
+set -x
+` + guestShellHelpers + `
+vst() {
+	local j re='"status": *"([^"]*)"'
+	j=$(curl -sf -m 30 -H "X-Auth-Token: brick:$P" "$API/$P/volumes/$1") || { echo api-error; return; }
+	[[ $j =~ $re ]] && echo "${BASH_REMATCH[1]}" || echo unknown
+}
 count() { "$@" 2>/dev/null | grep -c . || true; }
 ncrypt() { dmsetup ls --target crypt 2>/dev/null | grep -vc 'No devices' || true; }
 state() { echo "STATE $1 $(vst "$2") $(count iscsiadm -m session) $(ls /sys/block | grep -c '^sd' || true) $(ncrypt) $(ls /var/lib/brick/volumes 2>/dev/null | grep -c . || true)"; }
-now() { date +%s.%N; }
-took() { echo "TIME $1 $(awk -v a="$2" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}')"; }
 
 round_trip() {
 	local p=$1 vol=$2 t0 dev ciph
@@ -147,6 +153,7 @@ grep '^brick:' /brick/a4.out | head -1 | sed 's/^/KV refuse-line /'
 state refused "$VOL_LUKS"
 
 # The key (= the passphrase's hex) in no output, record or debug log.
+set +x
 echo "KV leaks $(grep -rlF -- "$FIXED_KEY" /brick/*.json /brick/*.err /brick/*.out /var/lib/brick 2>/dev/null | grep -c . || true)"
 echo DONE
 `
