@@ -46,6 +46,7 @@ Authentication: --os-cloud / OS_* for Keystone, or --os-auth-type noauth
 	a.addOutputFlags(cmd.PersistentFlags())
 	cmd.AddCommand(a.ironicConnectorCommand(), a.ironicTargetCommand(), a.ironicRegisterCommand())
 	cmd.AddCommand(a.ironicAttachCommands()...)
+	cmd.AddCommand(a.ironicBootVolumeCommand())
 	return cmd
 }
 
