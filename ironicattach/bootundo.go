@@ -2,6 +2,7 @@ package ironicattach
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/ironicapi"
 )
 
@@ -141,23 +143,23 @@ func (m *Manager) waitProvision(ctx context.Context, uuid, want string, o BootOp
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	for {
+	var last *nodes.Node
+	err := host.FS{}.WaitFor(ctx, nil, host.Backoff{Min: poll, Max: poll}, func() (bool, error) {
 		n, err := ironicapi.GetNode(ctx, m.Ironic, uuid).Extract()
 		if err != nil {
-			return fmt.Errorf("wait for %s: %w", want, err)
+			return false, fmt.Errorf("wait for %s: %w", want, err)
 		}
-		switch {
-		case n.ProvisionState == want && n.TargetProvisionState == "":
-			return nil
-		case n.ProvisionState == stateDeployFailed || n.ProvisionState == "error" || n.ProvisionState == "clean failed":
-			return fmt.Errorf("node %s is %s: %s", display(n), n.ProvisionState, connector.Quote(n.LastError))
+		last = n
+		switch n.ProvisionState {
+		case stateDeployFailed, "error", "clean failed":
+			return false, fmt.Errorf("node %s is %s: %s", display(n), n.ProvisionState, connector.Quote(n.LastError))
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("node %s still %s after %s, not %s: %w", display(n), n.ProvisionState, wait, want, ctx.Err())
-		case <-time.After(poll):
-		}
+		return n.ProvisionState == want && n.TargetProvisionState == "", nil
+	})
+	if errors.Is(err, host.ErrWaitTimeout) && last != nil {
+		return fmt.Errorf("node %s still %s after %s, not %s: %w", display(last), last.ProvisionState, wait, want, err)
 	}
+	return err
 }
 
 // capabilityValue returns a capability's value in the stored capabilities
