@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -94,6 +95,7 @@ func mapError(step, volume string, err error) error {
 	var code gophercloud.ErrUnexpectedResponseCode
 	var urlErr *url.Error
 	var netErr net.Error
+	var limited requestLimited
 	switch {
 	case errors.As(err, &code):
 		e.Status = code.Actual
@@ -105,6 +107,10 @@ func mapError(step, volume string, err error) error {
 		// included, and the URL without credentials.
 		code.Body, code.URL = nil, redactURL(code.URL)
 		e.Err = code
+	case errors.As(err, &urlErr) && errors.As(err, &limited):
+		// The per-request limit (osauth's), not the caller's deadline.
+		e.Kind = ErrUnavailable
+		e.Message = fmt.Sprintf("no answer from %s within %s (the time limit of one request)", redactURL(urlErr.URL), limited.RequestLimit())
 	case errors.Is(err, context.DeadlineExceeded):
 		e.Kind, e.Message = ErrUnavailable, "timed out"
 	case errors.Is(err, context.Canceled):
@@ -119,6 +125,10 @@ func mapError(step, volume string, err error) error {
 	}
 	return e
 }
+
+// requestLimited is a request that ran out of its own time limit
+// (osauth.TimeoutError, known here by this method only).
+type requestLimited interface{ RequestLimit() time.Duration }
 
 // hintFor says what to do about an authentication or policy refusal.
 func hintFor(step string, status int) string {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 )
@@ -169,8 +170,12 @@ func unreachable(c call, err error) error {
 }
 
 // netCause is the last part of a network error ("connection refused"),
-// or "no answer (timed out)".
+// or "no answer within 1m0s (the time limit of one request)".
 func netCause(ue *url.Error) string {
+	var limited interface{ RequestLimit() time.Duration } // osauth.TimeoutError
+	if errors.As(ue, &limited) {
+		return fmt.Sprintf("no answer within %s (the time limit of one request)", limited.RequestLimit())
+	}
 	if ue.Timeout() {
 		return "no answer (timed out)"
 	}

@@ -326,8 +326,9 @@ func httpClient(o Options) (*http.Client, error) {
 		tlsConf.RootCAs = pool
 	}
 	tr.TLSClientConfig = tlsConf
+	// The per-request limit is the transport's (withRequestTimeout), so
+	// its error names the limit.
 	return &http.Client{
-		Timeout:       o.Timeout,
 		Transport:     &redactingTransport{next: tr, o: o},
 		CheckRedirect: checkRedirect,
 	}, nil
@@ -343,7 +344,7 @@ type redactingTransport struct {
 func (t *redactingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.o.Redactor.Add(req.Header.Get("X-Auth-Token"))
 	start := time.Now()
-	resp, err := t.next.RoundTrip(req)
+	resp, err := withRequestTimeout(req, t.o.Timeout, t.next.RoundTrip)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,91 @@
+package osauth_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/ironicapi"
+	"github.com/brick-storage/brick/osauth"
+	"github.com/brick-storage/brick/secret"
+)
+
+// hungServer accepts connections and never answers.
+func hungServer(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done); ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { <-done; c.Close() }()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// slowBodyServer sends its headers at once and then trickles the body.
+func slowBodyServer(t *testing.T) string {
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"versions": [`))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// TestHungServerNamesURLAndLimit: a server that never answers (or stops
+// in the middle of its body) fails each request after Options.Timeout with
+// one line naming the URL and the limit, for Keystone, Cinder and Ironic.
+func TestHungServerNamesURLAndLimit(t *testing.T) {
+	const limit = 300 * time.Millisecond
+	hung, slow := hungServer(t), slowBodyServer(t)
+	ctx := context.Background()
+
+	t.Run("Keystone", func(t *testing.T) {
+		_, err := osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: hung + "/v3", Username: "u", Password: secret.New("p"),
+			ProjectName: "p", Timeout: limit})
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		var te *osauth.TimeoutError
+		require.True(t, errors.As(err, &te), "%v", err)
+		require.Equal(t, `authenticate at `+hung+`/v3: Post "`+hung+`/v3/auth/tokens": no answer within 300ms (the time limit of one request)`, err.Error())
+	})
+	for _, base := range []string{hung, slow} {
+		t.Run("Cinder", func(t *testing.T) {
+			sc, err := osauth.BlockStorageClient(ctx, osauth.Options{AuthType: osauth.AuthNoAuth, CinderEndpoint: base + "/v3", Timeout: limit})
+			require.NoError(t, err)
+			start := time.Now()
+			_, err = cinderapi.NewClient(ctx, sc, "")
+			require.Less(t, time.Since(start), 5*time.Second)
+			require.ErrorIs(t, err, cinderapi.ErrUnavailable)
+			require.Contains(t, err.Error(), "cinder version discovery: no answer from "+base+"/ within 300ms (the time limit of one request)")
+			require.NotContains(t, err.Error(), "\n")
+		})
+		t.Run("Ironic", func(t *testing.T) {
+			sc, err := osauth.BaremetalClient(ctx, osauth.Options{AuthType: osauth.AuthNoAuth, IronicEndpoint: base, Timeout: limit})
+			require.NoError(t, err)
+			_, err = ironicapi.AllConnectors(ctx, ironicapi.ListConnectors(sc, nil), 0)
+			require.ErrorIs(t, err, ironicapi.ErrUnreachable)
+			require.True(t, strings.HasPrefix(err.Error(), "ironic list volume connectors: cannot reach "+base+"/v1/volume/connectors: no answer within 300ms (the time limit of one request); check --ironic-endpoint"), err.Error())
+		})
+	}
+}
