@@ -96,7 +96,14 @@ func mapError(step, volume string, err error) error {
 	var urlErr *url.Error
 	var netErr net.Error
 	var limited requestLimited
+	var renew *gophercloud.ErrUnableToReauthenticate
 	switch {
+	case errors.As(err, &renew):
+		// gophercloud keeps both failures side by side (no Unwrap): the
+		// renewal's is the one to act on.
+		e.Status, e.Kind = 401, ErrUnauthorized
+		e.Message = "Cinder refused the token (expired or revoked) and getting a new one failed: " + oneLine(fmt.Sprint(renew.ErrReauth))
+		e.Err = renew.ErrReauth
 	case errors.As(err, &code):
 		e.Status = code.Actual
 		e.Message = ShortMessage(code.Body)

@@ -105,6 +105,13 @@ func convert(c call, err error) error {
 	if err == nil {
 		return nil
 	}
+	var renew *gophercloud.ErrUnableToReauthenticate
+	if errors.As(err, &renew) {
+		// Both failures sit side by side (no Unwrap): the renewal's is
+		// the one to act on.
+		return &Error{Op: c.String(), StatusCode: http.StatusUnauthorized, Kind: ErrUnauthorized, Err: renew.ErrReauth,
+			Message: "Ironic refused the token (expired or revoked) and getting a new one failed: " + oneLine(fmt.Sprint(renew.ErrReauth))}
+	}
 	var ue gophercloud.ErrUnexpectedResponseCode
 	if !errors.As(err, &ue) {
 		return unreachable(c, err)

@@ -174,6 +174,14 @@ func keystoneClient(ctx context.Context, o Options, hc *http.Client) (*gopherclo
 		return nil, authFailure(ctx, o, hc, ao, err)
 	}
 	o.Redactor.Add(pc.Token())
+	if renew := pc.ReauthFunc; renew != nil {
+		pc.ReauthFunc = func(ctx context.Context) error {
+			if err := renew(ctx); err != nil {
+				return renewFailure(o, err)
+			}
+			return nil
+		}
+	}
 	return pc, nil
 }
 

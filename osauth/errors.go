@@ -61,6 +61,17 @@ func authFailure(ctx context.Context, o Options, hc *http.Client, ao gophercloud
 	return &failure{msg: msg, kind: ErrUnauthorized, cause: err}
 }
 
+// renewFailure words a failed token renewal in the middle of a command:
+// the credentials worked at the start, so a refusal now means they
+// changed (or Keystone did), not a typo.
+func renewFailure(o Options, err error) error {
+	if !gophercloud.ResponseCodeIs(err, http.StatusUnauthorized) {
+		return fmt.Errorf("renew the token at %s: %w", o.AuthURL, err)
+	}
+	return &failure{kind: ErrUnauthorized, cause: err, msg: "renew the token at " + o.AuthURL +
+		": Keystone refused the credentials that worked at the start (password changed, user disabled, or application credential deleted?)"}
+}
+
 // passwordValid reports whether the user's password works without a
 // project scope.
 func passwordValid(ctx context.Context, o Options, hc *http.Client, ao gophercloud.AuthOptions) bool {
