@@ -31,7 +31,7 @@ const (
 
 // sysfs builds a fixture /sys of iSCSI sessions, disks and dm maps.
 type sysfs struct {
-	t    *testing.T
+	t    testing.TB
 	root string
 }
 
