@@ -42,6 +42,9 @@ mkdir -p "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vend
 "$bin" completion fish >"$root/usr/share/fish/vendor_completions.d/brick.fish"
 
 install -D -m 0644 packaging/brick.yaml "$root/etc/brick/brick.yaml"
+for unit in packaging/systemd/*; do
+  [ -f "$unit" ] && install -D -m 0644 "$unit" "$root/lib/systemd/system/${unit##*/}"
+done
 install -d -m 0700 "$root/var/lib/brick"
 for unit in packaging/systemd/*; do
   install -D -m 0644 "$unit" "$root/lib/systemd/system/${unit##*/}"
