@@ -11,5 +11,6 @@ func (a *app) extraCommands() []*cobra.Command {
 		a.connectCommand(), a.disconnectCommand(),
 		a.extendCommand(),
 		a.reconcileCommand(), a.restoreCommand(),
+		a.dockerPluginCommand(),
 	}
 }

@@ -149,6 +149,7 @@ var allowedImports = map[string][]string{
 	"ironicapi/ironictest": {},
 	"protocols":            {"connector", "connector/...", "host"},
 	"reconcile":            {"attach", "cinderapi", "connector", "connector/iscsi", "scsi", "host", "ident"},
+	"dockerplugin":         {"attach", "cinderapi", "connector", "host", "ident"},
 }
 
 // allowed reports whether package pkg may import dep under allowedImports.

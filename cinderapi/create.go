@@ -1,0 +1,122 @@
+package cinderapi
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+)
+
+// DefaultCreateTimeout bounds the wait for a new volume to become
+// available, and for a deleted one to disappear.
+const DefaultCreateTimeout = 90 * time.Second
+
+// CreateVolumeOpts are the fields of a new volume brick sets.
+type CreateVolumeOpts struct {
+	Name             string
+	SizeGiB          int
+	VolumeType       string
+	AvailabilityZone string
+	Metadata         map[string]string
+}
+
+// CreateVolume creates a volume and waits, bounded by timeout
+// (DefaultCreateTimeout when zero) or ctx, until Cinder reports it
+// available. A volume that ends in error is deleted again and reported;
+// one still creating when the time is up is left for the caller, named
+// in the error.
+func (c *Client) CreateVolume(ctx context.Context, o CreateVolumeOpts, timeout time.Duration) (*Volume, error) {
+	if o.SizeGiB <= 0 {
+		return nil, &Error{Step: "create", Volume: o.Name, Kind: ErrBadRequest, Message: fmt.Sprintf("size %d GiB: must be positive", o.SizeGiB)}
+	}
+	v, err := volumes.Create(ctx, c.SC, volumes.CreateOpts{
+		Name: o.Name, Size: o.SizeGiB, VolumeType: o.VolumeType,
+		AvailabilityZone: o.AvailabilityZone, Metadata: o.Metadata,
+	}, nil).Extract()
+	if err != nil {
+		return nil, mapError("create", o.Name, err)
+	}
+	if v.ID == "" {
+		return nil, &Error{Step: "create", Volume: o.Name, Kind: ErrUnexpected, Message: "Cinder returned no volume ID"}
+	}
+	var got *Volume
+	err = c.poll(ctx, "create", v.ID, timeout, func(cur *Volume) (bool, error) {
+		if cur == nil {
+			return false, &Error{Step: "create", Volume: o.Name, Kind: ErrNotFound, Message: fmt.Sprintf("volume %s disappeared while being created", v.ID)}
+		}
+		switch cur.Status {
+		case "available":
+			got = cur
+			return true, nil
+		case "error":
+			_ = volumes.Delete(ctx, c.SC, v.ID, nil).ExtractErr()
+			return false, &Error{Step: "create", Volume: o.Name, Kind: ErrInvalidState,
+				Message: fmt.Sprintf("Cinder could not create the volume (%s ended in status error; deleted again)", v.ID)}
+		}
+		return false, nil
+	})
+	return got, err
+}
+
+// DeleteVolume deletes a volume and waits, bounded by timeout
+// (DefaultCreateTimeout when zero) or ctx, until Cinder no longer lists
+// it. A volume already gone is success.
+func (c *Client) DeleteVolume(ctx context.Context, id string, timeout time.Duration) error {
+	err := volumes.Delete(ctx, c.SC, id, nil).ExtractErr()
+	if err != nil {
+		err = mapError("delete", id, err)
+		if isKind(err, ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	return c.poll(ctx, "delete", id, timeout, func(cur *Volume) (bool, error) {
+		if cur == nil {
+			return true, nil
+		}
+		if cur.Status == "error_deleting" {
+			return false, &Error{Step: "delete", Volume: id, Kind: ErrInvalidState, Message: "Cinder could not delete the volume (status error_deleting)"}
+		}
+		return false, nil
+	})
+}
+
+// poll reads the volume, with a growing gap, until done says so or fails;
+// done sees nil once the volume is gone.
+func (c *Client) poll(ctx context.Context, step, id string, timeout time.Duration, done func(*Volume) (bool, error)) error {
+	if timeout <= 0 {
+		timeout = DefaultCreateTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	gap := 100 * time.Millisecond
+	timer := time.NewTimer(gap)
+	defer timer.Stop()
+	last := "nothing"
+	for {
+		v, err := c.Volume(ctx, id)
+		switch {
+		case err != nil && isKind(err, ErrNotFound):
+			v, err = nil, nil
+		case err != nil && ctx.Err() == nil:
+			return err
+		}
+		if err == nil {
+			if v != nil {
+				last = v.Status
+			}
+			if ok, derr := done(v); ok || derr != nil {
+				return derr
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return &Error{Step: step, Volume: id, Kind: ErrUnavailable,
+				Message: fmt.Sprintf("Cinder did not finish within %s (last status: %s)", timeout, last)}
+		case <-timer.C:
+		}
+		gap = min(2*gap, 2*time.Second)
+		timer.Reset(gap)
+	}
+}
