@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -59,14 +60,18 @@ func (p *Plugin) Handler() http.Handler {
 	mux := http.NewServeMux()
 	handle := func(path string, f func(ctx context.Context, req request) (any, error)) {
 		mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
 			req, err := decodeRequest(r.Body)
 			var out any
 			if err == nil {
 				out, err = f(r.Context(), req)
 			}
+			took := time.Since(start).Round(time.Millisecond).String()
 			if err != nil {
-				p.log.Warn("docker plugin: request failed", "call", path, "volume", req.Name, "err", err.Error())
+				p.log.Warn("docker plugin: call failed", "call", path, "volume", req.Name, "took", took, "err", err.Error())
 				out = map[string]string{"Err": errLine(err)}
+			} else {
+				p.log.Info("docker plugin: call done", "call", path, "volume", req.Name, "took", took)
 			}
 			w.Header().Set("Content-Type", ContentType)
 			_ = json.NewEncoder(w).Encode(out)

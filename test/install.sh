@@ -17,6 +17,8 @@ packages=(
   # what runs inside the guest
   open-iscsi multipath-tools dmsetup cryptsetup-bin sg3-utils udev e2fsprogs util-linux iproute2 procps
   nfs-kernel-server nfs-common rpcbind
+  # dockerd, containerd and runc for the Docker volume plugin (docker import of busybox-static, no registry)
+  docker.io
   ceph-common ceph-mon ceph-osd rbd-nbd
   # side-by-side comparison and measurement
   python3-os-brick dmidecode strace time nvme-cli lsscsi
