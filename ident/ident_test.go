@@ -1,6 +1,9 @@
 package ident
 
 import (
+	"go/parser"
+	"go/token"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -96,5 +99,71 @@ func TestSubsystemNQN(t *testing.T) {
 		"nqn." + strings.Repeat("a", 220): false,
 	} {
 		require.Equal(t, want, SubsystemNQN(s), s)
+	}
+}
+
+// The patterns the byte-by-byte checks replaced; each check must agree
+// with its pattern on every input.
+var (
+	iqnRE  = regexp.MustCompile(`^iqn\.[0-9]{4}-[0-9]{2}\.[a-z0-9][a-z0-9.-]*(:[\x21-\x7e]+)?$`)
+	euiRE  = regexp.MustCompile(`^eui\.[0-9A-Fa-f]{16}$`)
+	naaRE  = regexp.MustCompile(`^naa\.[0-9A-Fa-f]{16}([0-9A-Fa-f]{16})?$`)
+	uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
+	nqnRE  = regexp.MustCompile(`^nqn\.[0-9]{4}-[0-9]{2}\.[\x21-\x7e]+$`)
+	wwnRE  = regexp.MustCompile(`^[0-9a-f]{16}$`)
+	wwidRE = regexp.MustCompile(`^[0-9A-Za-z][\x21-\x7e]{0,254}$`)
+	diskRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}$`)
+	dmRE   = regexp.MustCompile(`^dm-[0-9]{1,6}$`)
+)
+
+// FuzzAgainstPatterns checks each identifier check against the regexp it
+// replaced; its seeds run with every `go test`.
+func FuzzAgainstPatterns(f *testing.F) {
+	for _, s := range []string{
+		"iqn.1993-08.org.debian:01:abc", "IQN.1993-08.ORG.X", "iqn.1993-08.org.debian:", "iqn.1993-08.-a", "iqn.1993-08.a:b:c d",
+		"iqn.1993-8.org", "iqn.199a-08.org", "iqn.1993-08.", "iqn.1993-08..a", "iqn.1993-08.a\u00e9", "iqn.1993-08.a:\u00e9",
+		"eui.02004567A425678D", "eui.02004567a425678", "naa.52004567BA64678D", "naa.52004567BA64678D52004567BA64678D", "naa.52004567BA64678D5",
+		"nqn.2014-08.org.nvmexpress:uuid:1", "nqn.2014-08.", "nqn.2014-08.a b", "nqn.2014-8.a",
+		"0b4b8b2c-5d1e-4c1a-9f5e-1f2e3d4c5b6a", "0b4b8b2c5d1e4c1a9f5e1f2e3d4c5b6a", "0b4b8b2c-5d1e4c1a-9f5e-1f2e3d4c5b6a",
+		"0B4B8B2C-5D1E-4C1A-9F5E-1F2E3D4C5B6A", "0b4b8b2c--5d1e-4c1a-9f5e-1f2e3d4c5b6a", "0b4b8b2c-5d1e-4c1a-9f5e-1f2e3d4c5b6-",
+		"2100002", "21000024ff5a7b3c", "21000024FF5A7B3C", "3600a0b80", "-3600a0b80", "36\u00e9", "",
+		"sdb", "nvme0n1", "Sdb", "s" + strings.Repeat("a", 31), "s" + strings.Repeat("a", 32), "dm-3", "dm-", "dm-1234567", "dm-a",
+		strings.Repeat("a", 255), strings.Repeat("a", 256),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		low := strings.ToLower(s)
+		for _, c := range []struct {
+			name      string
+			got, want bool
+		}{
+			{"iqn", iqnName(low), iqnRE.MatchString(low)},
+			{"eui", hexName(s, "eui.", 16, 16), euiRE.MatchString(s)},
+			{"naa", hexName(s, "naa.", 16, 32), naaRE.MatchString(s)},
+			{"uuid", IsUUIDLoose(s), uuidRE.MatchString(s)},
+			{"nqn", NQN(s), len(s) <= 223 && nqnRE.MatchString(s)},
+			{"wwid", WWID(s), wwidRE.MatchString(s) && !strings.ContainsAny(s, `/\'"`)},
+			{"disk", DiskName(s), diskRE.MatchString(s)},
+			{"dm", DMName(s), dmRE.MatchString(s)},
+		} {
+			if c.got != c.want {
+				t.Errorf("%s(%q) = %v, the pattern says %v", c.name, s, c.got, c.want)
+			}
+		}
+		w, ok := NormalizeWWN(s)
+		if n := strings.ReplaceAll(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), "0x"), ":", ""); ok != wwnRE.MatchString(n) || ok && w != n {
+			t.Errorf("NormalizeWWN(%q) = %q, %v; the pattern says %v", s, w, ok, wwnRE.MatchString(n))
+		}
+	})
+}
+
+// TestNoRegexp keeps regexp out of the package: every command checks an
+// identifier, and compiling patterns was a tenth of get-connector's work.
+func TestNoRegexp(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "ident.go", nil, parser.ImportsOnly)
+	require.NoError(t, err)
+	for _, imp := range f.Imports {
+		require.NotEqual(t, `"regexp"`, imp.Path.Value, "ident.go imports regexp")
 	}
 }
