@@ -15,7 +15,13 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.Background(), context.CancelFunc(func() {})
+	// get-connector and version watch no context: a signal ends them as it
+	// ends any process. Not catching signals there spares their start-up
+	// the two threads os/signal starts.
+	if !lightCommand(os.Args[1:]) {
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	}
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

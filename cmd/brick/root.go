@@ -107,12 +107,16 @@ users type them.`,
 	a.addRecordOutputFlags(version.Flags())
 	a.addRecordOutputFlags(getConnector.Flags())
 	root.AddCommand(version, getConnector)
-	if !lightCommand(args) {
+	if lightCommand(args) {
+		// Completion runs as "brick __complete ...", never through this
+		// tree: it needs neither completion functions nor the command.
+		root.CompletionOptions.DisableDefaultCmd = true
+	} else {
 		for _, c := range a.extraCommands() {
 			root.AddCommand(c)
 		}
+		a.registerCompletions(root)
 	}
-	a.registerCompletions(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	// Accept --enforce_multipath for --enforce-multipath everywhere.
 	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
