@@ -26,6 +26,7 @@ type attachRun struct {
 	conn       connector.Connector
 	dev        *connector.Device
 	connectErr error
+	crypt      *cryptPlan // an encrypted volume's spec and key (crypt-key step)
 }
 
 func (m *Manager) newAttachRun(vol *cinderapi.Volume, id, mode string, opts AttachOptions) (*attachRun, error) {
@@ -58,8 +59,9 @@ func (r *attachRun) steps() []rollback.Step {
 		// completion alike, after the device is gone.
 		{Name: StepReserve, Do: r.reserve, Undo: r.release, UndoName: "release"},
 		{Name: StepExport, Do: r.export},
-		{Name: StepConnect, Do: r.connect, Undo: r.disconnect, UndoName: "disconnect"},
 	}
+	steps = append(steps, r.cryptKeySteps()...)
+	steps = append(steps, rollback.Step{Name: StepConnect, Do: r.connect, Undo: r.disconnect, UndoName: "disconnect"})
 	steps = append(steps, r.cryptSteps()...)
 	steps = append(steps, rollback.Step{Name: StepComplete, Do: r.complete})
 	if r.opts.Mkfs != "" {

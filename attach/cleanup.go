@@ -169,7 +169,7 @@ func (m *Manager) orphanAttachment(ctx context.Context, volumeID string) (string
 	return found[0], nil
 }
 
-var attachSteps = []string{StepReserve, StepExport, StepConnect, StepDecrypt, StepComplete, StepMkfs, StepMount, StepRegister, StepDone}
+var attachSteps = []string{StepReserve, StepExport, StepCryptKey, StepConnect, StepDecrypt, StepComplete, StepMkfs, StepMount, StepRegister, StepDone}
 
 // stepIndex orders attach steps; unknown steps (rollback-failed) count as
 // the last, so everything is undone.

@@ -9,11 +9,15 @@ import (
 	"github.com/brick-storage/brick/dmcrypt"
 	"github.com/brick-storage/brick/keymanager"
 	"github.com/brick-storage/brick/rollback"
+	"github.com/brick-storage/brick/secret"
 )
 
-// Steps of encrypted volumes: decrypt runs after connect (before Cinder's
-// complete, mkfs and mount), crypt-close before the detach's disconnect.
+// Steps of encrypted volumes: crypt-key reads the encryption metadata and
+// fetches the key before connect, so a refusal never touches the host;
+// decrypt opens the device after connect (before Cinder's complete, mkfs
+// and mount); crypt-close runs before the detach's disconnect.
 const (
+	StepCryptKey   = "crypt-key"
 	StepDecrypt    = "decrypt"
 	StepCryptClose = "crypt-close"
 )
@@ -65,23 +69,30 @@ type encryptionSource interface {
 // ErrEncrypted refuses an encrypted volume brick cannot open.
 var ErrEncrypted = errors.New("encrypted volume")
 
+// cryptPlan is what decrypt opens a volume with: checked metadata and the
+// key (a secret.Value: it never prints).
+type cryptPlan struct {
+	spec dmcrypt.Spec
+	key  secret.Value
+}
+
+func (r *attachRun) cryptKeySteps() []rollback.Step {
+	return []rollback.Step{{Name: StepCryptKey, Do: r.fetchCryptKey}}
+}
+
 func (r *attachRun) cryptSteps() []rollback.Step {
 	return []rollback.Step{{Name: StepDecrypt, Do: r.decrypt, Undo: r.cryptClose, UndoName: StepCryptClose}}
 }
 
-// decrypt opens an encrypted volume's device with dm-crypt; later steps
-// use the plaintext device.
-func (r *attachRun) decrypt(ctx context.Context) error {
+// fetchCryptKey checks an encrypted volume's metadata and fetches its key
+// before the connect: a volume brick cannot open is refused with no
+// session, device or mapping made on this host.
+func (r *attachRun) fetchCryptKey(ctx context.Context) error {
 	enc, _, err := r.info.Bool("encrypted")
-	if err != nil || !enc {
+	if err != nil || !enc || r.opts.NoDecrypt {
 		return err
 	}
 	id := r.rec.VolumeID
-	if r.opts.NoDecrypt {
-		r.m.Host.Log.Warn("volume is encrypted: handing out the ciphertext device as asked (--no-decrypt); do not mkfs it",
-			"volume", id, "device", r.dev.Path)
-		return nil
-	}
 	src, ok := r.m.Cinder.(encryptionSource)
 	if !ok {
 		return fmt.Errorf("%w %s: this Cinder client cannot read encryption metadata", ErrEncrypted, id)
@@ -98,11 +109,30 @@ func (r *attachRun) decrypt(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w %s: %w", ErrEncrypted, id, err)
 	}
-	defer clear(key)
+	r.crypt = &cryptPlan{spec: *spec, key: key}
+	return nil
+}
+
+// decrypt opens an encrypted volume's device with dm-crypt; later steps
+// use the plaintext device.
+func (r *attachRun) decrypt(ctx context.Context) error {
+	enc, _, err := r.info.Bool("encrypted")
+	if err != nil || !enc {
+		return err
+	}
+	id := r.rec.VolumeID
+	if r.opts.NoDecrypt {
+		r.m.Host.Log.Warn("volume is encrypted: handing out the ciphertext device as asked (--no-decrypt); do not mkfs it",
+			"volume", id, "device", r.dev.Path)
+		return nil
+	}
+	if r.crypt == nil {
+		return nil // back-end encryption: nothing to open here
+	}
 	// Named before the open: the undo closes what a failed open may have
 	// left.
-	r.rec.Crypt = &CryptRecord{Name: cryptName(id), Provider: string(spec.Provider)}
-	opened, err := r.m.dm().Open(ctx, r.dev.Path, r.rec.Crypt.Name, *spec, key, r.rec.Mode == "ro")
+	r.rec.Crypt = &CryptRecord{Name: cryptName(id), Provider: string(r.crypt.spec.Provider)}
+	opened, err := r.m.dm().Open(ctx, r.dev.Path, r.rec.Crypt.Name, r.crypt.spec, r.crypt.key, r.rec.Mode == "ro")
 	if err != nil {
 		return fmt.Errorf("%w %s: %w", ErrEncrypted, id, err)
 	}
@@ -138,22 +168,36 @@ func (r *attachRun) cryptSpec(meta cinderapi.Encryption) (*dmcrypt.Spec, error) 
 
 // cryptKey fetches the key: Cinder's fixed key for the all-zero ID when a
 // key file is set, else the key manager.
-func (m *Manager) cryptKey(ctx context.Context, keyID string) ([]byte, error) {
+func (m *Manager) cryptKey(ctx context.Context, keyID string) (secret.Value, error) {
 	c := m.Crypt
 	switch {
 	case c == nil:
-		return nil, errors.New("brick has no key access configured: authenticate with Keystone " +
+		return secret.Value{}, errors.New("brick has no key access configured: authenticate with Keystone " +
 			"(the key comes from Barbican), set a fixed key file for a standalone Cinder, or use --no-decrypt for the ciphertext")
 	case keyID == keymanager.FixedKeyID && c.Fixed != nil:
-		return c.Fixed.Key(ctx, keyID)
+		return asSecret(c.Fixed.Key(ctx, keyID))
 	case c.Keys != nil:
-		return c.Keys.Key(ctx, keyID)
+		key, err := asSecret(c.Keys.Key(ctx, keyID))
+		if errors.Is(err, keymanager.ErrUnreachable) {
+			err = fmt.Errorf("%w: check that the key manager runs and that this host reaches its catalog endpoint, "+
+				"or use --no-decrypt for the ciphertext", err)
+		}
+		return key, err
 	case keyID == keymanager.FixedKeyID:
-		return nil, errors.New("its key is Cinder's fixed key: set brick's fixed key file (the same hex as Cinder's [key_manager] fixed_key, mode 0600)")
+		return secret.Value{}, errors.New("its key is Cinder's fixed key: set brick's fixed key file (the same hex as Cinder's [key_manager] fixed_key, mode 0600)")
 	case c.KeysErr != nil:
-		return nil, c.KeysErr
+		return secret.Value{}, c.KeysErr
 	}
-	return nil, fmt.Errorf("%w: no key manager configured", keymanager.ErrUnreachable)
+	return secret.Value{}, fmt.Errorf("%w: no key manager configured", keymanager.ErrUnreachable)
+}
+
+// asSecret holds a fetched key as a secret.Value and wipes the bytes.
+func asSecret(key []byte, err error) (secret.Value, error) {
+	defer clear(key)
+	if err != nil {
+		return secret.Value{}, err
+	}
+	return secret.New(string(key)), nil
 }
 
 func (r *attachRun) cryptClose(ctx context.Context) error {

@@ -2,6 +2,8 @@ package attach
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -149,6 +151,8 @@ func TestEncryptedAttachRefusals(t *testing.T) {
 		{"no key access", luks2Meta, nil, &Crypt{Keys: fakeKeys{err: forbidden}}, false, "HTTP 403"},
 		{"nothing configured", luks2Meta, nil, nil, false, "no key access configured"},
 		{"key manager unreachable", luks2Meta, nil, &Crypt{KeysErr: fmt.Errorf("%w: no key-manager endpoint", keymanager.ErrUnreachable)}, false, "cannot reach the key manager"},
+		{"key manager down", luks2Meta, nil, &Crypt{Keys: fakeKeys{err: fmt.Errorf("%w: key %s: dial tcp: connection refused", keymanager.ErrUnreachable, cryptKeyID)}},
+			false, "connection refused: check that the key manager runs"},
 		{"fixed key not set", cinderapi.Encryption{KeyID: keymanager.FixedKeyID, Provider: "luks"}, nil, &Crypt{}, false, "fixed key file"},
 		{"plain", cinderapi.Encryption{KeyID: cryptKeyID, Provider: "plain"}, nil, &Crypt{Keys: fakeKeys{key: cryptKey}}, false, "retype the volume to luks or luks2"},
 		{"unknown provider", cinderapi.Encryption{KeyID: cryptKeyID, Provider: "luks9"}, nil, &Crypt{Keys: fakeKeys{key: cryptKey}}, false, `unsupported encryption provider "luks9"`},
@@ -163,7 +167,14 @@ func TestEncryptedAttachRefusals(t *testing.T) {
 			_, err := c.manager(tc.enc, tc.encErr, tc.crypt).Attach(context.Background(), AttachOptions{Volume: "data", Mountpoint: "/mnt/x", Mkfs: "ext4"})
 			require.ErrorIs(t, err, ErrEncrypted)
 			require.ErrorContains(t, err, tc.want)
-			require.ErrorContains(t, err, "local-attach data: decrypt: encrypted volume "+volID)
+			step := StepCryptKey // refused before the connect
+			if tc.luks {
+				step = StepDecrypt // the key does not open the header
+			}
+			require.ErrorContains(t, err, "local-attach data: "+step+": encrypted volume "+volID)
+			if step == StepCryptKey {
+				require.Empty(t, c.runner.Calls(), "refused before any command ran on the host")
+			}
 			require.NotContains(t, err.Error(), "\n")
 			require.NotContains(t, err.Error(), cryptPass)
 			require.False(t, c.open)
@@ -171,6 +182,28 @@ func TestEncryptedAttachRefusals(t *testing.T) {
 			c.requireClean()
 		})
 	}
+}
+
+// TestEncryptedRecordNeverShowsTheKey: the record of an encrypted attach,
+// as returned, printed, marshalled and saved, holds neither the key nor
+// the passphrase.
+func TestEncryptedRecordNeverShowsTheKey(t *testing.T) {
+	c := newCryptFixture(t)
+	m := c.manager(luks2Meta, nil, &Crypt{Keys: fakeKeys{key: cryptKey}})
+	rec, err := m.Attach(context.Background(), AttachOptions{Volume: "data"})
+	require.NoError(t, err)
+	js, err := json.Marshal(rec)
+	require.NoError(t, err)
+	saved, err := os.ReadFile(filepath.Join(c.root, DefaultStateDir, volID+".json"))
+	require.NoError(t, err)
+	out := []string{string(js), string(saved), fmt.Sprintf("%v %+v %#v", rec, rec, rec), fmt.Sprintf("%+v", *rec.Crypt)}
+	for _, o := range out {
+		require.NotContains(t, strings.ToLower(o), cryptPass)
+		require.NotContains(t, o, string(cryptKey))
+		require.NotContains(t, o, base64.StdEncoding.EncodeToString(cryptKey))
+	}
+	require.NoError(t, m.Detach(context.Background(), DetachOptions{Volume: volID}))
+	c.requireClean()
 }
 
 func TestEncryptedAttachWithoutDecrypt(t *testing.T) {

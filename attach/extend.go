@@ -179,7 +179,6 @@ func (m *Manager) cryptResize(ctx context.Context, rec *Record) error {
 	if err != nil {
 		return fmt.Errorf("%w %s: %w", ErrEncrypted, rec.VolumeID, err)
 	}
-	defer clear(key)
 	return m.dm().Resize(ctx, rec.Crypt.Name, key)
 }
 

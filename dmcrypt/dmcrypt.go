@@ -4,8 +4,9 @@
 // the key's bytes in lowercase hex, fed on stdin (--key-file=-), and a
 // volume that is not LUKS yet is formatted on its first attach.
 //
-// Keys and passphrases never reach argv, logs, errors or files: they travel
-// in host.Command's Stdin and are listed as the command's secrets.
+// Keys and passphrases are secret.Values, which never print; they reach
+// only host.Command's Stdin (wiped after the command) and its list of
+// secrets to mask, never argv, logs, errors or files.
 package dmcrypt
 
 import (
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/secret"
 )
 
 // Provider is a dm-crypt format Cinder's encryption types name.
@@ -88,10 +90,16 @@ func (s Spec) Validate() error {
 
 // Passphrase is what os-brick's encryptors hand cryptsetup for a key: its
 // bytes as lowercase hex (os-brick's _get_passphrase).
-func Passphrase(key []byte) []byte {
-	out := make([]byte, hex.EncodedLen(len(key)))
-	hex.Encode(out, key)
-	return out
+func Passphrase(key secret.Value) secret.Value {
+	return secret.New(hex.EncodeToString([]byte(key.Reveal())))
+}
+
+// stdin is a secret as a command's Stdin and masked text; the caller
+// wipes the slice once the command is done.
+func stdin(cmd host.Command, pass secret.Value) (host.Command, []byte) {
+	in := []byte(pass.Reveal())
+	cmd.Stdin, cmd.Secrets = in, []string{pass.Reveal()}
+	return cmd, in
 }
 
 var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,126}$`) })

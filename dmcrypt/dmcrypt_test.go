@@ -2,7 +2,11 @@ package dmcrypt
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -10,13 +14,43 @@ import (
 
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/host/hosttest"
+	"github.com/brick-storage/brick/secret"
 )
 
 func TestPassphraseIsLowercaseHexOfEveryByte(t *testing.T) {
 	// Leading zero nibbles stay: os-brick's old passphrase dropped them
 	// (its bug 1633518), the current one does not.
-	require.Equal(t, "000f10ff", string(Passphrase([]byte{0x00, 0x0f, 0x10, 0xff})))
-	require.Empty(t, Passphrase(nil))
+	require.Equal(t, "000f10ff", Passphrase(secret.New("\x00\x0f\x10\xff")).Reveal())
+	require.True(t, Passphrase(secret.Value{}).IsZero())
+}
+
+// TestKeysNeverPrint: a key or passphrase inside whatever a caller might
+// log or render shows as the mask, whatever the verb or encoder.
+func TestKeysNeverPrint(t *testing.T) {
+	raw := string([]byte{0xde, 0xad, 0x00, 0xbe, 0xef, 0x01})
+	k := secret.New(raw)
+	held := struct {
+		Spec       Spec
+		Key, Pass  secret.Value
+		Opened     Opened
+		KeyPointer *secret.Value
+	}{Spec{Provider: LUKS2}, k, Passphrase(k), Opened{Path: "/dev/mapper/v"}, &k}
+	var out []string
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d"} {
+		out = append(out, fmt.Sprintf(verb, held), fmt.Sprintf(verb, held.Key), fmt.Sprintf(verb, held.Pass))
+	}
+	js, err := json.Marshal(held)
+	require.NoError(t, err)
+	var logged strings.Builder
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("open", "key", held.Key, "pass", held.Pass, "held", held)
+	out = append(out, string(js), logged.String())
+	for _, o := range out {
+		require.NotContains(t, o, pass)
+		require.NotContains(t, strings.ToLower(o), pass, "hex of the key")
+		require.NotContains(t, o, raw)
+		require.NotContains(t, o, base64.StdEncoding.EncodeToString([]byte(raw)))
+	}
+	require.Contains(t, string(js), secret.Mask)
 }
 
 func TestParseProvider(t *testing.T) {
@@ -133,7 +167,7 @@ func (d *disk) run(_ context.Context, cmd host.Command) (host.Result, error) {
 	return host.Result{}, hosttest.Fail(cmd, 1, "unexpected")
 }
 
-var key = []byte{0xde, 0xad, 0x00, 0xbe, 0xef, 0x01}
+var key = secret.New(string([]byte{0xde, 0xad, 0x00, 0xbe, 0xef, 0x01}))
 
 const pass = "dead00beef01"
 
@@ -142,7 +176,7 @@ func TestOpen(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		disk      disk
-		key       []byte
+		key       secret.Value
 		ro        bool
 		formatted bool
 		err       string
@@ -165,7 +199,7 @@ func TestOpen(t *testing.T) {
 		{name: "never formats a filesystem", disk: disk{sig: "ext4"}, key: key, is: ErrNotBlank, err: "blkid: ext4"},
 		{name: "never formats read-only", disk: disk{}, key: key, ro: true, err: "attach it read-write once"},
 		{name: "format fails", disk: disk{failFmt: true}, key: key, err: "format /dev/sdx"},
-		{name: "empty key", disk: disk{}, key: nil, err: "empty key"},
+		{name: "empty key", disk: disk{}, key: secret.Value{}, err: "empty key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := tc.disk

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/secret"
 )
 
 // Opened is an open mapping.
@@ -23,7 +24,7 @@ type Opened struct {
 // isLuks confirms is not LUKS is formatted with spec and opened again; brick
 // also refuses to format a device that holds any other signature, and never
 // formats on a read-only open. key is not kept.
-func (c *Crypt) Open(ctx context.Context, dev, name string, spec Spec, key []byte, readOnly bool) (Opened, error) {
+func (c *Crypt) Open(ctx context.Context, dev, name string, spec Spec, key secret.Value, readOnly bool) (Opened, error) {
 	if err := spec.Validate(); err != nil {
 		return Opened{}, err
 	}
@@ -33,11 +34,10 @@ func (c *Crypt) Open(ctx context.Context, dev, name string, spec Spec, key []byt
 	if !strings.HasPrefix(dev, "/dev/") || strings.Contains(dev, "..") {
 		return Opened{}, fmt.Errorf("device %q: not under /dev", dev)
 	}
-	if len(key) == 0 {
+	if key.IsZero() {
 		return Opened{}, errors.New("empty key")
 	}
 	pass := Passphrase(key)
-	defer clear(pass)
 	err := c.luksOpen(ctx, dev, name, pass, readOnly)
 	if err == nil {
 		return Opened{Path: MapperPath(name)}, nil
@@ -64,14 +64,15 @@ func (c *Crypt) Open(ctx context.Context, dev, name string, spec Spec, key []byt
 	return Opened{Path: MapperPath(name), Formatted: true}, nil
 }
 
-func (c *Crypt) luksOpen(ctx context.Context, dev, name string, pass []byte, readOnly bool) error {
+func (c *Crypt) luksOpen(ctx context.Context, dev, name string, pass secret.Value, readOnly bool) error {
 	args := []string{"luksOpen", "--key-file=-"}
 	if readOnly {
 		args = append(args, "--readonly")
 	}
 	args = append(args, dev, name)
-	_, err := c.Run.Run(ctx, host.Command{Name: "cryptsetup", Args: args, Stdin: pass,
-		Secrets: []string{string(pass)}, Timeout: c.timeout(false)})
+	cmd, in := stdin(host.Command{Name: "cryptsetup", Args: args, Timeout: c.timeout(false)}, pass)
+	defer clear(in)
+	_, err := c.Run.Run(ctx, cmd)
 	return err
 }
 
@@ -89,7 +90,7 @@ func (c *Crypt) isLUKS(ctx context.Context, dev string) (bool, error) {
 
 // format writes a new LUKS header, after checking that the device holds
 // no other signature (os-brick formats whatever is not LUKS).
-func (c *Crypt) format(ctx context.Context, dev string, spec Spec, pass []byte) error {
+func (c *Crypt) format(ctx context.Context, dev string, spec Spec, pass secret.Value) error {
 	res, err := c.Run.Run(ctx, host.Command{Name: "blkid", Args: []string{"-p", "-o", "value", "-s", "TYPE", dev},
 		Timeout: c.timeout(false), OKExitCodes: []int{exitBlkidNone}})
 	if err != nil {
@@ -107,9 +108,9 @@ func (c *Crypt) format(ctx context.Context, dev string, spec Spec, pass []byte) 
 		args = append(args, "--key-size", fmt.Sprint(spec.KeySize))
 	}
 	args = append(args, dev)
-	_, err = c.Run.Run(ctx, host.Command{Name: "cryptsetup", Args: args, Stdin: pass,
-		Secrets: []string{string(pass)}, Timeout: c.timeout(true)})
-	if err != nil {
+	cmd, in := stdin(host.Command{Name: "cryptsetup", Args: args, Timeout: c.timeout(true)}, pass)
+	defer clear(in)
+	if _, err = c.Run.Run(ctx, cmd); err != nil {
 		return fmt.Errorf("format %s: %w", dev, err)
 	}
 	return nil
@@ -145,15 +146,13 @@ func (c *Crypt) IsOpen(ctx context.Context, name string) (bool, error) {
 // Resize grows an open mapping to its device's new size (after a volume
 // extend). LUKS2 may ask for the passphrase, so key goes on stdin as for
 // an open; key is not kept.
-func (c *Crypt) Resize(ctx context.Context, name string, key []byte) error {
+func (c *Crypt) Resize(ctx context.Context, name string, key secret.Value) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
-	pass := Passphrase(key)
-	defer clear(pass)
-	_, err := c.Run.Run(ctx, host.Command{Name: "cryptsetup", Args: []string{"resize", "--key-file=-", name}, Stdin: pass,
-		Secrets: []string{string(pass)}, Timeout: c.timeout(false)})
-	if err != nil {
+	cmd, in := stdin(host.Command{Name: "cryptsetup", Args: []string{"resize", "--key-file=-", name}, Timeout: c.timeout(false)}, Passphrase(key))
+	defer clear(in)
+	if _, err := c.Run.Run(ctx, cmd); err != nil {
 		return fmt.Errorf("resize %s: %w", MapperPath(name), err)
 	}
 	return nil
