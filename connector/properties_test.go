@@ -187,6 +187,49 @@ func TestGatherIPSelection(t *testing.T) {
 	require.ErrorContains(t, err, "not an IP address")
 }
 
+// TestPickIPShortcut checks that the default route's IPv4 address, read
+// from two files, is what the walk over every address would pick.
+func TestPickIPShortcut(t *testing.T) {
+	const head = "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n"
+	const def1 = "eth1\t00000000\t0103000A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"
+	const net0 = "eth0\t0002000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"
+	const net1 = "eth1\t0003000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"
+	const trie = "Local:\n  |-- 10.0.2.15\n     /32 host LOCAL\n  |-- 10.0.3.15\n     /32 host LOCAL\n  |-- 10.0.3.16\n     /32 host LOCAL\n"
+	const lo = "Local:\n  |-- 127.0.0.1\n     /32 host LOCAL\n"
+	const inet6 = "20010db8000000000000000000000007 04 40 00 00 eth1\n20010db8000000000000000000000008 05 40 00 00 eth2\n"
+	const route6 = "00000000000000000000000000000000 00 00000000000000000000000000000000 00 fe800000000000000000000000000001 00000400 00000000 00000000 00000003 eth2\n"
+	for _, tc := range []struct {
+		name                       string
+		route, trie, inet6, route6 string
+		want                       string
+	}{
+		{"default route's interface", head + net0 + def1 + net1, trie, inet6, route6, "10.0.3.15"},
+		{"IPv6 default route only", head + net0 + net1, trie, inet6, route6, "2001:db8::8"},
+		{"no default route", head + net0 + net1, trie, inet6, "", "10.0.2.15"},
+		{"default route, no IPv4 there", head + net0 + def1, trie, inet6, route6, "2001:db8::7"},
+		{"IPv6 default, no IPv4 routes", head + net0, trie, inet6, route6, "2001:db8::8"},
+		{"loopback only", head + def1, lo, "", "", "127.0.0.1"},
+		{"no route file", "", trie, inet6, route6, "2001:db8::8"},
+		{"nothing", "", "", "", "", "127.0.0.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for name, data := range map[string]string{"route": tc.route, "fib_trie": tc.trie, "if_inet6": tc.inet6, "ipv6_route": tc.route6} {
+				if data != "" {
+					hosttest.WriteFile(t, root, "/proc/1/net/"+name, data)
+				}
+			}
+			fsys := host.NewFS(root)
+			got, err := pickIP(fsys, GatherOptions{})
+			require.NoError(t, err)
+			walked, err := walkIP(fsys, GatherOptions{})
+			require.NoError(t, err)
+			require.Equal(t, walked, got)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
 func TestValidators(t *testing.T) {
 	for _, s := range []string{"iqn.2010-10.org.openstack:volume-8d5f", "iqn.1993-08.org.debian:01:abc", "eui.02004567A425678D", "naa.52004567BA64678D", "iqn.2001-04.com.example"} {
 		require.True(t, ident.IQN(s), s)

@@ -27,17 +27,48 @@ type IfAddr struct {
 // default routes ("" when there is none).
 func (s System) DefaultRouteInterfaces() (v4, v6 string) {
 	if data, err := s.readNet("route"); err == nil {
-		for _, r := range parseRoutes4(data) {
-			if r.prefix.Bits() == 0 {
-				v4 = r.iface
-				break
-			}
-		}
+		v4 = defaultIface4(parseRoutes4(data))
 	}
 	if data, err := s.readNet("ipv6_route"); err == nil {
 		v6 = parseDefaultRoute6(data)
 	}
 	return v4, v6
+}
+
+// DefaultRouteIPv4 returns the first IPv4 address on the interface holding
+// the IPv4 default route, from route and fib_trie alone: on most hosts the
+// answer to "which address", without the three further files
+// InterfaceAddrs and DefaultRouteInterfaces read.
+func (s System) DefaultRouteIPv4() (netip.Addr, bool) {
+	data, err := s.readNet("route")
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	routes := parseRoutes4(data)
+	def := defaultIface4(routes)
+	if def == "" {
+		return netip.Addr{}, false
+	}
+	trie, err := s.readNet("fib_trie")
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	for _, a := range parseLocalAddrs4(trie) {
+		if !a.IsLoopback() && interfaceFor(a, routes) == def {
+			return a, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// defaultIface4 is the interface of the first IPv4 default route.
+func defaultIface4(routes []route4) string {
+	for _, r := range routes {
+		if r.prefix.Bits() == 0 {
+			return r.iface
+		}
+	}
+	return ""
 }
 
 // InterfaceAddrs lists IPv4 and IPv6 addresses per interface, loopback excluded.
