@@ -36,5 +36,4 @@ require (
 	github.com/spf13/afero v1.15.0 // indirect
 	github.com/spf13/cast v1.10.0 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect
-	gopkg.in/yaml.v2 v2.4.0 // indirect
 )

@@ -1,8 +1,6 @@
 package ident
 
 import (
-	"go/parser"
-	"go/token"
 	"regexp"
 	"strings"
 	"testing"
@@ -156,14 +154,4 @@ func FuzzAgainstPatterns(f *testing.F) {
 			t.Errorf("NormalizeWWN(%q) = %q, %v; the pattern says %v", s, w, ok, wwnRE.MatchString(n))
 		}
 	})
-}
-
-// TestNoRegexp keeps regexp out of the package: every command checks an
-// identifier, and compiling patterns was a tenth of get-connector's work.
-func TestNoRegexp(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "ident.go", nil, parser.ImportsOnly)
-	require.NoError(t, err)
-	for _, imp := range f.Imports {
-		require.NotEqual(t, `"regexp"`, imp.Path.Value, "ident.go imports regexp")
-	}
 }

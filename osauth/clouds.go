@@ -10,33 +10,66 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/brick-storage/brick/secret"
 )
 
-// cloud is one clouds.yaml entry: gophercloud's clouds.Cloud plus the keys
-// it lacks that a standalone Cinder or Ironic needs.
+// cloud is one clouds.yaml entry: the keys brick reads, named as
+// openstacksdk and gophercloud name them. brick decodes them itself so the
+// binary links neither gophercloud's clouds package nor the second YAML
+// library it brings, whose initialisers cost every command, get-connector
+// included (issue #27). Keys brick does not read are not decoded.
 type cloud struct {
-	clouds.Cloud `yaml:",inline"`
+	AuthInfo     *cloudAuth `yaml:"auth"`
+	AuthType     string     `yaml:"auth_type"`
+	RegionName   string     `yaml:"region_name"`
+	EndpointType string     `yaml:"endpoint_type"`
+	Interface    string     `yaml:"interface"`
+	CACertFile   string     `yaml:"cacert"`
+	Verify       *bool      `yaml:"verify"`
 
-	BlockStorageEndpointOverride string `yaml:"block_storage_endpoint_override"`
-	VolumeEndpointOverride       string `yaml:"volume_endpoint_override"`
-	BaremetalEndpointOverride    string `yaml:"baremetal_endpoint_override"`
+	VolumeAPIVersion string `yaml:"volume_api_version"`
 	// BlockStorageAPIVersion is openstacksdk's name for
 	// volume_api_version; it wins when both are set.
 	BlockStorageAPIVersion string `yaml:"block_storage_api_version"`
 
-	// AuthEndpoint is auth.endpoint, openstacksdk's URL of a standalone
-	// Ironic (clouds.AuthInfo has no such key).
-	AuthEndpoint string `yaml:"-"`
+	BlockStorageEndpointOverride string `yaml:"block_storage_endpoint_override"`
+	VolumeEndpointOverride       string `yaml:"volume_endpoint_override"`
+	BaremetalEndpointOverride    string `yaml:"baremetal_endpoint_override"`
+}
+
+// cloudAuth is a clouds.yaml entry's auth section.
+type cloudAuth struct {
+	AuthURL string `yaml:"auth_url"`
+	// Endpoint is openstacksdk's URL of a standalone Ironic.
+	Endpoint string `yaml:"endpoint"`
+
+	Username       string `yaml:"username"`
+	UserID         string `yaml:"user_id"`
+	Password       string `yaml:"password"`
+	UserDomainName string `yaml:"user_domain_name"`
+	UserDomainID   string `yaml:"user_domain_id"`
+
+	ProjectName       string `yaml:"project_name"`
+	ProjectID         string `yaml:"project_id"`
+	ProjectDomainName string `yaml:"project_domain_name"`
+	ProjectDomainID   string `yaml:"project_domain_id"`
+	DomainName        string `yaml:"domain_name"`
+	DomainID          string `yaml:"domain_id"`
+	DefaultDomain     string `yaml:"default_domain"`
+
+	Token string `yaml:"token"`
+
+	ApplicationCredentialID     string `yaml:"application_credential_id"`
+	ApplicationCredentialName   string `yaml:"application_credential_name"`
+	ApplicationCredentialSecret string `yaml:"application_credential_secret"`
 }
 
 // auth returns the auth section, empty when the entry has none.
-func (c cloud) auth() clouds.AuthInfo {
+func (c cloud) auth() cloudAuth {
 	if c.AuthInfo == nil {
-		return clouds.AuthInfo{}
+		return cloudAuth{}
 	}
 	return *c.AuthInfo
 }
@@ -142,15 +175,6 @@ func decodeCloud(n *yaml.Node) (cloud, error) {
 	if err := n.Decode(&c); err != nil {
 		return cloud{}, err
 	}
-	var extra struct {
-		Auth struct {
-			Endpoint string `yaml:"endpoint"`
-		} `yaml:"auth"`
-	}
-	if err := n.Decode(&extra); err != nil {
-		return cloud{}, err
-	}
-	c.AuthEndpoint = extra.Auth.Endpoint
 	return c, nil
 }
 
@@ -210,8 +234,8 @@ func keyIndex(m *yaml.Node, key string) int {
 // This is the one place that maps clouds.yaml keys onto Options.
 func applyCloud(o Options, c cloud) Options {
 	a := c.auth()
-	o.Redactor.Add(a.Password, a.Token, a.ApplicationCredentialSecret) // read as plain strings by gophercloud's clouds types
-	o.AuthType = cmp.Or(o.AuthType, string(c.AuthType))
+	o.Redactor.Add(a.Password, a.Token, a.ApplicationCredentialSecret) // decoded as plain strings
+	o.AuthType = cmp.Or(o.AuthType, c.AuthType)
 	o.AuthURL = cmp.Or(o.AuthURL, a.AuthURL)
 	o.Username = cmp.Or(o.Username, a.Username)
 	o.UserID = cmp.Or(o.UserID, a.UserID)
@@ -239,8 +263,8 @@ func applyCloud(o Options, c cloud) Options {
 	}
 	// auth_type none + auth.endpoint is how openstacksdk spells a
 	// standalone Ironic.
-	if t, _ := normalizeAuthType(string(c.AuthType)); t == AuthNoAuth || t == AuthHTTPBasic {
-		o.IronicEndpoint = cmp.Or(o.IronicEndpoint, c.AuthEndpoint)
+	if t, _ := normalizeAuthType(c.AuthType); t == AuthNoAuth || t == AuthHTTPBasic {
+		o.IronicEndpoint = cmp.Or(o.IronicEndpoint, a.Endpoint)
 	}
 	return o
 }
