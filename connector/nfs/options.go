@@ -3,6 +3,7 @@ package nfs
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/brick-storage/brick/connector"
 )
@@ -20,35 +21,38 @@ const (
 // options and the generic ones from mount(8) that make sense for a share.
 // An allow-list rather than a deny-list, because mount(8) has options that
 // run programs or change ownership (uhelper=, helper=, X-mount.*), and "bg"
-// would make mount return before the share is there.
-var allowedOptions = map[string]optKind{
-	// generic
-	"ro": flagOpt, "rw": flagOpt, "sync": flagOpt, "async": flagOpt,
-	"atime": flagOpt, "noatime": flagOpt, "diratime": flagOpt, "nodiratime": flagOpt,
-	"relatime": flagOpt, "norelatime": flagOpt, "strictatime": flagOpt, "nostrictatime": flagOpt,
-	"lazytime": flagOpt, "nolazytime": flagOpt,
-	"suid": flagOpt, "nosuid": flagOpt, "dev": flagOpt, "nodev": flagOpt, "exec": flagOpt, "noexec": flagOpt,
-	"_netdev": flagOpt, "nofail": flagOpt,
-	// nfs(5)
-	"vers": valueOpt, "nfsvers": valueOpt, "minorversion": valueOpt,
-	"soft": flagOpt, "hard": flagOpt, "softerr": flagOpt, "softreval": flagOpt, "nosoftreval": flagOpt,
-	"intr": flagOpt, "nointr": flagOpt, "timeo": valueOpt, "retrans": valueOpt, "retry": valueOpt,
-	"rsize": valueOpt, "wsize": valueOpt, "bsize": valueOpt,
-	"ac": flagOpt, "noac": flagOpt, "acregmin": valueOpt, "acregmax": valueOpt,
-	"acdirmin": valueOpt, "acdirmax": valueOpt, "actimeo": valueOpt,
-	"cto": flagOpt, "nocto": flagOpt, "lookupcache": valueOpt,
-	"fsc": eitherOpt, "nofsc": flagOpt, "sharecache": flagOpt, "nosharecache": flagOpt,
-	"resvport": flagOpt, "noresvport": flagOpt,
-	"proto": valueOpt, "udp": flagOpt, "tcp": flagOpt, "rdma": flagOpt,
-	"port": valueOpt, "mountport": valueOpt, "mountproto": valueOpt, "mounthost": valueOpt,
-	"mountvers": valueOpt, "mountaddr": valueOpt, "addr": valueOpt, "clientaddr": valueOpt,
-	"namlen": valueOpt, "nconnect": valueOpt, "max_connect": valueOpt,
-	"sec": valueOpt, "xprtsec": valueOpt,
-	"lock": flagOpt, "nolock": flagOpt, "local_lock": valueOpt,
-	"posix": flagOpt, "noposix": flagOpt, "acl": flagOpt, "noacl": flagOpt,
-	"rdirplus": eitherOpt, "nordirplus": flagOpt, "fg": flagOpt,
-	"migration": flagOpt, "nomigration": flagOpt, "trunkdiscovery": flagOpt, "notrunkdiscovery": flagOpt,
-}
+// would make mount return before the share is there. Built on first use:
+// a map literal is filled at every start of every command (issue #27).
+var allowedOptions = sync.OnceValue(func() map[string]optKind {
+	return map[string]optKind{
+		// generic
+		"ro": flagOpt, "rw": flagOpt, "sync": flagOpt, "async": flagOpt,
+		"atime": flagOpt, "noatime": flagOpt, "diratime": flagOpt, "nodiratime": flagOpt,
+		"relatime": flagOpt, "norelatime": flagOpt, "strictatime": flagOpt, "nostrictatime": flagOpt,
+		"lazytime": flagOpt, "nolazytime": flagOpt,
+		"suid": flagOpt, "nosuid": flagOpt, "dev": flagOpt, "nodev": flagOpt, "exec": flagOpt, "noexec": flagOpt,
+		"_netdev": flagOpt, "nofail": flagOpt,
+		// nfs(5)
+		"vers": valueOpt, "nfsvers": valueOpt, "minorversion": valueOpt,
+		"soft": flagOpt, "hard": flagOpt, "softerr": flagOpt, "softreval": flagOpt, "nosoftreval": flagOpt,
+		"intr": flagOpt, "nointr": flagOpt, "timeo": valueOpt, "retrans": valueOpt, "retry": valueOpt,
+		"rsize": valueOpt, "wsize": valueOpt, "bsize": valueOpt,
+		"ac": flagOpt, "noac": flagOpt, "acregmin": valueOpt, "acregmax": valueOpt,
+		"acdirmin": valueOpt, "acdirmax": valueOpt, "actimeo": valueOpt,
+		"cto": flagOpt, "nocto": flagOpt, "lookupcache": valueOpt,
+		"fsc": eitherOpt, "nofsc": flagOpt, "sharecache": flagOpt, "nosharecache": flagOpt,
+		"resvport": flagOpt, "noresvport": flagOpt,
+		"proto": valueOpt, "udp": flagOpt, "tcp": flagOpt, "rdma": flagOpt,
+		"port": valueOpt, "mountport": valueOpt, "mountproto": valueOpt, "mounthost": valueOpt,
+		"mountvers": valueOpt, "mountaddr": valueOpt, "addr": valueOpt, "clientaddr": valueOpt,
+		"namlen": valueOpt, "nconnect": valueOpt, "max_connect": valueOpt,
+		"sec": valueOpt, "xprtsec": valueOpt,
+		"lock": flagOpt, "nolock": flagOpt, "local_lock": valueOpt,
+		"posix": flagOpt, "noposix": flagOpt, "acl": flagOpt, "noacl": flagOpt,
+		"rdirplus": eitherOpt, "nordirplus": flagOpt, "fg": flagOpt,
+		"migration": flagOpt, "nomigration": flagOpt, "trunkdiscovery": flagOpt, "notrunkdiscovery": flagOpt,
+	}
+})
 
 // Limits on option strings.
 const (
@@ -104,7 +108,7 @@ func ParseMountOptions(key, s string) ([]string, error) {
 
 func checkOption(key, opt string) error {
 	name, value, hasValue := strings.Cut(opt, "=")
-	kind, ok := allowedOptions[name]
+	kind, ok := allowedOptions()[name]
 	if !ok {
 		return connector.Invalid(key, "mount option %s is not allowed", connector.Quote(name))
 	}
