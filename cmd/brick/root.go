@@ -103,10 +103,10 @@ users type them.`,
 	pf.StringVar(&a.hostRoot, "host-root", "/", "read the host's /etc, /sys, /dev, /proc and /run under this directory (a container with the host's / mounted there, or a test fixture tree)")
 	pf.StringVar(&a.configFile, "config", defaultConfigFile, "YAML configuration file; keys are flag names")
 
-	version, getConnector := a.versionCommand(), a.getConnectorCommand()
-	a.addRecordOutputFlags(version.Flags())
-	a.addRecordOutputFlags(getConnector.Flags())
-	root.AddCommand(version, getConnector)
+	for _, c := range a.recordCommands(args) {
+		a.addRecordOutputFlags(c.Flags())
+		root.AddCommand(c)
+	}
 	if lightCommand(args) {
 		// Completion runs as "brick __complete ...", never through this
 		// tree: it needs neither completion functions nor the command.
@@ -128,6 +128,19 @@ users type them.`,
 // lightCommand reports whether args run get-connector or version.
 func lightCommand(args []string) bool {
 	return len(args) > 0 && (args[0] == "get-connector" || args[0] == "version")
+}
+
+// recordCommands are version and get-connector, or only the one args run:
+// neither mentions the other, and each costs a flag set to build.
+func (a *app) recordCommands(args []string) []*cobra.Command {
+	switch {
+	case !lightCommand(args):
+		return []*cobra.Command{a.versionCommand(), a.getConnectorCommand()}
+	case args[0] == "version":
+		return []*cobra.Command{a.versionCommand()}
+	default:
+		return []*cobra.Command{a.getConnectorCommand()}
+	}
 }
 
 // setup applies config-file and environment values to flags the user did
