@@ -56,31 +56,9 @@ const patternOffset = 4
 // "TIME <label> <seconds>" for timings and "RC <label> <exit code>".
 const attachGuestScript = `
 set -uo pipefail
-# Run brick from the guest's tmpfs: exec'ing it from the 9p share pages the
-# 14 MB binary in over 9p on every run.
-cp /brick/brick /tmp/brick
-B=/tmp/brick
-P=$PROJECT
-API=http://10.0.2.2:8776/v3
-export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null BRICK_CINDER_ENDPOINT=$API
+` + cinderGuestSetup + `
 COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 10s)
-
-eval "$("$BRICK_FIXTURES/iscsi.sh")"
-echo "initiator $ISCSI_INITIATOR host $(hostname)"
-
-py() { /usr/bin/python3 -c "$@"; }
-api() { curl -sf -m 30 -H "X-Auth-Token: brick:$P" -H "OpenStack-API-Version: volume 3.70" "$API/$P/$1"; }
-vstatus() {
-	api "volumes/$1" | py 'import json,sys; v=json.load(sys.stdin)["volume"]; print(v["status"], ",".join(a["host_name"] or "-" for a in v["attachments"]) or "-")' 2>/dev/null || echo "api-error -"
-}
-nsessions() { iscsiadm -m session 2>/dev/null | grep -c . || true; }
-nsd() { ls /sys/block | grep -c '^sd' || true; }
-ndm() { dmsetup ls --target multipath 2>/dev/null | grep -vc 'No devices' || true; }
-nrec() { ls /var/lib/brick/volumes/*.json 2>/dev/null | grep -c . || true; }
-state() { echo "STATE $1 $(vstatus "$2") $(nsessions) $(nsd) $(ndm) $(nrec)"; }
-now() { date +%s.%N; }
-took() { echo "TIME $1 $(awk -v a="$2" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}')"; }
-jget() { py "import json,sys; print(json.load(open('$1'))['$2'])"; }
+echo "initiator $ISCSI_INITIATOR host $HOSTNAME"
 
 # attach_write_detach LABEL VOLUME [extra local-attach flags...]: the happy
 # path with the pattern written through the device.
@@ -98,7 +76,7 @@ attach_write_detach() {
 		# output and not in the record.
 		local att pw leaks
 		att=$(jget /brick/attach-$label.json attachment_id)
-		pw=$(api "attachments/$att" | py 'import json,sys; print(json.load(sys.stdin)["attachment"]["connection_info"].get("auth_password") or "")' 2>/dev/null)
+		pw=$(apiget "attachments/$att" auth_password)
 		if [[ -n $pw ]]; then
 			leaks=$(grep -lF -- "$pw" /var/lib/brick/volumes/*.json /brick/attach-$label.json /brick/attach-$label.err 2>/dev/null | grep -c . || true)
 			echo "SECRET pw_known=yes leaks=$leaks"
@@ -137,7 +115,7 @@ echo "STATUSLINE file $(cat /brick/attach-*.err /brick/detach-*.out | grep -c $'
 echo "MOUNTED-AFTER-DETACH $(grep -c ' /mnt/brickfs ' /proc/self/mountinfo || true)"
 $B local-attach "$VOL_FS" "${COMMON[@]}" --mountpoint /mnt/brickfs --mkfs ext4 -f json >/brick/attach-fs2.json 2>&1
 echo "RC attach-fs2 $?"
-echo "FORMATTED fs2 $(py "import json; print(json.load(open('/brick/attach-fs2.json')).get('formatted','none'))")"
+echo "FORMATTED fs2 $(jget /brick/attach-fs2.json formatted || echo none)"
 echo "FILE fs2 $(cat /mnt/brickfs/hello.txt 2>&1)"
 $B local-detach "$VOL_FS" "${COMMON[@]}" >/brick/detach-fs2.out 2>&1
 echo "RC detach-fs2 $?"
@@ -151,30 +129,13 @@ echo DONE
 // left in the guest.
 const attachFailGuestScript = `
 set -uo pipefail
-cp /brick/brick /tmp/brick
-B=/tmp/brick
-P=$PROJECT
-API=http://10.0.2.2:8776/v3
-export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null BRICK_CINDER_ENDPOINT=$API
+` + cinderGuestSetup + `
 COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 10s)
-eval "$("$BRICK_FIXTURES/iscsi.sh")"
-py() { /usr/bin/python3 -c "$@"; }
-api() { curl -sf -m 30 -H "X-Auth-Token: brick:$P" -H "OpenStack-API-Version: volume 3.70" "$API/$P/$1"; }
-vstatus() {
-	api "volumes/$1" | py 'import json,sys; v=json.load(sys.stdin)["volume"]; print(v["status"], ",".join(a["host_name"] or "-" for a in v["attachments"]) or "-")' 2>/dev/null || echo "api-error -"
-}
-nsessions() { iscsiadm -m session 2>/dev/null | grep -c . || true; }
-nsd() { ls /sys/block | grep -c '^sd' || true; }
-ndm() { dmsetup ls --target multipath 2>/dev/null | grep -vc 'No devices' || true; }
-nrec() { ls /var/lib/brick/volumes/*.json 2>/dev/null | grep -c . || true; }
-state() { echo "STATE $1 $(vstatus "$2") $(nsessions) $(nsd) $(ndm) $(nrec)"; }
-now() { date +%s.%N; }
-took() { echo "TIME $1 $(awk -v a="$2" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}')"; }
 ` + `# 5a. connect fails: the host's tgtd is put offline (the test on the host
 # does it when it sees /brick/req-offline), so every login is refused.
 hostdo() {
 	rm -f /brick/ack-$1; touch /brick/req-$1
-	for _ in $(seq 600); do [[ -e /brick/ack-$1 ]] && return 0; sleep 0.2; done
+	for ((i = 0; i < 600; i++)); do [[ -e /brick/ack-$1 ]] && return 0; pause 0.2; done
 	echo "host did not answer $1"; return 1
 }
 hostdo offline
@@ -203,7 +164,7 @@ modprobe sd_mod
 # 5c. the final Cinder call fails (os-complete / os-attach answered 500 by a
 # proxy in front of the real Cinder), both flows.
 /brick/faultproxy -listen 127.0.0.1:18776 -target http://10.0.2.2:8776 -fail os-complete,os-attach 2>/brick/faultproxy.log &
-for _ in $(seq 50); do curl -s -o /dev/null http://127.0.0.1:18776/ && break; sleep 0.1; done
+for ((i = 0; i < 50; i++)); do curl -s -o /dev/null http://127.0.0.1:18776/ && break; pause 0.1; done
 for flow in 3.54 3.0; do
 	BRICK_CINDER_ENDPOINT=http://127.0.0.1:18776/v3 $B local-attach "$VOL_FAIL" "${COMMON[@]}" --os-volume-api-version $flow >/brick/fail-complete-$flow.out 2>&1
 	echo "RC fail-complete-$flow $?"
@@ -240,20 +201,33 @@ type guestRun struct {
 // for requests).
 func runAttachGuest(t *testing.T, c *testbed.Cinder, script string, files, env map[string]string, onShare func(ctx context.Context, share string)) *guestRun {
 	t.Helper()
+	return runCinderGuest(t, c, script, files, env, onShare, false)
+}
+
+// runSharedGuest is runAttachGuest in the suite's shared guest session
+// (sharedGuest in main_test.go): no boot of its own, and the guest must be
+// left clean for the next test. BRICK_E2E_SHARED_GUEST=0 boots one instead.
+func runSharedGuest(t *testing.T, c *testbed.Cinder, script string, files, env map[string]string, onShare func(ctx context.Context, share string)) *guestRun {
+	t.Helper()
+	return runCinderGuest(t, c, script, files, env, onShare, sharedGuestOn())
+}
+
+func runCinderGuest(t *testing.T, c *testbed.Cinder, script string, files, env map[string]string, onShare func(ctx context.Context, share string), shared bool) *guestRun {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	share := guestShare(t)
 	env["PROJECT"] = c.ProjectID
 	files[buildBrick(t)] = "brick"
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	if onShare != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); onShare(watchCtx, share) }()
+	var res *guest.Result
+	var err error
+	if shared {
+		res, err = sharedGuest.exec(t, ctx, guest.Exec{Script: script, Files: files, Env: env, Timeout: 20 * time.Minute}, share, onShare)
+	} else {
+		stop := watchShare(ctx, share, onShare)
+		res, err = guest.Run(ctx, guest.Options{Script: script, Files: files, NICs: 2, Env: env, Timeout: 20 * time.Minute, ShareDir: share})
+		stop()
 	}
-	res, err := guest.Run(ctx, guest.Options{Script: script, Files: files, NICs: 2, Env: env, Timeout: 20 * time.Minute, ShareDir: share})
-	stopWatch()
-	wg.Wait()
 	require.NoError(t, err)
 	// The test bed's Cinder is one per host: another test process asking
 	// for other settings restarts it, and this run's results are void.
@@ -276,6 +250,18 @@ func runAttachGuest(t *testing.T, c *testbed.Cinder, script string, files, env m
 		}
 	}
 	return g
+}
+
+// watchShare runs onShare (if set) on share until the returned stop is
+// called; stop waits for it to return.
+func watchShare(ctx context.Context, share string, onShare func(ctx context.Context, share string)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	if onShare != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); onShare(ctx, share) }()
+	}
+	return func() { cancel(); wg.Wait() }
 }
 
 // guestShare is the directory shared with a guest: a test's temporary
@@ -335,7 +321,7 @@ func TestAttachGuest(t *testing.T) {
 		env["VOL_"+k] = vols[k].ID
 	}
 	deb, debVersion := buildDeb(t)
-	g := runAttachGuest(t, c, attachGuestScript, map[string]string{patternFile: "pattern", deb: "brick.deb"}, env, nil)
+	g := runSharedGuest(t, c, attachGuestScript, map[string]string{patternFile: "pattern", deb: "brick.deb"}, env, nil)
 
 	for label, key := range map[string]string{"legacy": "LEGACY", "v3": "V3", "mp": "MP"} {
 		require.Equal(t, "0", g.rc("attach-"+label), label)
@@ -410,7 +396,7 @@ func TestAttachGuestFailures(t *testing.T) {
 	t.Cleanup(func() {
 		_ = exec.Command("tgtadm", "--lld", "iscsi", "--mode", "system", "--op", "update", "--name", "State", "--value", "ready").Run()
 	})
-	g := runAttachGuest(t, c, attachFailGuestScript, map[string]string{buildFaultProxy(t): "faultproxy"}, map[string]string{"VOL_FAIL": vol.ID}, tgtd)
+	g := runSharedGuest(t, c, attachFailGuestScript, map[string]string{buildFaultProxy(t): "faultproxy"}, map[string]string{"VOL_FAIL": vol.ID}, tgtd)
 
 	for _, label := range []string{"fail-connect", "fail-nodev", "fail-complete-3.54", "fail-complete-3.0"} {
 		require.NotEqual(t, "0", g.rc(label), label)

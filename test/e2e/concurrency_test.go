@@ -12,8 +12,7 @@ import (
 )
 
 // reliabilityPrelude is the shell set-up the concurrency and fault guest
-// scripts share: brick on the guest's tmpfs, the initiator, and helpers
-// that print what the Go side checks.
+// scripts share: cinderGuestSetup with a step trace and 20 s for devices.
 //
 //	STATE <label> <cinder status> <host names> <sessions> <sd> <maps> <records>
 //	HOST <label> <sessions> <sd> <maps> <records>
@@ -27,15 +26,32 @@ exec 19>>/brick/trace.log
 BASH_XTRACEFD=19
 PS4='+ $EPOCHREALTIME '
 set -x
+` + cinderGuestSetup + `
+COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 20s)
+`
+
+// cinderGuestSetup is what every guest script attaching the host's Cinder
+// volumes starts with: brick on the guest's tmpfs, Cinder's address, the
+// initiator, guestShellHelpers, and helpers printing what the Go side
+// checks (state, hoststate), all without Python or other process starts
+// where a builtin does.
+const cinderGuestSetup = `
+# Run brick from the guest's tmpfs: exec'ing it from the 9p share pages the
+# 14 MB binary in over 9p on every run.
 cp /brick/brick /tmp/brick
 B=/tmp/brick
 P=$PROJECT
 API=http://10.0.2.2:8776/v3
 export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null BRICK_CINDER_ENDPOINT=$API
-COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 20s)
 eval "$("$BRICK_FIXTURES/iscsi.sh")"
 ` + guestShellHelpers + `
 api() { curl -sf -m 30 -H "X-Auth-Token: brick:$P" -H "OpenStack-API-Version: volume 3.70" "$API/$P/$1"; }
+# apiget PATH KEY: the string KEY of Cinder's answer at PATH.
+apiget() {
+	local j re="\"$2\": *\"([^\"]*)\""
+	j=$(api "$1") || return 1
+	[[ $j =~ $re ]] && echo "${BASH_REMATCH[1]}"
+}
 # vstatus: "<status> <host names>" of a volume. Bash regexes, no Python:
 # its start-up from the 9p root costs seconds under TCG. Only the volume
 # itself has a "status" key ("replication_status" and the like do not match).
@@ -270,7 +286,7 @@ func TestConcurrency(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		vols = append(vols, newVolume(t, c, fmt.Sprintf("brick-e2e-conc-%d", i)).ID)
 	}
-	g := runAttachGuest(t, c, concurrencyGuestScript, map[string]string{}, map[string]string{"VOLS": strings.Join(vols, " ")}, nil)
+	g := runSharedGuest(t, c, concurrencyGuestScript, map[string]string{}, map[string]string{"VOLS": strings.Join(vols, " ")}, nil)
 
 	rcs := func(label string, idx ...int) {
 		t.Helper()

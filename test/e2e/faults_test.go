@@ -211,7 +211,7 @@ func TestFaults(t *testing.T) {
 			cd = append(cd, f+":"+s)
 		}
 	}
-	g := runAttachGuest(t, c, faultsGuestScript, files, map[string]string{
+	g := runSharedGuest(t, c, faultsGuestScript, files, map[string]string{
 		"VOL_C": volC.ID, "VOL_D": volD.ID, "VOL_T": volT.ID, "VOL_M": volM.ID,
 		"CRASH_ATTACH": strings.Join(ca, " "), "CRASH_DETACH": strings.Join(cd, " "),
 	}, nil)

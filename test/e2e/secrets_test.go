@@ -19,23 +19,15 @@ import (
 // "LEAKS <label> <count>" line per secret.
 const secretsGuestScript = `
 set -uo pipefail
-cp /brick/brick /tmp/brick
-B=/tmp/brick
-P=$PROJECT
-API=http://10.0.2.2:8776/v3
-export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null BRICK_CINDER_ENDPOINT=$API
+` + cinderGuestSetup + `
 COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 10s --debug)
-eval "$("$BRICK_FIXTURES/iscsi.sh")"
-py() { /usr/bin/python3 -c "$@"; }
-api() { curl -sf -m 30 -H "X-Auth-Token: brick:$P" -H "OpenStack-API-Version: volume 3.70" "$API/$P/$1"; }
-jget() { py "import json,sys; print(json.load(open('$1'))['$2'])"; }
 mkdir -p /brick/out /root/in
 
 # 1. The real Cinder's CHAP: attach, write, detach, all with --debug.
 $B local-attach "$VOL" "${COMMON[@]}" -f json >/brick/out/attach.json 2>/brick/out/attach.err
 echo "RC attach $?"
 att=$(jget /brick/out/attach.json attachment_id)
-api "attachments/$att" | py 'import json,sys; print(json.load(sys.stdin)["attachment"]["connection_info"].get("auth_password") or "")' >/root/in/cinder-pw 2>/dev/null
+printf %s "$(apiget "attachments/$att" auth_password)" >/root/in/cinder-pw
 echo "CINDERPW len $(wc -c </root/in/cinder-pw)"
 dev=$(jget /brick/out/attach.json path)
 dd if=/dev/zero of="$dev" bs=1M count=1 oflag=direct status=none
@@ -47,7 +39,7 @@ echo "RC detach $?"
 
 # 2. An attach that fails after the CHAP login: the rollback's logs too.
 /brick/faultproxy -listen 127.0.0.1:18776 -target http://10.0.2.2:8776 -fail os-complete,os-attach 2>/brick/out/faultproxy.log &
-for _ in $(seq 50); do curl -s -o /dev/null http://127.0.0.1:18776/ && break; sleep 0.1; done
+for ((i = 0; i < 50; i++)); do curl -s -o /dev/null http://127.0.0.1:18776/ && break; pause 0.1; done
 BRICK_CINDER_ENDPOINT=http://127.0.0.1:18776/v3 $B local-attach "$VOL" "${COMMON[@]}" >/brick/out/fail-attach.out 2>/brick/out/fail-attach.err
 echo "RC fail-attach $?"
 kill %1
@@ -106,7 +98,7 @@ echo DONE
 func TestSecretsGuest(t *testing.T) {
 	c := needCinder(t, guestCinderOptions)
 	vol := newVolume(t, c, "brick-e2e-secrets")
-	g := runAttachGuest(t, c, secretsGuestScript, map[string]string{buildFaultProxy(t): "faultproxy"}, map[string]string{"VOL": vol.ID}, nil)
+	g := runSharedGuest(t, c, secretsGuestScript, map[string]string{buildFaultProxy(t): "faultproxy"}, map[string]string{"VOL": vol.ID}, nil)
 
 	require.Equal(t, "0", g.rc("attach"))
 	require.Len(t, g.lines["CINDERPW len"], 1)
