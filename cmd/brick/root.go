@@ -91,7 +91,6 @@ users type them.`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: a.setup,
-		Version:           readBuildInfo().Version, // --version
 	}
 	root.SetOut(a.stdout)
 	root.SetUsageFunc(usage)
@@ -112,6 +111,10 @@ users type them.`,
 		// tree: it needs neither completion functions nor the command.
 		root.CompletionOptions.DisableDefaultCmd = true
 	} else {
+		// --version is a flag of the root alone ("brick get-connector
+		// --version" is an unknown flag), so only this tree reads the
+		// build information for it.
+		root.Version = readBuildInfo().Version
 		for _, c := range a.extraCommands() {
 			root.AddCommand(c)
 		}
