@@ -113,6 +113,10 @@ func BaremetalClient(ctx context.Context, opts Options) (*gophercloud.ServiceCli
 		if _, err := checkURL(o.IronicEndpoint); err != nil {
 			return nil, err
 		}
+		if o.Username == "" || o.Password.IsZero() {
+			// gophercloud's own error names its Go fields (IronicUser).
+			return nil, fmt.Errorf("%w: http_basic Ironic needs --os-username and --os-password (OS_USERNAME, OS_PASSWORD)", ErrConfig)
+		}
 		sc, err = baremetalhttpbasic.NewBareMetalHTTPBasic(baremetalhttpbasic.EndpointOpts{
 			IronicEndpoint: o.IronicEndpoint, IronicUser: o.Username, IronicUserPassword: o.Password.Reveal(),
 		})
@@ -191,6 +195,9 @@ func authOptions(o Options) (gophercloud.AuthOptions, error) {
 	if o.AuthURL == "" {
 		return gophercloud.AuthOptions{}, fmt.Errorf("%w: auth type %s needs --os-auth-url (OS_AUTH_URL) or --os-cloud", ErrConfig, o.AuthType)
 	}
+	if err := oneDomain(o); err != nil {
+		return gophercloud.AuthOptions{}, err
+	}
 	ao := gophercloud.AuthOptions{IdentityEndpoint: o.AuthURL, AllowReauth: true}
 	switch o.AuthType {
 	case AuthPassword:
@@ -213,6 +220,9 @@ func authOptions(o Options) (gophercloud.AuthOptions, error) {
 		if (o.AppCredID == "" && o.AppCredName == "") || o.AppCredSecret.IsZero() {
 			return ao, fmt.Errorf("%w: application credential auth needs an id (or name) and a secret", ErrConfig)
 		}
+		if o.AppCredID == "" && o.Username == "" && o.UserID == "" {
+			return ao, fmt.Errorf("%w: an application credential given by name needs its user: --os-username (or --os-user-id), or use --os-application-credential-id", ErrConfig)
+		}
 		ao.ApplicationCredentialID, ao.ApplicationCredentialName = o.AppCredID, o.AppCredName
 		ao.ApplicationCredentialSecret = o.AppCredSecret.Reveal()
 		ao.Username, ao.UserID = o.Username, o.UserID
@@ -221,6 +231,24 @@ func authOptions(o Options) (gophercloud.AuthOptions, error) {
 		return ao, fmt.Errorf("%w: auth type %s is not supported here", ErrConfig, o.AuthType)
 	}
 	return ao, nil
+}
+
+// oneDomain refuses a domain given both by name and by id where it is
+// used (a user or project named, not given by id): gophercloud refuses
+// that too, but in its own field names (DomainID, DomainName).
+func oneDomain(o Options) error {
+	for _, d := range []struct {
+		used            bool
+		name, id, flags string
+	}{
+		{o.Username != "" && o.UserID == "", first(o.UserDomainName, o.DomainName), first(o.UserDomainID, o.DomainID), "--os-user-domain-name or --os-user-domain-id"},
+		{o.ProjectName != "" && o.ProjectID == "", first(o.ProjectDomainName, o.DomainName), first(o.ProjectDomainID, o.DomainID), "--os-project-domain-name or --os-project-domain-id"},
+	} {
+		if d.used && d.name != "" && d.id != "" {
+			return fmt.Errorf("%w: give %s, not both (name %q, id %q)", ErrConfig, d.flags, d.name, d.id)
+		}
+	}
+	return nil
 }
 
 // userDomain is the (name, id) of the user's domain: --os-user-domain-*,

@@ -2,11 +2,15 @@ package osauth
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
@@ -15,6 +19,10 @@ import (
 
 // ErrUnauthorized marks credentials Keystone refused.
 var ErrUnauthorized = errors.New("keystone refused the credentials")
+
+// ErrUnreachable marks a Keystone that gave no usable answer: closed
+// port, timeout, TLS failure, an error page or a body that is not JSON.
+var ErrUnreachable = errors.New("keystone unreachable")
 
 // ErrNoEndpoint marks a catalog without the service endpoint asked for.
 var ErrNoEndpoint = errors.New("no such endpoint in the service catalog")
@@ -39,7 +47,7 @@ func authFailure(ctx context.Context, o Options, hc *http.Client, ao gophercloud
 	refused := gophercloud.ResponseCodeIs(err, http.StatusUnauthorized) ||
 		(o.AuthType == AuthToken && gophercloud.ResponseCodeIs(err, http.StatusNotFound))
 	if !refused {
-		return fmt.Errorf("authenticate at %s: %w", o.AuthURL, err)
+		return keystoneFailure("authenticate at "+o.AuthURL, err)
 	}
 	at := "authenticate at " + o.AuthURL
 	var msg string
@@ -66,10 +74,96 @@ func authFailure(ctx context.Context, o Options, hc *http.Client, ao gophercloud
 // changed (or Keystone did), not a typo.
 func renewFailure(o Options, err error) error {
 	if !gophercloud.ResponseCodeIs(err, http.StatusUnauthorized) {
-		return fmt.Errorf("renew the token at %s: %w", o.AuthURL, err)
+		return keystoneFailure("renew the token at "+o.AuthURL, err)
 	}
 	return &failure{kind: ErrUnauthorized, cause: err, msg: "renew the token at " + o.AuthURL +
 		": Keystone refused the credentials that worked at the start (password changed, user disabled, or application credential deleted?)"}
+}
+
+// keystoneFailure words an auth request that got no usable answer: a
+// closed port, a hung server, a certificate not trusted, an HTML page from
+// a proxy, a body that is not JSON. It names the step and the fix in one
+// line, never Go's "dial tcp" text or a whole body; the cause stays
+// reachable for errors.Is/As.
+func keystoneFailure(at string, err error) error {
+	const check = "check --os-auth-url (OS_AUTH_URL, or auth_url in clouds.yaml) and that Keystone runs there"
+	var msg string
+	var ue *url.Error
+	var code gophercloud.ErrUnexpectedResponseCode
+	var syntax *json.SyntaxError
+	var limit *TimeoutError
+	var unknownCA x509.UnknownAuthorityError
+	switch {
+	case errors.As(err, &limit) && errors.As(err, &ue):
+		msg = fmt.Sprintf("no answer from %s within %s (the time limit of one request, --api-timeout); %s", redactedURL(ue.URL), limit.Limit, check)
+	case errors.As(err, &unknownCA):
+		msg = "the server's certificate is not trusted: give the CA bundle with --os-cacert, or verify: false in clouds.yaml / --insecure to skip the check"
+	case errors.As(err, &code):
+		msg = fmt.Sprintf("Keystone answered HTTP %d: %s; %s", code.Actual, bodySummary(code.Body), check)
+	case errors.As(err, &syntax):
+		msg = "the answer is not JSON, so not Keystone's; " + check
+	case errors.As(err, &ue):
+		cause := ue.Err.Error()
+		if i := strings.LastIndex(cause, ": "); i >= 0 {
+			cause = cause[i+2:]
+		}
+		msg = "cannot reach " + redactedURL(ue.URL) + ": " + cause + "; " + check
+	default:
+		return fmt.Errorf("%s: %w", at, err)
+	}
+	return &failure{msg: at + ": " + msg, kind: ErrUnreachable, cause: err}
+}
+
+// bodySummary is a short, one-line account of an error body: Keystone's
+// JSON message, an HTML page's title, or that it is neither.
+func bodySummary(body []byte) string {
+	var doc struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &doc) == nil && doc.Error.Message != "" {
+		return shortLine(doc.Error.Message)
+	}
+	s := string(body)
+	if i := strings.Index(strings.ToLower(s), "<title>"); i >= 0 {
+		s = s[i+len("<title>"):]
+		if j := strings.Index(strings.ToLower(s), "</title>"); j >= 0 {
+			return "an HTML page titled " + quoted(shortLine(s[:j])) + " (a proxy's?)"
+		}
+	}
+	if strings.Contains(strings.ToLower(s), "<html") {
+		return "an HTML page (a proxy's?)"
+	}
+	return "a body that is not Keystone's JSON"
+}
+
+// shortLine keeps the first line of s, without control characters, at
+// most 160 bytes.
+func shortLine(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(s))
+	if len(s) > 160 {
+		s = strings.ToValidUTF8(s[:160], "") + "..."
+	}
+	return s
+}
+
+// redactedURL drops userinfo and query from a URL for messages.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<url>"
+	}
+	u.User, u.RawQuery = nil, ""
+	return u.String()
 }
 
 // passwordValid reports whether the user's password works without a

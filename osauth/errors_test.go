@@ -3,9 +3,11 @@ package osauth
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
@@ -67,4 +69,80 @@ func TestNoCredentials(t *testing.T) {
 	require.Contains(t, err.Error(), "--os-auth-type noauth with --ironic-endpoint when Ironic runs")
 	_, err = BaremetalClient(context.Background(), Options{AuthType: "none"})
 	require.Equal(t, "openstack auth configuration: noauth Ironic needs --ironic-endpoint (BRICK_IRONIC_ENDPOINT), e.g. http://host:6385", err.Error())
+}
+
+// TestKeystoneUnreachable: a Keystone that gives no usable answer is one
+// line naming the URL, what happened and the fix: never Go's "dial tcp"
+// text, an HTML page or a JSON decoder's complaint.
+func TestKeystoneUnreachable(t *testing.T) {
+	serve := func(h http.HandlerFunc) string {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	html := serve(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = w.Write([]byte("<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"))
+	})
+	notJSON := serve(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte("hello"))
+	})
+	hung := serve(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(2 * time.Second): // Close waits for it
+		}
+	})
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(tlsSrv.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	check := "; check --os-auth-url (OS_AUTH_URL, or auth_url in clouds.yaml) and that Keystone runs there"
+	for _, tc := range []struct{ name, url, want string }{
+		{"closed port", closed, "cannot reach " + closed + "/v3/auth/tokens: connection refused" + check},
+		{"proxy error page", html, `Keystone answered HTTP 502: an HTML page titled "502 Bad Gateway" (a proxy's?)` + check},
+		{"not JSON", notJSON, "the answer is not JSON, so not Keystone's" + check},
+		{"hung", hung, "no answer from " + hung + "/v3/auth/tokens within 200ms (the time limit of one request, --api-timeout)" + check},
+		{"TLS", tlsSrv.URL, "the server's certificate is not trusted: give the CA bundle with --os-cacert, or verify: false in clouds.yaml / --insecure to skip the check"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := BlockStorageClient(context.Background(), Options{AuthURL: tc.url + "/v3", Username: "u",
+				Password: secret.New("pw-unreach"), ProjectName: "demo", Timeout: 200 * time.Millisecond})
+			require.ErrorIs(t, err, ErrUnreachable)
+			require.Equal(t, "authenticate at "+tc.url+"/v3: "+tc.want, err.Error())
+		})
+	}
+	require.Equal(t, `Keystone's message`, bodySummary([]byte(`{"error":{"message":"Keystone's message\nmore"}}`)))
+	require.Equal(t, "a body that is not Keystone's JSON", bodySummary([]byte("plain")))
+}
+
+// TestConfigErrorsNameFlags: settings gophercloud would refuse in its own
+// field names are refused first, naming brick's flags.
+func TestConfigErrorsNameFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"user domain twice", Options{Username: "u", Password: secret.New("p"), UserDomainName: "D", UserDomainID: "d"},
+			`give --os-user-domain-name or --os-user-domain-id, not both (name "D", id "d")`},
+		{"project domain twice", Options{Username: "u", Password: secret.New("p"), ProjectName: "p", ProjectDomainName: "D", DomainID: "d"},
+			`give --os-project-domain-name or --os-project-domain-id, not both (name "D", id "d")`},
+		{"app credential name without user", Options{AppCredName: "n", AppCredSecret: secret.New("s")},
+			"an application credential given by name needs its user: --os-username (or --os-user-id), or use --os-application-credential-id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.AuthURL = "http://127.0.0.1:1/v3"
+			_, err := BaremetalClient(context.Background(), tc.opts)
+			require.ErrorIs(t, err, ErrConfig)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	// A domain that is not used is not checked: the user is given by id.
+	_, err := authOptions(Options{AuthType: AuthPassword, AuthURL: "http://k/v3", UserID: "u1", Password: secret.New("p"), UserDomainName: "D", UserDomainID: "d"})
+	require.NoError(t, err)
 }

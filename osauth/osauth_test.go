@@ -222,4 +222,12 @@ func TestBaremetal(t *testing.T) {
 	require.ErrorIs(t, err, ErrConfig)
 	_, err = BlockStorageClient(context.Background(), Options{AuthType: "http_basic", CinderEndpoint: srv.URL})
 	require.ErrorIs(t, err, ErrConfig)
+	// Flag names, not gophercloud's field names (IronicUser).
+	for _, o := range []Options{{Username: "u"}, {Password: secret.New("p4ss")}} {
+		o.AuthType, o.IronicEndpoint = "http_basic", srv.URL
+		_, err = BaremetalClient(context.Background(), o)
+		require.ErrorIs(t, err, ErrConfig)
+		require.ErrorContains(t, err, "http_basic Ironic needs --os-username and --os-password (OS_USERNAME, OS_PASSWORD)")
+		require.NotContains(t, err.Error(), "IronicUser")
+	}
 }

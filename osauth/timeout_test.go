@@ -67,7 +67,8 @@ func TestHungServerNamesURLAndLimit(t *testing.T) {
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		var te *osauth.TimeoutError
 		require.True(t, errors.As(err, &te), "%v", err)
-		require.Equal(t, `authenticate at `+hung+`/v3: Post "`+hung+`/v3/auth/tokens": no answer within 300ms (the time limit of one request)`, err.Error())
+		require.Equal(t, `authenticate at `+hung+`/v3: no answer from `+hung+`/v3/auth/tokens within 300ms (the time limit of one request, --api-timeout); `+
+			`check --os-auth-url (OS_AUTH_URL, or auth_url in clouds.yaml) and that Keystone runs there`, err.Error())
 	})
 	for _, base := range []string{hung, slow} {
 		t.Run("Cinder", func(t *testing.T) {
