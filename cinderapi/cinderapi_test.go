@@ -368,6 +368,14 @@ func TestFindVolume(t *testing.T) {
 	_, err = c.FindVolume(ctx, "nope")
 	require.ErrorIs(t, err, cinderapi.ErrNotFound)
 	require.EqualError(t, err, "cinder find volume nope: no volume with this ID or name")
+
+	// With Keystone credentials a missing volume may be another project's.
+	c.SC.IdentityEndpoint = "http://keystone.example/v3/"
+	_, err = c.FindVolume(ctx, "nope")
+	require.ErrorIs(t, err, cinderapi.ErrNotFound)
+	require.EqualError(t, err, "cinder find volume nope: no volume with this ID or name; these credentials see the volumes of project "+cindertest.Project+
+		" only: for another project's volume use credentials for that project (--os-project-name, --os-cloud) or an admin's")
+	c.SC.IdentityEndpoint = ""
 	_, err = c.FindVolume(ctx, "a\nb")
 	require.ErrorIs(t, err, cinderapi.ErrBadRequest)
 	_, err = c.FindVolume(ctx, "")

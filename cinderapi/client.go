@@ -145,13 +145,29 @@ func (c *Client) FindVolume(ctx context.Context, nameOrID string) (*Volume, erro
 	}
 	switch len(ids) {
 	case 0:
-		return nil, &Error{Step: "find", Volume: nameOrID, Kind: ErrNotFound, Message: "no volume with this ID or name"}
+		return nil, &Error{Step: "find", Volume: nameOrID, Kind: ErrNotFound, Message: "no volume with this ID or name", Hint: c.projectHint()}
 	case 1:
 		return c.Volume(ctx, ids[0])
 	}
 	sort.Strings(ids)
 	return nil, &Error{Step: "find", Volume: nameOrID, Kind: ErrAmbiguous,
 		Message: fmt.Sprintf("%d volumes have this name, use an ID: %s", len(ids), strings.Join(ids, ", "))}
+}
+
+// projectHint explains a volume that is not found with Keystone
+// credentials: Cinder shows a user the volumes of the project in its
+// endpoint (.../v3/<project>/) only, so another project's volume looks
+// missing rather than forbidden. noauth requests are admin: no hint.
+func (c *Client) projectHint() string {
+	if c.SC.ProviderClient == nil || c.SC.IdentityEndpoint == "" {
+		return ""
+	}
+	parts := strings.Split(strings.Trim(c.SC.Endpoint, "/"), "/")
+	if len(parts) < 2 || parts[len(parts)-2] != "v3" {
+		return ""
+	}
+	return "these credentials see the volumes of project " + parts[len(parts)-1] +
+		" only: for another project's volume use credentials for that project (--os-project-name, --os-cloud) or an admin's"
 }
 
 // Attachments lists a volume's v3 attachments (needs >= 3.27).

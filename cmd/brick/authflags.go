@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/spf13/pflag"
 
 	"github.com/brick-storage/brick/osauth"
@@ -35,6 +37,7 @@ type authFlags struct {
 	cinderEndpoint    string
 	ironicEndpoint    string
 	volumeAPIVersion  string
+	apiTimeout        time.Duration
 }
 
 // addAuthFlags registers the auth flags on pf (a cloud command's flags, or
@@ -74,6 +77,8 @@ func (a *app) addAuthFlags(pf *pflag.FlagSet) {
 	str(&f.cinderEndpoint, "cinder-endpoint", "", "Cinder URL, e.g. http://host:8776/v3 (required with noauth; overrides the catalog)")
 	str(&f.ironicEndpoint, "ironic-endpoint", "", "Ironic URL, e.g. http://host:6385 (required with noauth/http_basic; overrides the catalog)")
 	str(&f.volumeAPIVersion, "os-volume-api-version", "OS_VOLUME_API_VERSION", "force this Cinder microversion (e.g. 3.44 for attachments, 3.0 for the legacy flow); default: negotiate")
+	pf.DurationVar(&f.apiTimeout, "api-timeout", osauth.DefaultTimeout, "time limit for each request to Keystone, Cinder, Ironic or Barbican, its body included (a server that hangs fails after this)")
+	markCloudFlag(pf.Lookup("api-timeout"))
 }
 
 // authOptions returns the OpenStack options from flags, environment and
@@ -105,6 +110,7 @@ func (a *app) authOptions() osauth.Options {
 		CinderEndpoint:    f.cinderEndpoint,
 		IronicEndpoint:    f.ironicEndpoint,
 		VolumeAPIVersion:  f.volumeAPIVersion,
+		Timeout:           f.apiTimeout,
 		UserAgent:         "brick/" + version,
 		Redactor:          a.redactor,
 		Log:               a.logger,
