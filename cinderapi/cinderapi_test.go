@@ -241,7 +241,20 @@ func TestErrors(t *testing.T) {
 	fake.Fail("os-initialize_connection", cindertest.Fault{Status: 500, Body: `{"computeFault": {"code": 500, "message": "boom\nTraceback (most recent call last):\n secret stuff"}}`})
 	_, err = c.Flow().Export(ctx, vol1, "", conn)
 	require.ErrorIs(t, err, cinderapi.ErrUnavailable)
-	require.EqualError(t, err, "cinder initialize_connection volume "+vol1+": boom (HTTP 500)")
+	require.EqualError(t, err, "cinder initialize_connection volume "+vol1+": boom (HTTP 500); "+
+		"Cinder (or a proxy in front of it) failed: try again later; if it persists, Cinder's log says why")
+
+	// A proxy's error page and an answer that is not JSON: one line each.
+	fake.Fail("get", cindertest.Fault{Status: 502, Body: "<html><head><title>502 Bad Gateway</title></head>\n<body>nginx</body></html>", Times: 1})
+	_, err = c.Volume(ctx, vol1)
+	require.ErrorIs(t, err, cinderapi.ErrUnavailable)
+	require.EqualError(t, err, "cinder get volume "+vol1+": an HTML page: 502 Bad Gateway (HTTP 502); "+
+		"Cinder (or a proxy in front of it) failed: try again later; if it persists, Cinder's log says why")
+	fake.Fail("get", cindertest.Fault{Status: 200, Body: "hello", Times: 1})
+	_, err = c.Volume(ctx, vol1)
+	require.ErrorIs(t, err, cinderapi.ErrUnexpected)
+	require.EqualError(t, err, "cinder get volume "+vol1+": the answer is not Cinder's JSON; "+
+		"check --cinder-endpoint, or the catalog's block-storage endpoint for --os-region-name and --os-interface")
 
 	fake.Fail("get", cindertest.Fault{Status: 404, Body: "<html><body>404 Not Found</body></html>"})
 	_, err = c.Volume(ctx, vol1)

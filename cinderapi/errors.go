@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"net"
 	"net/url"
 	"strings"
@@ -108,6 +109,10 @@ func mapError(step, volume string, err error) error {
 		e.Status = code.Actual
 		e.Message = ShortMessage(code.Body)
 		e.Kind = kindOf(code.Actual, e.Message)
+		if e.Message == "" && code.Actual >= 500 {
+			// A proxy's error page: say so rather than "cinder unavailable".
+			e.Message = pageSummary(code.Body)
+		}
 		e.Hint = hintFor(step, code.Actual)
 		// Keep gophercloud's error as the cause (ResponseCodeIs works),
 		// but without the body: it repeats the whole response, traceback
@@ -118,6 +123,11 @@ func mapError(step, volume string, err error) error {
 		// The per-request limit (osauth's), not the caller's deadline.
 		e.Kind = ErrUnavailable
 		e.Message = fmt.Sprintf("no answer from %s within %s (the time limit of one request)", redactURL(urlErr.URL), limited.RequestLimit())
+	case errors.As(err, new(*json.SyntaxError)) || errors.As(err, new(*json.UnmarshalTypeError)):
+		// A 200 that is not Cinder's: a captive portal, a web server,
+		// another service on that port.
+		e.Kind, e.Message = ErrUnexpected, "the answer is not Cinder's JSON"
+		e.Hint = "check --cinder-endpoint, or the catalog's block-storage endpoint for --os-region-name and --os-interface"
 	case errors.Is(err, context.DeadlineExceeded):
 		e.Kind, e.Message = ErrUnavailable, "timed out"
 	case errors.Is(err, context.Canceled):
@@ -137,8 +147,28 @@ func mapError(step, volume string, err error) error {
 // (osauth.TimeoutError, known here by this method only).
 type requestLimited interface{ RequestLimit() time.Duration }
 
-// hintFor says what to do about an authentication or policy refusal.
+// pageSummary names an HTML page (a proxy's error page, by its title);
+// "" for any other body.
+func pageSummary(body []byte) string {
+	s := strings.TrimSpace(string(body))
+	lower := strings.ToLower(s)
+	if !strings.Contains(lower, "<html") && !strings.Contains(lower, "<!doctype") {
+		return ""
+	}
+	if i := strings.Index(lower, "<title>"); i >= 0 {
+		if j := strings.Index(lower[i:], "</title>"); j >= 0 {
+			return "an HTML page: " + oneLine(html.UnescapeString(s[i+len("<title>"):i+j]))
+		}
+	}
+	return "an HTML page"
+}
+
+// hintFor says what to do about an authentication or policy refusal, or
+// a server failure.
 func hintFor(step string, status int) string {
+	if status >= 500 {
+		return "Cinder (or a proxy in front of it) failed: try again later; if it persists, Cinder's log says why"
+	}
 	switch status {
 	case 401:
 		return "Cinder refused the token (expired or revoked): with --os-token or OS_TOKEN get a new one ('openstack token issue'); " +

@@ -164,6 +164,11 @@ func forbiddenHint(c call) string {
 // TLS; the URL without credentials or query.
 func unreachable(c call, err error) error {
 	var ue *url.Error
+	if errors.As(err, new(*json.SyntaxError)) || errors.As(err, new(*json.UnmarshalTypeError)) {
+		// A 200 that is not Ironic's: a web server or another service.
+		return &Error{Op: c.String(), Message: "the answer is not Ironic's JSON", Kind: ErrUnreachable, Err: err,
+			Hint: "check --ironic-endpoint, or the catalog's baremetal endpoint for --os-region-name and --os-interface"}
+	}
 	if !errors.As(err, &ue) {
 		return fmt.Errorf("ironic %s: %w", c, err)
 	}

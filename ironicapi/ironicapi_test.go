@@ -365,6 +365,21 @@ func TestResolveNode(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound)
 }
 
+// TestNotJSONAnswer: a 200 that is not Ironic's JSON (a web server on
+// the port) says so with the fix, not the JSON decoder's complaint.
+func TestNotJSONAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("hello")) }))
+	defer srv.Close()
+	sc := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{}, Endpoint: srv.URL + "/v1/"}
+	var out map[string]any
+	_, err := sc.Get(context.Background(), srv.URL+"/v1/volume/connectors", &out, nil)
+	require.Error(t, err)
+	err = convert(call{op: "list", resource: "volume connectors"}, err)
+	require.ErrorIs(t, err, ErrUnreachable)
+	require.Equal(t, "ironic list volume connectors: the answer is not Ironic's JSON; "+
+		"check --ironic-endpoint, or the catalog's baremetal endpoint for --os-region-name and --os-interface", err.Error())
+}
+
 func TestUnreachableErrors(t *testing.T) {
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closedURL := closed.URL
