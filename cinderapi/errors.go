@@ -122,7 +122,8 @@ func mapError(step, volume string, err error) error {
 	case errors.As(err, &urlErr) && errors.As(err, &limited):
 		// The per-request limit (osauth's), not the caller's deadline.
 		e.Kind = ErrUnavailable
-		e.Message = fmt.Sprintf("no answer from %s within %s (the time limit of one request)", redactURL(urlErr.URL), limited.RequestLimit())
+		e.Message = fmt.Sprintf("no answer from %s within %s (the time limit of one request, --api-timeout)", redactURL(urlErr.URL), limited.RequestLimit())
+		e.Hint = endpointHint
 	case errors.As(err, new(*json.SyntaxError)) || errors.As(err, new(*json.UnmarshalTypeError)):
 		// A 200 that is not Cinder's: a captive portal, a web server,
 		// another service on that port.
@@ -135,6 +136,9 @@ func mapError(step, volume string, err error) error {
 	case errors.As(err, &urlErr):
 		e.Kind = ErrUnavailable
 		e.Message = "cannot reach " + redactURL(urlErr.URL) + ": " + shortNetErr(urlErr.Err)
+		if !errors.As(err, new(x509.UnknownAuthorityError)) {
+			e.Hint = endpointHint
+		}
 	case errors.As(err, &netErr):
 		e.Kind, e.Message = ErrUnavailable, shortNetErr(err)
 	default:
@@ -142,6 +146,9 @@ func mapError(step, volume string, err error) error {
 	}
 	return e
 }
+
+// endpointHint is the fix for a Cinder that gives no answer.
+const endpointHint = "check --cinder-endpoint, or the catalog's block-storage endpoint for --os-region-name and --os-interface, and that Cinder runs there"
 
 // requestLimited is a request that ran out of its own time limit
 // (osauth.TimeoutError, known here by this method only).

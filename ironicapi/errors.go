@@ -182,11 +182,11 @@ func unreachable(c call, err error) error {
 }
 
 // netCause is the last part of a network error ("connection refused"),
-// or "no answer within 1m0s (the time limit of one request)".
+// or "no answer within 1m0s (the time limit of one request, --api-timeout)".
 func netCause(ue *url.Error) string {
 	var limited interface{ RequestLimit() time.Duration } // osauth.TimeoutError
 	if errors.As(ue, &limited) {
-		return fmt.Sprintf("no answer within %s (the time limit of one request)", limited.RequestLimit())
+		return fmt.Sprintf("no answer within %s (the time limit of one request, --api-timeout)", limited.RequestLimit())
 	}
 	if ue.Timeout() {
 		return "no answer (timed out)"

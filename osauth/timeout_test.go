@@ -78,7 +78,8 @@ func TestHungServerNamesURLAndLimit(t *testing.T) {
 			_, err = cinderapi.NewClient(ctx, sc, "")
 			require.Less(t, time.Since(start), 5*time.Second)
 			require.ErrorIs(t, err, cinderapi.ErrUnavailable)
-			require.Contains(t, err.Error(), "cinder version discovery: no answer from "+base+"/ within 300ms (the time limit of one request)")
+			require.Contains(t, err.Error(), "cinder version discovery: no answer from "+base+"/ within 300ms (the time limit of one request, --api-timeout); "+
+				"check --cinder-endpoint, or the catalog's block-storage endpoint for --os-region-name and --os-interface, and that Cinder runs there")
 			require.NotContains(t, err.Error(), "\n")
 		})
 		t.Run("Ironic", func(t *testing.T) {
@@ -86,7 +87,7 @@ func TestHungServerNamesURLAndLimit(t *testing.T) {
 			require.NoError(t, err)
 			_, err = ironicapi.AllConnectors(ctx, ironicapi.ListConnectors(sc, nil), 0)
 			require.ErrorIs(t, err, ironicapi.ErrUnreachable)
-			require.True(t, strings.HasPrefix(err.Error(), "ironic list volume connectors: cannot reach "+base+"/v1/volume/connectors: no answer within 300ms (the time limit of one request); check --ironic-endpoint"), err.Error())
+			require.True(t, strings.HasPrefix(err.Error(), "ironic list volume connectors: cannot reach "+base+"/v1/volume/connectors: no answer within 300ms (the time limit of one request, --api-timeout); check --ironic-endpoint"), err.Error())
 		})
 	}
 }

@@ -53,7 +53,7 @@ func TestVolumeCommandErrors(t *testing.T) {
 
 	code, _, errs := runVolumeCmd(t, "--host-root", root, "--config", "/dev/null", "--os-auth-type", "noauth", "--cinder-endpoint", "http://127.0.0.1:1/v3", "local-attach", "data")
 	require.Equal(t, 1, code)
-	require.Equal(t, "brick: local-attach data: cinder version discovery: cannot reach http://127.0.0.1:1/: connection refused\n", errs)
+	require.Equal(t, "brick: local-attach data: cinder version discovery: cannot reach http://127.0.0.1:1/: connection refused; check --cinder-endpoint, or the catalog's block-storage endpoint for --os-region-name and --os-interface, and that Cinder runs there\n", errs)
 
 	code, _, errs = runVolumeCmd(t, "--host-root", root, "--config", "/dev/null", "--os-auth-type", "noauth", "local-attach", "data")
 	require.Equal(t, 2, code)

@@ -173,7 +173,8 @@ func TestKeystoneErrorTable(t *testing.T) {
 		{name: "Keystone port closed", env: with(member, "OS_AUTH_URL=http://"+closed+"/v3"), args: []string{"local-attach", vol}, code: 1,
 			want: "brick: local-attach " + vol + ": authenticate at http://" + closed + "/v3: cannot reach http://" + closed + "/v3/auth/tokens: connection refused; " +
 				"check --os-auth-url (OS_AUTH_URL, or auth_url in clouds.yaml) and that Keystone runs there"},
-		cinder("Cinder port closed", "http://"+closed+"/v3", "brick: local-attach "+vol+": cinder version discovery: cannot reach http://"+closed+"/: connection refused"),
+		cinder("Cinder port closed", "http://"+closed+"/v3", "brick: local-attach "+vol+": cinder version discovery: cannot reach http://"+closed+"/: connection refused; "+
+			"check --cinder-endpoint, or the catalog's block-storage endpoint for --os-region-name and --os-interface, and that Cinder runs there"),
 		ironic("Ironic port closed", "http://"+closed, ""),
 		cinder("Cinder TLS certificate not trusted", tlsSrv+"/v3", ""),
 		ironic("Ironic TLS certificate not trusted", tlsSrv, ""),
@@ -183,7 +184,8 @@ func TestKeystoneErrorTable(t *testing.T) {
 		cinder("Cinder answers with a non-JSON body", nonJSON+"/v3", "brick: local-attach "+vol+": cinder version discovery: the answer is not Cinder's JSON; "+
 			"check --cinder-endpoint, or the catalog's block-storage endpoint for --os-region-name and --os-interface"),
 		ironic("Ironic answers with a non-JSON body", nonJSON, ""),
-		cinder("Cinder hangs (--api-timeout 2s)", hung+"/v3", "brick: local-attach "+vol+": cinder version discovery: no answer from "+hung+"/ within 2s (the time limit of one request)"),
+		cinder("Cinder hangs (--api-timeout 2s)", hung+"/v3", "brick: local-attach "+vol+": cinder version discovery: no answer from "+hung+"/ within 2s (the time limit of one request, --api-timeout); "+
+			"check --cinder-endpoint, or the catalog's block-storage endpoint for --os-region-name and --os-interface, and that Cinder runs there"),
 		ironic("Ironic hangs (--api-timeout 2s)", hung, ""),
 		{name: "expired or revoked --os-token", env: []string{"OS_AUTH_URL=" + k.AuthURL, "OS_TOKEN=gAAAAAexpired", "OS_PROJECT_ID=" + k.ProjectID, "BRICK_HOST_ROOT=" + root},
 			args: []string{"local-attach", vol}, code: 1,
