@@ -2,9 +2,10 @@
 
     ready.py KEYSTONE_ENV_FILE BARBICAN_URL PID TIMEOUT
 
-Registers a key-manager service and its public RegionOne endpoint when the
-catalog lacks them (a Keystone cold start restores the seeded catalog, so
-every up.sh asks), then waits until the member user lists secrets.
+Registers a key-manager service and its public RegionOne endpoint (and
+RegionGuest's, at the slirp gateway 10.0.2.2) when the catalog lacks them
+(a Keystone cold start restores the seeded catalog, so every up.sh asks),
+then waits until the member user lists secrets.
 """
 
 import json
@@ -44,13 +45,18 @@ def ensure_catalog(env, url):
         _, made = call('POST', ks + '/services', tok,
                        {'service': {'name': 'barbican', 'type': 'key-manager', 'enabled': True}})
         svc = made['service']['id']
+    # RegionGuest is the same service at the slirp gateway, for brick in a
+    # qemu guest (as the catalog's other RegionGuest endpoints).
+    want = {'RegionOne': url, 'RegionGuest': url.replace('127.0.0.1', '10.0.2.2', 1)}
     _, eps = call('GET', ks + '/endpoints?service_id=%s&interface=public' % svc, tok)
     for ep in eps['endpoints']:
-        if ep['url'] == url and ep.get('region_id') == 'RegionOne':
-            return
-        call('DELETE', ks + '/endpoints/' + ep['id'], tok)
-    call('POST', ks + '/endpoints', tok, {'endpoint': {
-        'service_id': svc, 'interface': 'public', 'region_id': 'RegionOne', 'url': url}})
+        if want.get(ep.get('region_id')) == ep['url']:
+            del want[ep['region_id']]
+        else:
+            call('DELETE', ks + '/endpoints/' + ep['id'], tok)
+    for region, u in want.items():
+        call('POST', ks + '/endpoints', tok, {'endpoint': {
+            'service_id': svc, 'interface': 'public', 'region_id': region, 'url': u}})
 
 
 def running(pid):

@@ -34,9 +34,11 @@ START_TIMEOUT=${BRICK_TB_CINDER_TIMEOUT:-180}
 # records go to NVMET_DIR; "off" (the default) is the tgt iSCSI backend.
 NVMEOF=${BRICK_TB_NVMEOF:-off}
 # Key manager of encrypted volume types: fixed (a standalone Cinder's fixed
-# key, FIXED_KEY, key ID all zeros) or barbican (test/barbican/up.sh; needs
-# Keystone tokens, so only requests through Keystone can create them).
-KEY_MANAGER=${BRICK_TB_CINDER_KEY_MANAGER:-fixed}
+# key, FIXED_KEY, key ID all zeros), barbican (test/barbican/up.sh; needs
+# Keystone tokens, so only requests through Keystone can create them) or
+# both (the default; brick_tb_keymgr.py: the fixed key for requests through
+# the noauth API, Barbican for requests through Keystone).
+KEY_MANAGER=${BRICK_TB_CINDER_KEY_MANAGER:-both}
 FIXED_KEY=627269636b2d74622d66697865642d6b65792d30313233343536373839616263
 NVMET_DIR=${BRICK_TB_NVMET_DIR:-/var/tmp/brick-testbed/nvmet-share/exports}
 case $NVMEOF in

@@ -28,7 +28,9 @@
 #   BRICK_TB_NVMET_DIR       export records for the guest's nvmet
 #                            (/var/tmp/brick-testbed/nvmet-share/exports)
 #   BRICK_TB_CINDER_KEY_MANAGER  keys of encrypted volume types: fixed
-#                            (FIXED_KEY of common.sh) or barbican    (fixed)
+#                            (FIXED_KEY of common.sh), barbican, or both:
+#                            fixed for noauth requests, Barbican for
+#                            requests through Keystone                (both)
 #   BRICK_TB_STARTER         caller's token, recorded in the env file as
 #                            BRICK_TB_CINDER_STARTED_BY by a cold start only
 set -euo pipefail
@@ -67,7 +69,7 @@ done
 STARTER=${BRICK_TB_STARTER:-manual}
 [[ $STARTER =~ ^[0-9A-Za-z_-]+$ ]] || fail "BRICK_TB_STARTER must be a plain token"
 case $DEBUG in 1 | true) debug=true ;; *) debug=false ;; esac
-[[ $KEY_MANAGER == fixed || $KEY_MANAGER == barbican ]] || fail "BRICK_TB_CINDER_KEY_MANAGER must be fixed or barbican"
+[[ $KEY_MANAGER =~ ^(fixed|barbican|both)$ ]] || fail "BRICK_TB_CINDER_KEY_MANAGER must be fixed, barbican or both"
 if ((CHAP)); then chap=true; else chap=false; fi
 
 take_lock
@@ -104,6 +106,7 @@ render_config() {
   text=${text//$'\n'@NVME_OPTS@/$nvme_opts}
   local km=$'backend = cinder.keymgr.conf_key_mgr.ConfKeyManager\nfixed_key = '$FIXED_KEY
   [[ $KEY_MANAGER == barbican ]] && km='backend = barbican'
+  [[ $KEY_MANAGER == both ]] && km=$'backend = brick_tb_keymgr.KeystoneOrFixedKeyManager\nfixed_key = '$FIXED_KEY
   text=${text//@KEY_MANAGER@/$km}
   printf '%s\n' "$text"
 }
