@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/ident"
@@ -59,21 +61,39 @@ func (m *Multipath) Grow(ctx context.Context, v Volume, want int64) (*Growth, er
 		return nil, fmt.Errorf("grow: %w", err)
 	}
 	g.OldSize = old
-	for _, d := range disks {
-		if err := m.fs.WriteFile("/sys/block/"+d+"/device/rescan", []byte("1")); err != nil {
-			return nil, fmt.Errorf("grow: rescan %s: %w", d, err)
-		}
+	start := time.Now()
+	if err := m.rescanAll(disks); err != nil {
+		return nil, err
 	}
+	rescanned := time.Now()
 	if g.NewSize, err = m.waitSameSize(ctx, disks, want); err != nil {
 		return nil, err
 	}
-	m.log.Debug("grow: paths rescanned", "paths", strings.Join(disks, ","), "old", old, "new", g.NewSize)
+	m.log.Debug("grow: paths rescanned", "paths", strings.Join(disks, ","), "old", old, "new", g.NewSize,
+		"rescan", rescanned.Sub(start).Round(time.Millisecond).String(), "agree", time.Since(rescanned).Round(time.Millisecond).String())
 	if v.Map != nil {
 		if err := m.resizeMap(ctx, v.Map, g.NewSize); err != nil {
 			return nil, err
 		}
 	}
 	return g, nil
+}
+
+// rescanAll rescans every path at once. A rescan is a synchronous round
+// of SCSI commands to the path's target (READ CAPACITY, the VPD pages), so
+// one after the other they add up; side by side their round trips overlap.
+func (m *Multipath) rescanAll(disks []string) error {
+	errs := make([]error, len(disks))
+	var wg sync.WaitGroup
+	for i, d := range disks {
+		wg.Go(func() {
+			if err := m.fs.WriteFile("/sys/block/"+d+"/device/rescan", []byte("1")); err != nil {
+				errs[i] = fmt.Errorf("grow: rescan %s: %w", d, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // checkPathsRunning refuses when a path's SCSI device is offline (or
@@ -200,6 +220,7 @@ func (m *Multipath) resizeMap(ctx context.Context, mp *Map, want int64) error {
 	if cur, err := m.sizeOf(mp.Device); err == nil && cur == want {
 		return nil
 	}
+	start := time.Now()
 	if _, err := m.daemon(ctx, "resize", "map", mp.Name); err != nil {
 		return fmt.Errorf("grow: resize map %s (%s): %w", mp.Name, mp.Device, err)
 	}
@@ -214,6 +235,6 @@ func (m *Multipath) resizeMap(ctx context.Context, mp *Map, want int64) error {
 	if err != nil {
 		return fmt.Errorf("grow: map %s (%s) reports %d bytes, its paths %d: %w: %w", mp.Name, mp.Device, got, want, ErrSizeMismatch, err)
 	}
-	m.log.Debug("grow: map resized", "map", mp.Device, "size", want)
+	m.log.Debug("grow: map resized", "map", mp.Device, "size", want, "took", time.Since(start).Round(time.Millisecond).String())
 	return nil
 }

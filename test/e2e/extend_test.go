@@ -137,6 +137,7 @@ for round in $(seq "${EXTEND_ROUNDS:-1}"); do
 	echo "RC brickext-$round $?"
 	wall=$(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.3f", b-a}')
 	echo "BRICKEXT $round $(grep -o 'extend: device grown.*took=[0-9.a-z]*' /brick/extend-cmp-$round.err | grep -o 'took=[0-9.a-z]*' | head -1) $wall $(blockdev --getsize64 "$DEV") $((gb << 30))"
+	grep -E 'msg="(grow|extend): ' /brick/extend-cmp-$round.err | sed "s/^/HOSTSTEP $round /"
 done
 grep -E "Error|Command:|Traceback|No such|not found" /brick/osb-ext-1.err | tail -n 12 | sed "s/^/OSBERR /"
 
@@ -254,6 +255,11 @@ func extendVsOSBrick(t *testing.T, g *guestRun, rounds string) {
 		ours = append(ours, d.Seconds())
 		o := g.lines["OSBEXT "+r]
 		t.Logf("round %s: brick host side %.3f s (whole command %s s), map %s; os-brick extend_volume %v", r, d.Seconds(), b[1], b[2], o)
+		for _, l := range strings.Split(g.out, "\n") {
+			if strings.HasPrefix(l, "HOSTSTEP "+r+" ") {
+				t.Log(l) // brick's per-step --debug lines: rescan, agree, resize map
+			}
+		}
 		osb := "failed"
 		if len(o) == 4 && o[0] != "failed" && o[2] == o[3] {
 			if s, err := strconv.ParseFloat(o[0], 64); err == nil {
