@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
@@ -19,7 +20,8 @@ var _ connector.Extender = (*Connector)(nil)
 // is not live (reconnecting) is skipped with a warning; it rescans when it
 // comes back. Then Extend waits (bounded) until the device shows newSize,
 // or, with newSize unknown, until the rescan changed the size or
-// Options.SettleTimeout passed.
+// Options.SettleTimeout passed, and then until every live path shows the
+// device's size.
 func (c *Connector) Extend(ctx context.Context, info connector.ConnectionInfo, dev *connector.Device, newSize int64) (*connector.Resize, error) {
 	v, err := c.prepare(info)
 	if err != nil {
@@ -51,6 +53,9 @@ func (c *Connector) Extend(ctx context.Context, info connector.ConnectionInfo, d
 	}
 	cur, err := c.waitNewSize(ctx, name, old, newSize)
 	if err != nil {
+		return nil, fmt.Errorf("nvmeof extend %s: %w", devPath, err)
+	}
+	if err := c.waitPaths(ctx, name, ctrls, cur); err != nil {
 		return nil, fmt.Errorf("nvmeof extend %s: %w", devPath, err)
 	}
 	return &connector.Resize{Device: devPath, OldSize: old, NewSize: cur}, nil
@@ -103,9 +108,67 @@ func (c *Connector) waitNewSize(ctx context.Context, name string, old, want int6
 	return cur, fmt.Errorf("the device shows %d bytes after the rescan, the volume has %d: %w", cur, want, err)
 }
 
+// waitPaths waits (bounded by DeviceTimeout) until the namespace's node
+// under every live controller (native multipath: nvme0c1n1 under nvme1)
+// shows size bytes. The head takes the size of whichever path the kernel
+// revalidates first; I/O past the old end sent down a path still at the
+// old size would fail.
+func (c *Connector) waitPaths(ctx context.Context, head string, ctrls []controller, size int64) error {
+	paths := pathNodes(c.h.FS, head, ctrls)
+	if len(paths) == 0 {
+		return nil // no native multipath: the device is the only path
+	}
+	wctx, cancel := context.WithTimeout(ctx, c.opts.DeviceTimeout)
+	defer cancel()
+	var lag string
+	err := c.h.FS.WaitFor(wctx, nil, host.Backoff{}, func() (bool, error) {
+		for _, p := range paths {
+			n, err := c.sizeAt(p)
+			if err != nil {
+				return false, err
+			}
+			if n != size {
+				lag = fmt.Sprintf("path %s shows %d bytes, the device %d", path.Base(path.Dir(p)), n, size)
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil && lag != "" {
+		return fmt.Errorf("%s: %w", lag, err)
+	}
+	return err
+}
+
+// pathNodes returns the size files of head's per-path nodes under the
+// live controllers: head nvme<S>n<N> is nvme<S>c<C>n<N> under nvme<C>.
+func pathNodes(fsys host.FS, head string, ctrls []controller) []string {
+	sub, ns, ok := strings.Cut(strings.TrimPrefix(head, "nvme"), "n")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, ct := range ctrls {
+		if ct.State != "live" {
+			continue
+		}
+		p := path.Join(classNVMe, ct.Name, "nvme"+sub+"c"+strings.TrimPrefix(ct.Name, "nvme")+"n"+ns, "size")
+		if fsys.Exists(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // nsSize is the namespace's size in bytes.
 func (c *Connector) nsSize(name string) (int64, error) {
-	s, err := c.h.FS.ReadString(path.Join(sysBlock, name, "size"))
+	return c.sizeAt(path.Join(sysBlock, name, "size"))
+}
+
+// sizeAt reads a sysfs size file (512-byte sectors) as bytes.
+func (c *Connector) sizeAt(file string) (int64, error) {
+	name := path.Base(path.Dir(file))
+	s, err := c.h.FS.ReadString(file)
 	if err != nil {
 		return 0, fmt.Errorf("nvmeof extend: size of %s: %w", name, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,16 +20,20 @@ const gib = int64(1) << 30
 func TestExtend(t *testing.T) {
 	cases := []struct {
 		name     string
-		newSize  int64 // what Cinder reports; 0 for --local-only
-		grows    bool  // the kernel shows 2 GiB some time after the rescan
-		deadCtrl bool  // nvme1 is reconnecting
+		newSize  int64         // what Cinder reports; 0 for --local-only
+		grows    bool          // the kernel shows 2 GiB some time after the rescan
+		deadCtrl bool          // nvme1 is reconnecting
+		lag      time.Duration // nvme1's path node grows this much after the head; < 0: never
 		want     int64
 		wantErr  string
 	}{
 		{name: "both paths rescanned", newSize: 2 * gib, grows: true, want: 2 * gib},
 		{name: "local-only waits for the change", grows: true, want: 2 * gib},
 		{name: "local-only, already at size", want: gib},
-		{name: "one path reconnecting", newSize: 2 * gib, grows: true, deadCtrl: true, want: 2 * gib},
+		{name: "one path reconnecting", newSize: 2 * gib, grows: true, deadCtrl: true, lag: -1, want: 2 * gib},
+		{name: "waits for a lagging path", newSize: 2 * gib, grows: true, lag: 150 * time.Millisecond, want: 2 * gib},
+		{name: "local-only waits for a lagging path", grows: true, lag: 150 * time.Millisecond, want: 2 * gib},
+		{name: "a path never grows", newSize: 2 * gib, grows: true, lag: -1, wantErr: "path nvme0c1n1 shows 1073741824 bytes, the device 2147483648"},
 		{name: "never grows", newSize: 2 * gib, wantErr: "the device shows 1073741824 bytes after the rescan, the volume has 2147483648"},
 	}
 	for _, tc := range cases {
@@ -40,7 +45,12 @@ func TestExtend(t *testing.T) {
 			dev, err := r.c.Connect(context.Background(), info)
 			require.NoError(t, err)
 			size := func(b int64) { hosttest.WriteFile(t, r.root, "/sys/block/nvme0n1/size", fmt.Sprint(b/512)) }
+			pathSize := func(ct int, b int64) {
+				hosttest.WriteFile(t, r.root, fmt.Sprintf("/sys/class/nvme/nvme%d/nvme0c%dn1/size", ct, ct), fmt.Sprint(b/512))
+			}
 			size(gib)
+			pathSize(0, gib)
+			pathSize(1, gib)
 			for _, ct := range []string{"nvme0", "nvme1"} {
 				hosttest.WriteFile(t, r.root, "/sys/class/nvme/"+ct+"/rescan_controller", "")
 			}
@@ -48,7 +58,16 @@ func TestExtend(t *testing.T) {
 				hosttest.WriteFile(t, r.root, "/sys/class/nvme/nvme1/state", "connecting\n")
 			}
 			if tc.grows {
-				go func() { time.Sleep(50 * time.Millisecond); size(2 * gib) }()
+				go func() {
+					time.Sleep(50 * time.Millisecond)
+					pathSize(0, 2*gib)
+					size(2 * gib)
+					if tc.lag < 0 {
+						return
+					}
+					time.Sleep(tc.lag)
+					pathSize(1, 2*gib)
+				}()
 			}
 
 			rs, err := r.c.Extend(context.Background(), info, dev, tc.newSize)
@@ -58,6 +77,11 @@ func TestExtend(t *testing.T) {
 			}
 			require.NoError(t, err)
 			require.Equal(t, &connector.Resize{Device: "/dev/nvme0n1", OldSize: gib, NewSize: tc.want}, rs)
+			if tc.lag > 0 {
+				b, err := os.ReadFile(filepath.Join(r.root, "/sys/class/nvme/nvme1/nvme0c1n1/size"))
+				require.NoError(t, err)
+				require.Equal(t, fmt.Sprint(2*gib/512), strings.TrimSpace(string(b)), "returned before every path grew")
+			}
 			for ct, want := range map[string]string{"nvme0": "1", "nvme1": map[bool]string{true: "", false: "1"}[tc.deadCtrl]} {
 				b, err := os.ReadFile(filepath.Join(r.root, "/sys/class/nvme", ct, "rescan_controller"))
 				require.NoError(t, err)

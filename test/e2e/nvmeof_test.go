@@ -21,7 +21,12 @@ package e2e
 //   - new: kill -9 of local-attach (after the connect, and from outside
 //     while the kernel connects), then brick cleanup: no controller left;
 //   - new: RDMA (RoCEv2) over soft-RoCE (rdma_rxe on eth0, nvmet-rdma):
-//     connect, I/O, disconnect.
+//     connect, I/O, disconnect;
+//   - new: online extend (issue 22): a 1 GiB namespace behind both portals
+//     grows to 2 GiB (its backing file; nvmet re-reads the size on the
+//     Identify the host's rescan sends) under a writer on its mounted ext4;
+//     brick extend --local-only rescans both controllers, waits for the
+//     head and both paths, grows the ext4.
 //
 // Run: flock /tmp/brick-guest.lock bash test/e2e.sh -run 'TestNVMeoF'
 
@@ -163,6 +168,32 @@ if [[ $FORMAT == new ]]; then
 fi
 
 if [[ $FORMAT == new ]]; then
+	# Online extend: brick connect makes no record, extend_check writes one.
+	XNQN=nqn.2014-08.org.brick:e2e-extend XU=5a5a5a5a-0000-4000-8000-0000000000e0
+	t0=$(now)
+	printf 'NQN=%s\nNSID=1\nUUID=%s\nSIZE=%d\n' "$XNQN" $XU $((1 << 30)) >/brick/exports/$XU.export
+	for i in $(seq 100); do [[ -e /brick/exports/$XU.ready ]] && break; sleep 0.1; done
+	echo "{\"driver_volume_type\":\"nvmeof\",\"data\":{\"target_nqn\":\"$XNQN\",\"vol_uuid\":\"$XU\",\"portals\":[[\"127.0.0.1\",4420,\"tcp\"],[\"127.0.0.2\",4420,\"tcp\"]]}}" >/tmp/ext.json
+	$B connect --connection-info /tmp/ext.json -f json >/brick/ext-dev.json 2>/brick/ext-connect.err
+	echo "RC ext-connect $?"
+	XDEV=$(jget /brick/ext-dev.json path)
+	xgrow() { truncate -s 2G /tmp/nvmet/$XU.img; }
+	( set -e; cd /tmp; extend_check nvme /tmp/ext.json /brick/ext-dev.json $((2 << 30)) xgrow ) >/tmp/ext.out 2>&1
+	echo "RC ext-extend $?"
+	sed 's/^/EXTOUT /' /tmp/ext.out
+	h=${XDEV#/dev/}
+	echo "EXTSIZES $h=$(blockdev --getsize64 "$XDEV") $(for p in /sys/class/nvme/nvme*/${h%n*}c*n${h##*n}; do [[ -e $p/size ]] && printf '%s=%s ' "$(basename "$p")" $(($(cat "$p/size") * 512)); done)"
+	$B disconnect --connection-info /tmp/ext.json >>/brick/ext-connect.err 2>&1
+	echo "RC ext-disconnect $?"
+	rm -f /brick/exports/$XU.export
+	for i in $(seq 100); do [[ ! -e /brick/exports/$XU.ready ]] && break; sleep 0.1; done
+	rm -f /tmp/nvmet/$XU.img
+	took ext-all "$t0"
+	echo "EXTAFTER ctrls=$(nctrl)"
+	sed 's/^/EXTERR /' /brick/ext-connect.err | grep -v level=DEBUG | head -5
+fi
+
+if [[ $FORMAT == new ]]; then
 	# kill -9 mid-attach, then brick cleanup: once at the step after the
 	# connect (testing aid), once from outside while the kernel connects.
 	BRICK_TEST_CRASH_AT=complete $B local-attach "$VOL" "${COMMON[@]}" >/brick/crash.out 2>&1
@@ -286,7 +317,7 @@ func nvmeGuestRun(t *testing.T, format string) {
 	require.NoError(t, os.WriteFile(patternFile, pattern, 0o644))
 	osbrick, err := filepath.Abs("../../bench/nvmeof/osbrick.py")
 	require.NoError(t, err)
-	script := "UUIDS=([1]=5a5a5a5a-0000-4000-8000-000000000001 [2]=5a5a5a5a-0000-4000-8000-000000000002)\n" + nvmeGuestScript
+	script := "UUIDS=([1]=5a5a5a5a-0000-4000-8000-000000000001 [2]=5a5a5a5a-0000-4000-8000-000000000002)\n" + extendLocalShell + nvmeGuestScript
 	files := map[string]string{buildBrick(t): "brick", patternFile: "pattern", osbrick: "osbrick.py"}
 	if benchRounds != "0" && format == testbed.NVMeNew {
 		files[buildInproc(t)] = "inproc"
@@ -355,6 +386,7 @@ func nvmeGuestRun(t *testing.T, format string) {
 		require.Equal(t, "ctrls=0 status=available", g["CLEANED "+l], "brick cleanup after kill -9 (%s) leaves no controller", l)
 	}
 	logBench(t, string(res.Output))
+	nvmeExtendChecks(t, g, string(res.Output))
 
 	t.Logf("RDMA (soft-RoCE): setup %s s, connect %s s, disconnect %s s; %s", g["TIME rdma-setup"], g["TIME rdma-connect"], g["TIME rdma-disconnect"], g["RDMA"])
 	for _, rc := range []string{"rdma-port", "rdma-connect", "rdma-io", "rdma-disconnect"} {
@@ -362,6 +394,27 @@ func nvmeGuestRun(t *testing.T, format string) {
 	}
 	require.Contains(t, g["RDMA"], " rdma", "the controller's transport is rdma")
 	require.Equal(t, "ctrls=0", g["RDMAAFTER"])
+}
+
+// nvmeExtendChecks reads the online extend's lines: brick extend
+// --local-only grew the head and both paths from 1 to 2 GiB under a
+// writer (extend_check failed otherwise), and disconnect left nothing.
+func nvmeExtendChecks(t *testing.T, g map[string]string, out string) {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "timing extend nvme") {
+			t.Log(strings.TrimPrefix(l, "EXTOUT "))
+		}
+	}
+	t.Logf("extend check: %s s in all (connect, mkfs, extend, checks, disconnect); sizes %s", g["TIME ext-all"], g["EXTSIZES"])
+	require.Equal(t, "0", g["RC ext-connect"], "ext-connect")
+	require.Equal(t, "0", g["RC ext-extend"], "extend_check failed: see the EXTOUT lines")
+	sizes := strings.Fields(g["EXTSIZES"])
+	require.Len(t, sizes, 3, "the head and two paths: %v", sizes)
+	for _, s := range sizes {
+		require.True(t, strings.HasSuffix(s, "="+strconv.Itoa(2<<30)), "every path and the head show 2 GiB: %s", s)
+	}
+	require.Equal(t, "0", g["RC ext-disconnect"])
+	require.Equal(t, "ctrls=0", g["EXTAFTER"])
 }
 
 // buildInproc builds bench/nvmeof/inproc, which times the connector's
