@@ -37,6 +37,17 @@ func runGuest(t *testing.T, ctx context.Context, opts guest.Options) (*guest.Res
 	return res, err
 }
 
+// runSmokeGuest runs opts's script in the suite's shared guest session
+// (sharedGuest), which must be left clean, or with BRICK_E2E_SHARED_GUEST=0
+// in a boot of its own; outputs end up in opts.ShareDir either way.
+func runSmokeGuest(t *testing.T, ctx context.Context, opts guest.Options) (*guest.Result, error) {
+	t.Helper()
+	if !sharedGuestOn() {
+		return runGuest(t, ctx, opts)
+	}
+	return sharedGuest.exec(t, ctx, guest.Exec{Script: opts.Script, Files: opts.Files, Env: opts.Env, Timeout: opts.Timeout}, opts.ShareDir, nil)
+}
+
 // requireSuccess fails the test unless the guest ran the script to exit 0.
 // Shared with the protocol e2e tests in this package.
 func requireSuccess(t *testing.T, res *guest.Result, err error) {
@@ -188,7 +199,8 @@ func TestGuestFailsFast(t *testing.T) {
 	}
 }
 
-// TestGuestISCSI: iscsid, multipathd and udev work in the guest. It logs in
+// TestGuestISCSI: iscsid, multipathd and udev work in the guest (the
+// shared one: runSmokeGuest). It logs in
 // to a CHAP-protected tgt target over two portals (discovery with discovery
 // CHAP), gets both by-path links, forms one dm-multipath map over the two
 // paths once the WWID is added, writes a pattern through the map with
@@ -207,7 +219,7 @@ func TestGuestISCSI(t *testing.T) {
 	}
 	const offsetMiB = 4
 
-	res, err := runGuest(t, testContext(t), guest.Options{
+	res, err := runSmokeGuest(t, testContext(t), guest.Options{
 		Script:   iscsiSmokeScript,
 		Files:    map[string]string{patternFile: "pattern"},
 		ShareDir: share,
@@ -303,6 +315,10 @@ for i in $(seq 20); do multipath -f "$wwid" && break; sleep 0.5; done
 [[ ! -e $map ]]
 iscsiadm -m node -T "$TGT_IQN" --logout >/dev/null
 iscsiadm -m node -T "$TGT_IQN" -o delete
+# What a fresh boot lacks goes too (a shared guest checks): the discovery
+# records and the WWID, which a later target with the same tid would reuse.
+for p in $TGT_PORTALS; do iscsiadm -m discoverydb -t st -p "$p" -o delete; done
+multipath -w "$wwid" >/dev/null
 echo "teardown: ok"
 step done
 `
