@@ -207,6 +207,7 @@ func TestGuestFailsFast(t *testing.T) {
 // O_DIRECT, reads it back after one path is gone, tears everything down, and
 // the host then finds the pattern in the target's backing file.
 func TestGuestISCSI(t *testing.T) {
+	sharedGuest.prestart() // boots while the host prepares
 	share := t.TempDir()
 	pattern := make([]byte, 1<<20)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))

@@ -24,7 +24,9 @@ import (
 // test/cinder/up.sh, or BRICK_TB_KEEP_UP=1 on an earlier run) stay up.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	sharedGuest.mu.Lock()
 	sharedGuest.close(func(format string, args ...any) { fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...) })
+	sharedGuest.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := testbed.StopStarted(ctx); err != nil {
@@ -100,9 +102,10 @@ var sharedGuest = &guestPool{}
 // first user and powered off by TestMain; a session a test left dirty or
 // broken is closed, and the next user boots a fresh one.
 type guestPool struct {
-	mu    sync.Mutex
-	s     *guest.Session
-	share string
+	mu      sync.Mutex
+	s       *guest.Session
+	share   string
+	pending *pendingBoot // a boot prestart began, not yet adopted
 }
 
 // sharedGuestOn: the switch of docs/testing.md.
@@ -132,7 +135,10 @@ func (p *guestPool) exec(t *testing.T, ctx context.Context, e guest.Exec, dir st
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.s == nil {
-		if err := p.start(t, ctx); err != nil {
+		if p.pending == nil {
+			p.pending = bootShared()
+		}
+		if err := p.adopt(t.Logf); err != nil {
 			return nil, err
 		}
 	}
@@ -163,35 +169,90 @@ func (p *guestPool) exec(t *testing.T, ctx context.Context, e guest.Exec, dir st
 	return res, err
 }
 
-// start boots the session; its share sits beside the tests' kept shares
-// (BRICK_E2E_KEEP_SHARES) or in the temporary directory, so moveShare
-// renames within one file system.
-func (p *guestPool) start(t *testing.T, ctx context.Context) error {
-	t.Helper()
-	parent := os.Getenv("BRICK_E2E_KEEP_SHARES")
-	if parent != "" {
-		if err := os.MkdirAll(parent, 0o755); err != nil {
-			return fmt.Errorf("shared guest: %w", err)
-		}
+// bootTimeout bounds a shared guest's boot (a loaded 2-core host has taken
+// 40 s).
+const bootTimeout = 5 * time.Minute
+
+// pendingBoot is a shared guest booting in the background.
+type pendingBoot struct {
+	done  chan struct{} // closed when the fields below are set
+	s     *guest.Session
+	share string
+	took  time.Duration
+	err   error
+}
+
+// prestart boots the shared guest in the background, so the boot overlaps
+// the calling test's host-side set-up (Cinder volumes, builds); exec waits
+// for it. A no-op when the guest is up or booting, or sharing is off.
+func (p *guestPool) prestart() {
+	if !sharedGuestOn() {
+		return
 	}
-	share, err := os.MkdirTemp(parent, "shared-guest-")
-	if err != nil {
-		return fmt.Errorf("shared guest: %w", err)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.s == nil && p.pending == nil {
+		p.pending = bootShared()
 	}
-	start := time.Now()
-	s, err := guest.Start(ctx, guest.Options{NICs: 2, ShareDir: share})
-	if err != nil {
-		os.RemoveAll(share)
-		return fmt.Errorf("shared guest: %w", err)
+}
+
+// adopt waits for the pending boot (if any) and makes it the session.
+func (p *guestPool) adopt(logf func(format string, args ...any)) error {
+	if p.pending == nil {
+		return nil
 	}
-	p.s, p.share = s, share
-	t.Logf("shared guest: booted for %s, ready in %s (guest %s)", t.Name(), time.Since(start).Round(time.Millisecond), s.Boot().Round(time.Millisecond))
+	wait := time.Now()
+	<-p.pending.done
+	b := p.pending
+	p.pending = nil
+	if b.err != nil {
+		return b.err
+	}
+	p.s, p.share = b.s, b.share
+	logf("shared guest: ready in %s (guest %s), waited %s for it", b.took.Round(time.Millisecond),
+		b.s.Boot().Round(time.Millisecond), time.Since(wait).Round(time.Millisecond))
 	return nil
+}
+
+// bootShared starts a session's boot; its share sits beside the tests'
+// kept shares (BRICK_E2E_KEEP_SHARES) or in the temporary directory, so
+// moveShare renames within one file system.
+func bootShared() *pendingBoot {
+	b := &pendingBoot{done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		parent := os.Getenv("BRICK_E2E_KEEP_SHARES")
+		if parent != "" {
+			if err := os.MkdirAll(parent, 0o755); err != nil {
+				b.err = fmt.Errorf("shared guest: %w", err)
+				return
+			}
+		}
+		share, err := os.MkdirTemp(parent, "shared-guest-")
+		if err != nil {
+			b.err = fmt.Errorf("shared guest: %w", err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), bootTimeout)
+		defer cancel()
+		start := time.Now()
+		s, err := guest.Start(ctx, guest.Options{NICs: 2, ShareDir: share})
+		if err != nil {
+			os.RemoveAll(share)
+			b.err = fmt.Errorf("shared guest: %w", err)
+			return
+		}
+		b.s, b.share, b.took = s, share, time.Since(start)
+	}()
+	return b
 }
 
 // close powers the session off (errors are the log's: the tests' results
 // are in) and removes its share unless shares are kept.
 func (p *guestPool) close(logf func(format string, args ...any)) {
+	if err := p.adopt(logf); err != nil {
+		logf("%v", err)
+	}
 	if p.s == nil {
 		return
 	}
