@@ -38,7 +38,7 @@ func (m *Manager) Reconnect(ctx context.Context, volumeID string) (*Record, erro
 		return nil, fmt.Errorf("reconnect %s: %w", rec.VolumeID, err)
 	}
 	m.Host.Redactor.Add(info.Secrets()...)
-	conn, err := m.Connectors.For(info.DriverVolumeType)
+	conn, err := m.connectorAsAttached(rec, info.DriverVolumeType)
 	if err != nil {
 		return nil, fmt.Errorf("reconnect %s: %w", rec.VolumeID, err)
 	}
@@ -55,6 +55,30 @@ func (m *Manager) Reconnect(ctx context.Context, volumeID string) (*Record, erro
 		return nil, fmt.Errorf("reconnect %s: %w", rec.VolumeID, err)
 	}
 	return rec, nil
+}
+
+// MultipathConnectors is a Connectors that also hands out its connectors
+// with multipath on or off. Reconnect uses it, when Manager.Connectors has
+// it, to connect a volume the way it was attached: at boot, brick restore
+// runs without the --multipath of the original local-attach.
+type MultipathConnectors interface {
+	ForMultipath(driverVolumeType string, multipath bool) (connector.Connector, error)
+}
+
+// connectorAsAttached returns the connector for a record's protocol, with
+// multipath as the record's attach used it when the registry can say.
+func (m *Manager) connectorAsAttached(rec *Record, driverVolumeType string) (connector.Connector, error) {
+	if mc, ok := m.Connectors.(MultipathConnectors); ok {
+		return mc.ForMultipath(driverVolumeType, AttachedMultipath(rec))
+	}
+	return m.Connectors.For(driverVolumeType)
+}
+
+// AttachedMultipath reports whether the record's attach asked for
+// multipath (the connector sent to Cinder said so) or got a map.
+func AttachedMultipath(rec *Record) bool {
+	asked, _ := rec.Connector["multipath"].(bool)
+	return asked || rec.Device != nil && rec.Device.MultipathID != ""
 }
 
 // lockedRecord takes the volume's lock and loads its record, which must be

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/connector"
 )
 
 // TestPersistSuspendReconnect is a shutdown and a boot: the host side goes
@@ -87,3 +88,47 @@ func TestSuspendRefusesBusyAndHalfDone(t *testing.T) {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// choosingRegistry records which way Reconnect asked for its connector.
+type choosingRegistry struct {
+	*connector.Registry
+	asked []bool
+}
+
+func (c *choosingRegistry) ForMultipath(t string, multipath bool) (connector.Connector, error) {
+	c.asked = append(c.asked, multipath)
+	return c.For(t)
+}
+
+// TestReconnectAsAttached: a volume attached with multipath is reconnected
+// with multipath, one attached without it without, whatever the registry
+// of the reconnecting command was built with.
+func TestReconnectAsAttached(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Record)
+		want bool
+	}{
+		{"single path", func(*Record) {}, false},
+		{"connector asked for multipath", func(r *Record) { r.Connector["multipath"] = true }, true},
+		{"map recorded", func(r *Record) { r.Device.MultipathID = "360000000000000000e00000000010001" }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "")
+			m := f.manager()
+			ctx := context.Background()
+			_, err := m.Attach(ctx, AttachOptions{Volume: "data", Persist: true})
+			require.NoError(t, err)
+			rec, err := m.Record(volID)
+			require.NoError(t, err)
+			tc.edit(rec)
+			require.NoError(t, m.store().save(rec))
+			require.NoError(t, m.Suspend(ctx, volID, SuspendOptions{}))
+			reg := &choosingRegistry{Registry: m.Connectors.(*connector.Registry)}
+			m.Connectors = reg
+			_, err = m.Reconnect(ctx, volID)
+			require.NoError(t, err)
+			require.Equal(t, []bool{tc.want}, reg.asked)
+		})
+	}
+}

@@ -38,6 +38,7 @@ func (a *app) reconciler(ctx context.Context, rf *reconcileFlags, op string) (*r
 	if m.Crypt, err = a.cryptAccess(m.Cinder, rf.fixedKeyFile); err != nil {
 		return nil, err
 	}
+	m.Connectors = a.pathRegistries(rf.vf.opts)
 	if sc, err := a.ironicClientIfConfigured(ctx); err == nil && sc != nil {
 		m.Targets = sc
 	}
@@ -46,6 +47,30 @@ func (a *app) reconciler(ctx context.Context, rf *reconcileFlags, op string) (*r
 		return nil, fmt.Errorf("%s: connector: %w", op, err)
 	}
 	return &reconcile.Reconciler{Host: a.host, Cinder: m.Cinder, Attach: m, Connectors: m.Connectors, HostName: props.Host}, nil
+}
+
+// pathRegistries is the registry of the command's flags, plus one with
+// multipath on and one with it off: a reconnect connects each volume the
+// way its local-attach did (attach.MultipathConnectors), whatever flags
+// reconcile or restore got.
+type pathRegistries struct {
+	*connector.Registry
+	single, multi *connector.Registry
+}
+
+func (a *app) pathRegistries(opts connectorOptions) pathRegistries {
+	single, multi := opts, opts
+	single.Multipath, single.EnforceMultipath = false, false
+	multi.Multipath = true
+	return pathRegistries{Registry: a.newRegistry(opts), single: a.newRegistry(single), multi: a.newRegistry(multi)}
+}
+
+// ForMultipath implements attach.MultipathConnectors.
+func (p pathRegistries) ForMultipath(driverVolumeType string, multipath bool) (connector.Connector, error) {
+	if multipath {
+		return p.multi.For(driverVolumeType)
+	}
+	return p.single.For(driverVolumeType)
 }
 
 // errNeedsAttention makes reconcile exit non-zero when something is not
