@@ -207,7 +207,21 @@ func (c *check) iscsiPaths(rec *attach.Record, info *iscsi.Info) presence {
 		p.want++
 		c.iscsiPath(&p, mp, s.Target, s.Portal.String(), info.Targets[0].LUN, false)
 	}
+	if !attach.AttachedMultipath(rec) {
+		onePath(&p)
+	}
 	return p
+}
+
+// onePath judges a volume attached without multipath: it uses one path,
+// the first of the connection info's portals that came up (Cinder names
+// every portal even to a single-path connector), so one path up is all of
+// it and the others are not lost.
+func onePath(p *presence) {
+	p.want = 1
+	if p.up > 0 {
+		p.up, p.lost = 1, nil
+	}
 }
 
 // iscsiPath checks one path and claims what it finds.

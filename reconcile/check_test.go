@@ -25,6 +25,13 @@ const (
 	rowForeign = "left-alone iscsi-target  iqn.2026-12.example:not-cinder | target not named after a Cinder volume"
 )
 
+// twoPortalsB gives B, attached without multipath over 10.0.2.2, a
+// connection info naming a second portal too, as Cinder sends it when it
+// has secondary addresses.
+func twoPortalsB(w *world) {
+	w.att.recs[1] = iscsiRecord(volB, []string{"10.0.2.2:3260", "10.0.3.2:3260"}, "", false)
+}
+
 func TestCheck(t *testing.T) {
 	logoutPath := func(w *world) {
 		w.rm("/sys/class/iscsi_session/session2", "/sys/class/iscsi_connection/connection2:0", "/sys/block/sdb", "/sys/block/dm-0/slaves/sdb")
@@ -44,6 +51,12 @@ func TestCheck(t *testing.T) {
 			want: []string{"degraded attachment a /dev/dm-0 | 1 of 2 paths: 10.0.3.2:3260: sdb not in map dm-0", rowB, rowForeign}},
 		{name: "map gone", drift: func(w *world) { w.rm("/sys/block/dm-0") },
 			want: []string{"degraded attachment a /dev/dm-0 | 2 of 2 paths: multipath map 36000a gone", rowB, rowForeign}},
+		{name: "one path of a volume attached without multipath, two portals named", drift: twoPortalsB,
+			want: []string{rowA, rowB, rowForeign}},
+		{name: "disk of a volume attached without multipath removed", drift: func(w *world) {
+			twoPortalsB(w)
+			w.rm("/sys/block/sdc")
+		}, want: []string{rowA, "degraded attachment b /dev/sdz | 0 of 1 paths: 10.0.2.2:3260: no disk at LUN 1; 10.0.3.2:3260: no session", rowForeign}},
 		{name: "stray session of a detached volume", drift: func(w *world) {
 			w.sys.session(4, iqnPfx+volC, "10.0.2.2")
 			w.sys.disk("sdd", 4, 1, "6000c")
