@@ -23,7 +23,14 @@ package e2e
 //     port exporting the same backstores), brick connect --multipath with
 //     both target WWPNs and an initiator_target_map: one dm map over two
 //     paths on two HBAs, a pattern written through it lands in the backing
-//     file, disconnect removes the map, both paths and the WWID.
+//     file, disconnect removes the map, both paths and the WWID;
+//  6. online extend (issue 22): a third LUN behind both target ports, on
+//     a loop device (LIO's fileio re-reads a block device's size on each
+//     READ CAPACITY), connected with --multipath, grows from 1 to 2 GiB
+//     under a writer on its mounted ext4; brick extend --local-only
+//     rescans both paths, resizes the map and grows the ext4; every path
+//     and the map show 2 GiB, the writer saw no error, data written before
+//     is unchanged.
 
 import (
 	"math/rand/v2"
@@ -70,19 +77,20 @@ func TestFC(t *testing.T) {
 		"check 3 ok",
 		"check 4 ok",
 		"check 5 ok",
+		"check 6 ok",
 		"all fc checks passed",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	for _, m := range regexp.MustCompile(`brick \w+ [^\n]* took [0-9.]+s`).FindAllString(out, -1) {
+	for _, m := range regexp.MustCompile(`(?m)(brick \w+ [^\n]* took [0-9.]+s|^timing extend .*$|^check 6 ok.*$)`).FindAllString(out, -1) {
 		t.Log(m)
 	}
 }
 
 const fcScript = `
-set -Eeuo pipefail
+set -Eeuo pipefail` + extendLocalShell + `
 trap 'echo "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"; echo "--- brick log"; cat brick.log 2>/dev/null; grep -H . /sys/class/fc_host/*/port_state /sys/class/fc_remote_ports/*/{port_name,scsi_target_id} 2>/dev/null; ls /sys/class/scsi_device/ 2>/dev/null' ERR
 trap 'echo "--- killed; brick log:"; cat brick.log 2>/dev/null; exit 124' TERM
 step() { echo "== $* ($(cut -d' ' -f1 /proc/uptime)s)"; }
@@ -225,6 +233,47 @@ for s in $slaves; do [[ ! -e /sys/block/$s ]]; done
 absent grep -qx "/$wwid/" /etc/multipath/wwids
 [[ -z $(ls /sys/class/scsi_device/) ]]
 echo "check 5 ok: $dm over 2 paths on 2 HBAs, pattern in the backing file, map/paths/WWID removed"
+
+step "check 6: online extend 1 -> 2 GiB of a multipath volume under a writer"
+t6=$EPOCHREALTIME
+# LUN 2 on a loop device: LIO's fileio reads a block device's size at each
+# READ CAPACITY (a regular file's size is fixed when it is configured).
+modprobe loop
+truncate -s 1G /tmp/fc/lun2.img
+loop2=$(losetup -f --show /tmp/fc/lun2.img)
+so=$cfg/core/fileio_2/lun2
+mkdir -p "$so"
+echo "fd_dev_name=$loop2" >"$so/control"
+echo brick-fc-lun2 >"$so/wwn/vpd_unit_serial"
+echo 1 >"$so/enable"
+tp1=$cfg/fc/$(colon "$FC_TARGET_WWPN")/tpgt_1
+for pair in "$tp1 $FC_INITIATOR_WWPN" "$t2 $ini2_wwpn"; do
+	read -r tp iw <<<"$pair"
+	mkdir -p "$tp/lun/lun_2" "$tp/acls/$(colon "$iw")/lun_2"
+	ln -s "$so" "$tp/lun/lun_2/brick"
+	ln -s "$tp/lun/lun_2" "$tp/acls/$(colon "$iw")/lun_2/brick"
+done
+printf '{"driver_volume_type":"fibre_channel","data":{"target_wwns":["%s","%s"],"target_lun":2,"initiator_target_map":{"%s":["%s"],"%s":["%s"]}}}\n' \
+	"$FC_TARGET_WWPN" "$tgt2_wwpn" "$FC_INITIATOR_WWPN" "$FC_TARGET_WWPN" "$ini2_wwpn" "$tgt2_wwpn" >cx.json
+timed connect --connection-info cx.json --multipath --enforce-multipath -f json >dx.json
+devx=$(jpath dx.json)
+[[ $devx =~ ^/dev/dm-[0-9]+$ ]]
+dmx=${devx#/dev/}
+(( $(ls /sys/block/$dmx/slaves | wc -l) == 2 ))
+want=$((2 << 30))
+fc_grow() { truncate -s 2G /tmp/fc/lun2.img; losetup -c "$loop2"; }
+extend_check fc cx.json dx.json $want fc_grow
+sizes="map $dmx $(blockdev --getsize64 "$devx")"
+(( $(blockdev --getsize64 "$devx") == want ))
+for s in $(ls /sys/block/$dmx/slaves); do
+	n=$(blockdev --getsize64 /dev/$s)
+	sizes+=", path $s $n"
+	(( n == want ))
+done
+timed disconnect --connection-info cx.json --device-info dx.json --multipath
+[[ ! -e /sys/block/$dmx ]]
+[[ -z $(ls /sys/class/scsi_device/) ]]
+echo "check 6 ok: $sizes; $(echo "$EPOCHREALTIME - $t6" | bc) s for the whole check"
 
 step "brick log"
 cat brick.log
