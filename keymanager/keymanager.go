@@ -46,14 +46,27 @@ type Barbican struct {
 	SC *gophercloud.ServiceClient
 }
 
-// NewBarbican finds the key-manager endpoint in provider's catalog.
+// NewBarbican finds the key-manager endpoint in provider's catalog
+// (gophercloud also reads the endpoint's version document).
 func NewBarbican(provider *gophercloud.ProviderClient, eo gophercloud.EndpointOpts) (*Barbican, error) {
 	sc, err := openstack.NewKeyManagerV1(provider, eo)
-	if err != nil {
-		return nil, fmt.Errorf("%w: no key-manager endpoint in the catalog (%v): "+
-			"Barbican must be listed for this region and interface", ErrUnreachable, err)
+	var notFound *gophercloud.ErrEndpointNotFound
+	switch {
+	case errors.As(err, &notFound):
+		return nil, fmt.Errorf("%w: no key-manager endpoint in the catalog: "+
+			"Barbican must be listed for this region and interface", ErrUnreachable)
+	case err != nil:
+		return nil, fmt.Errorf("%w: its catalog endpoint did not answer as Barbican v1 (%s): "+
+			"check that the key manager runs and that this host reaches it", ErrUnreachable, clip(firstLine(err.Error())))
 	}
 	return &Barbican{SC: sc}, nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // Key fetches the secret's payload as raw bytes (Cinder stores its keys
@@ -94,11 +107,7 @@ func mapError(keyID string, err error) error {
 		}
 		return fmt.Errorf("%w: key %s: HTTP %d", ErrUnreachable, keyID, ue.Actual)
 	}
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
-	}
-	return fmt.Errorf("%w: key %s: %s", ErrUnreachable, keyID, clip(msg))
+	return fmt.Errorf("%w: key %s: %s", ErrUnreachable, keyID, clip(firstLine(err.Error())))
 }
 
 func clip(s string) string {

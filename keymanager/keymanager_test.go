@@ -2,6 +2,7 @@ package keymanager
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -113,4 +114,23 @@ func TestFixedKey(t *testing.T) {
 	_, err = LoadFixed(osFiles{}, filepath.Join(dir, "missing"))
 	require.Error(t, err)
 	require.False(t, strings.Contains(err.Error(), "00ff10"))
+}
+
+func TestNewBarbicanSaysWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"not in the catalog", &gophercloud.ErrEndpointNotFound{}, "no key-manager endpoint in the catalog"},
+		{"not answering", errors.New("Get \"http://10.0.2.2:9311/\": dial tcp: connection refused\nmore"), "did not answer as Barbican v1 (Get \"http://10.0.2.2:9311/\": dial tcp: connection refused): check that the key manager runs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pc := &gophercloud.ProviderClient{EndpointLocator: func(gophercloud.EndpointOpts) (string, error) { return "", tc.err }}
+			_, err := NewBarbican(pc, gophercloud.EndpointOpts{})
+			require.ErrorIs(t, err, ErrUnreachable)
+			require.ErrorContains(t, err, tc.want)
+			require.NotContains(t, err.Error(), "\n")
+		})
+	}
 }

@@ -14,11 +14,15 @@ class Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
     daemon_threads = True
 
 
-def under_v1(wsgi):
-    # The v1 controller is the application's root: serve it under /v1 as
-    # Barbican's paste urlmap does.
+def under_v1(wsgi, versions):
+    # The v1 controller is the application's root: serve it under /v1 and
+    # the version document at /, unauthenticated, as Barbican's paste
+    # urlmap does (clients such as gophercloud read / to check that the
+    # catalog's endpoint speaks v1).
     def app(environ, start_response):
         path = environ.get('PATH_INFO', '')
+        if path in ('', '/'):
+            return versions(environ, start_response)
         if path != '/v1' and not path.startswith('/v1/'):
             start_response('404 Not Found', [('Content-Type', 'text/plain')])
             return [b'not found\n']
@@ -39,7 +43,7 @@ def main(conf_file, port):
     # The order of Barbican's own keystone pipeline: authtoken, then context.
     wsgi = auth_token.AuthProtocol(context.ContextMiddleware(api),
                                    {'oslo_config_config': config.CONF})
-    srv = simple_server.make_server('127.0.0.1', port, under_v1(wsgi), server_class=Server)
+    srv = simple_server.make_server('127.0.0.1', port, under_v1(wsgi, app.create_version_app({})), server_class=Server)
     srv.serve_forever()
 
 
