@@ -204,7 +204,11 @@ if [[ $FORMAT == new ]]; then
 	echo "CLEANED complete ctrls=$(nctrl) status=$(vstatus "$VOL")"
 	$B local-attach "$VOL" "${COMMON[@]}" >/brick/kill.out 2>&1 &
 	kpid=$!
-	for i in $(seq 3000); do [[ -n $(ls /sys/class/nvme 2>/dev/null) ]] && break; sleep 0.01; done
+	# Builtins only: a poll that starts ls and sleep each round noticed the
+	# controller so late under TCG that the attach had finished.
+	shopt -s nullglob
+	for ((i = 0; i < 1000000; i++)); do c=(/sys/class/nvme/nvme*); ((${#c[@]})) && break; done
+	shopt -u nullglob
 	kill -9 $kpid
 	wait $kpid
 	echo "RC crash-kill $?"
