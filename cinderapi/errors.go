@@ -14,6 +14,8 @@ import (
 	"unicode"
 
 	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/brick-storage/brick/secret"
 )
 
 // Error kinds; test them with errors.Is.
@@ -117,12 +119,12 @@ func mapError(step, volume string, err error) error {
 		// Keep gophercloud's error as the cause (ResponseCodeIs works),
 		// but without the body: it repeats the whole response, traceback
 		// included, and the URL without credentials.
-		code.Body, code.URL = nil, redactURL(code.URL)
+		code.Body, code.URL = nil, secret.RedactURL(code.URL)
 		e.Err = code
 	case errors.As(err, &urlErr) && errors.As(err, &limited):
 		// The per-request limit (osauth's), not the caller's deadline.
 		e.Kind = ErrUnavailable
-		e.Message = fmt.Sprintf("no answer from %s within %s (the time limit of one request, --api-timeout)", redactURL(urlErr.URL), limited.RequestLimit())
+		e.Message = fmt.Sprintf("no answer from %s within %s (the time limit of one request, --api-timeout)", secret.RedactURL(urlErr.URL), limited.RequestLimit())
 		e.Hint = endpointHint
 	case errors.As(err, new(*json.SyntaxError)) || errors.As(err, new(*json.UnmarshalTypeError)):
 		// A 200 that is not Cinder's: a captive portal, a web server,
@@ -135,7 +137,7 @@ func mapError(step, volume string, err error) error {
 		e.Kind, e.Message = ErrUnavailable, "canceled"
 	case errors.As(err, &urlErr):
 		e.Kind = ErrUnavailable
-		e.Message = "cannot reach " + redactURL(urlErr.URL) + ": " + shortNetErr(urlErr.Err)
+		e.Message = "cannot reach " + secret.RedactURL(urlErr.URL) + ": " + shortNetErr(urlErr.Err)
 		if !errors.As(err, new(x509.UnknownAuthorityError)) {
 			e.Hint = endpointHint
 		}
@@ -286,14 +288,4 @@ func shortNetErr(err error) string {
 		s += " (give the CA bundle with --os-cacert, or verify: false in clouds.yaml / --insecure to skip the check)"
 	}
 	return oneLine(s)
-}
-
-// redactURL drops userinfo and query from a URL for messages.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "<url>"
-	}
-	u.User, u.RawQuery = nil, ""
-	return u.String()
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/brick-storage/brick/secret"
 )
 
 // Error is a failed Ironic call, with Ironic's own message and a hint.
@@ -172,7 +174,7 @@ func unreachable(c call, err error) error {
 	if !errors.As(err, &ue) {
 		return fmt.Errorf("ironic %s: %w", c, err)
 	}
-	msg := "cannot reach " + redactURL(ue.URL) + ": " + netCause(ue)
+	msg := "cannot reach " + secret.RedactURL(ue.URL) + ": " + netCause(ue)
 	hint := "check --ironic-endpoint, or the catalog's baremetal endpoint for --os-region-name and --os-interface, and that Ironic runs there"
 	var unknownCA x509.UnknownAuthorityError
 	if errors.As(err, &unknownCA) {
@@ -196,16 +198,6 @@ func netCause(ue *url.Error) string {
 		s = s[i+2:]
 	}
 	return oneLine(s)
-}
-
-// redactURL drops userinfo and query from a URL for messages.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "<url>"
-	}
-	u.User, u.RawQuery = nil, ""
-	return u.String()
 }
 
 // notFound tells a missing resource from a URL the server does not have.

@@ -15,6 +15,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+
+	"github.com/brick-storage/brick/secret"
 )
 
 // ErrUnauthorized marks credentials Keystone refused.
@@ -95,7 +97,7 @@ func keystoneFailure(at string, err error) error {
 	var unknownCA x509.UnknownAuthorityError
 	switch {
 	case errors.As(err, &limit) && errors.As(err, &ue):
-		msg = fmt.Sprintf("no answer from %s within %s (the time limit of one request, --api-timeout); %s", redactedURL(ue.URL), limit.Limit, check)
+		msg = fmt.Sprintf("no answer from %s within %s (the time limit of one request, --api-timeout); %s", secret.RedactURL(ue.URL), limit.Limit, check)
 	case errors.As(err, &unknownCA):
 		msg = "the server's certificate is not trusted: give the CA bundle with --os-cacert, or verify: false in clouds.yaml / --insecure to skip the check"
 	case errors.As(err, &code):
@@ -107,7 +109,7 @@ func keystoneFailure(at string, err error) error {
 		if i := strings.LastIndex(cause, ": "); i >= 0 {
 			cause = cause[i+2:]
 		}
-		msg = "cannot reach " + redactedURL(ue.URL) + ": " + cause + "; " + check
+		msg = "cannot reach " + secret.RedactURL(ue.URL) + ": " + cause + "; " + check
 	default:
 		return fmt.Errorf("%s: %w", at, err)
 	}
@@ -154,16 +156,6 @@ func shortLine(s string) string {
 		s = strings.ToValidUTF8(s[:160], "") + "..."
 	}
 	return s
-}
-
-// redactedURL drops userinfo and query from a URL for messages.
-func redactedURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "<url>"
-	}
-	u.User, u.RawQuery = nil, ""
-	return u.String()
 }
 
 // passwordValid reports whether the user's password works without a
