@@ -100,7 +100,10 @@ func (m *Multipath) rescanAll(disks []string) error {
 // being deleted), or stays not "running" or, with a map, failed in
 // multipathd past MapTimeout: a session in recovery (blocked) or a path
 // multipathd's checker has not reinstated yet comes back by itself, as
-// after a target re-created for the new size.
+// after a target re-created for the new size. multipathd may also stay
+// silent for a while during that recovery (it reloads maps with I/O
+// queued): a query it does not answer, or one the wait's end cuts short,
+// is not a verdict; the refusal names the last path seen down.
 func (m *Multipath) checkPathsRunning(ctx context.Context, v Volume, disks []string) error {
 	for _, d := range disks {
 		if !ident.DiskName(d) {
@@ -109,42 +112,79 @@ func (m *Multipath) checkPathsRunning(ctx context.Context, v Volume, disks []str
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.opts.MapTimeout)
 	defer cancel()
-	var down error
+	var down, silent error
 	err := m.fs.WaitFor(ctx, nil, m.opts.Backoff, func() (bool, error) {
-		down = nil
-		for _, d := range disks {
-			state, err := m.fs.ReadString("/sys/block/" + d + "/device/state")
-			if err != nil {
-				return false, fmt.Errorf("grow: state of path %s: %w", d, err)
-			}
-			switch state {
-			case "running":
-			case "blocked", "created", "quiesce":
-				down = fmt.Errorf("grow: path %s stayed %s: %w; bring it back (or remove it) first", d, state, ErrPathDown)
-				return false, nil
-			default:
-				return false, fmt.Errorf("grow: path %s is %s: %w; bring it back (or remove it) first", d, truncate(state, 40), ErrPathDown)
-			}
+		if d, err := m.pathDownInSysfs(disks); d != nil || err != nil {
+			down = d
+			return false, err
 		}
 		if v.Map == nil {
 			return true, nil
 		}
-		states, err := m.pathStates(ctx)
-		if err != nil {
-			return false, fmt.Errorf("grow %s: %w", v.Map.Name, err)
+		d, err := m.pathFailedInMultipathd(ctx, v.Map)
+		silent = nil
+		if errors.Is(err, errSilent) {
+			silent = err
+			return false, nil
 		}
-		for _, d := range v.Map.Paths {
-			if s, ok := states[d]; ok && s != "active" {
-				down = fmt.Errorf("grow %s: multipathd holds path %s %s: %w; reinstate it first", v.Map.Name, d, truncate(s, 40), ErrPathDown)
-				return false, nil
-			}
+		if d != nil {
+			down = d
 		}
-		return true, nil
+		return d == nil && err == nil, err
 	})
-	if err != nil && down != nil && errors.Is(err, host.ErrWaitTimeout) {
-		return down
+	if err == nil || !errors.Is(err, host.ErrWaitTimeout) {
+		return err
 	}
-	return err
+	switch {
+	case down != nil:
+		return down
+	case silent != nil:
+		return fmt.Errorf("grow %s: %w: cannot confirm every path is up, %w", v.Map.Name, ErrPathDown, silent)
+	}
+	return fmt.Errorf("grow: paths not confirmed running within %s: %w", m.opts.MapTimeout, err)
+}
+
+// pathDownInSysfs returns ErrPathDown (wrapped, naming the path) for a path
+// that is recovering, and an error for one that will not come back.
+func (m *Multipath) pathDownInSysfs(disks []string) (down, err error) {
+	for _, d := range disks {
+		state, err := m.fs.ReadString("/sys/block/" + d + "/device/state")
+		if err != nil {
+			return nil, fmt.Errorf("grow: state of path %s: %w", d, err)
+		}
+		switch state {
+		case "running":
+		case "blocked", "created", "quiesce":
+			return fmt.Errorf("grow: path %s stayed %s: %w; bring it back (or remove it) first", d, state, ErrPathDown), nil
+		default:
+			return nil, fmt.Errorf("grow: path %s is %s: %w; bring it back (or remove it) first", d, truncate(state, 40), ErrPathDown)
+		}
+	}
+	return nil, nil
+}
+
+// errSilent marks a path-state query multipathd did not answer in time.
+var errSilent = errors.New("multipathd did not answer")
+
+// pathFailedInMultipathd returns ErrPathDown (wrapped) for a path of mp
+// that multipathd does not hold active. Each query gets a third of
+// MapTimeout, so a silent multipathd is asked again within the wait.
+func (m *Multipath) pathFailedInMultipathd(ctx context.Context, mp *Map) (down, err error) {
+	qctx, cancel := context.WithTimeout(ctx, m.opts.MapTimeout/3)
+	defer cancel()
+	states, err := m.pathStates(qctx)
+	if err != nil && qctx.Err() != nil {
+		return nil, fmt.Errorf("%w since: %w", errSilent, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("grow %s: %w", mp.Name, err)
+	}
+	for _, d := range mp.Paths {
+		if s, ok := states[d]; ok && s != "active" {
+			return fmt.Errorf("grow %s: multipathd holds path %s %s: %w; reinstate it first", mp.Name, d, truncate(s, 40), ErrPathDown), nil
+		}
+	}
+	return nil, nil
 }
 
 // pathStates asks multipathd for each path's device-mapper state

@@ -2,6 +2,7 @@ package multipath_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,15 +23,23 @@ type resizeDaemon struct {
 	root    string
 	states  string
 	mapSize string // sectors written by "resize map"
+	silent  int    // path-state queries left unanswered until their deadline
 	got     []string
 }
 
-func (d *resizeDaemon) Command(_ context.Context, cmd string) (string, error) {
+func (d *resizeDaemon) Command(ctx context.Context, cmd string) (string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.got = append(d.got, cmd)
 	switch cmd {
 	case "show paths raw format %d:%t":
+		if d.silent > 0 {
+			d.silent--
+			d.mu.Unlock()
+			<-ctx.Done()
+			d.mu.Lock()
+			return "", fmt.Errorf("reply: %w", os.ErrDeadlineExceeded)
+		}
 		return d.states, nil
 	case "resize map mpatha":
 		if d.mapSize == "" {
@@ -134,6 +143,39 @@ func TestGrowWaitsForARecoveringPath(t *testing.T) {
 	g, err := m.Grow(context.Background(), m.FindVolume([]string{"sdb", "sdc"}, ""), 0)
 	require.NoError(t, err)
 	require.Equal(t, int64(gib2*512), g.NewSize)
+}
+
+// A multipathd that does not answer while paths recover is asked again;
+// one that stays silent gets the refusal naming the path last seen down.
+func TestGrowSilentMultipathd(t *testing.T) {
+	two := strconv.Itoa(gib2)
+	tests := []struct {
+		name    string
+		silent  int
+		state   string // sdc's state in sysfs
+		wantErr []string
+	}{
+		{name: "answers on the second query", silent: 1, state: "running"},
+		{name: "silent throughout", silent: 1000, state: "running", wantErr: []string{"multipathd did not answer"}},
+		{name: "silent, path blocked", silent: 1000, state: "blocked", wantErr: []string{"path sdc stayed blocked", "path not running"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h, root := hosttest.New(t, nil)
+			fixtureGrow(t, root, [2]string{two, two}, [2]string{"running", tc.state})
+			d := &resizeDaemon{root: root, states: "sdb:active\nsdc:active\n", mapSize: two, silent: tc.silent}
+			m := multipath.New(h, multipath.Options{Daemon: d, MapTimeout: 300 * time.Millisecond})
+			_, err := m.Grow(context.Background(), m.FindVolume([]string{"sdb", "sdc"}, ""), 0)
+			if tc.wantErr == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, multipath.ErrPathDown)
+			for _, w := range tc.wantErr {
+				require.ErrorContains(t, err, w)
+			}
+		})
+	}
 }
 
 func TestGrowSinglePath(t *testing.T) {
