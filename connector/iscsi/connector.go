@@ -241,6 +241,10 @@ func (c *Connector) ensureSession(ctx context.Context, info *Info, res *pathResu
 			return Session{}, err
 		}
 	}
+	// From here a session to t is this call's (it holds the target lock),
+	// even when the login reports failure: iscsid may finish a login
+	// iscsiadm gave up on, and the undo must log that session out.
+	res.createdSession = true
 	existed, err := c.adm.login(ctx, t.IQN, t.Portal)
 	if err != nil {
 		return Session{}, err

@@ -40,6 +40,7 @@ type fakeKernel struct {
 	loginErr map[string]error // portal -> login failure
 	password string           // the CHAP password the target wants ("" for none)
 	dupLogin bool             // a login makes two sessions (a racing open-iscsi)
+	lingers  bool             // a failed login leaves its session (iscsid finished it)
 	maps     int
 }
 
@@ -93,6 +94,9 @@ func (fk *fakeKernel) run(_ context.Context, cmd host.Command) (host.Result, err
 				return host.Result{ExitCode: 15}, nil
 			}
 			if err := fk.loginErr[portal]; err != nil {
+				if fk.lingers {
+					fk.addSession(iqn, portal)
+				}
 				return host.Result{}, err
 			}
 			data, err := os.ReadFile(fk.path(rec))
@@ -380,6 +384,23 @@ func TestConnectDropsDuplicateSession(t *testing.T) {
 	sessions, records, _ = fk.state()
 	require.Zero(t, sessions)
 	require.Zero(t, records)
+}
+
+// A login iscsiadm reports failed may still leave a session: iscsid can
+// finish what iscsiadm gave up on. The rollback logs it out.
+func TestConnectFailedLoginLeavesNoSession(t *testing.T) {
+	fk, _, h := newFakeKernel(t)
+	fk.lingers = true
+	fk.luns = map[int]string{} // scan is manual: a new session has no disk
+	ci := singleInfo(t, 1, false)
+	fk.loginErr["127.0.0.1:3260"] = errors.New("iscsiadm: timed out")
+	c := iscsi.New(h, fastOptions())
+	_, err := c.Connect(context.Background(), ci)
+	require.ErrorContains(t, err, "timed out")
+	sessions, records, disks := fk.state()
+	require.Zero(t, sessions)
+	require.Zero(t, records)
+	require.Empty(t, disks)
 }
 
 func TestConnectWrongCHAPLeavesNothing(t *testing.T) {
