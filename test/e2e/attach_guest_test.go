@@ -223,6 +223,10 @@ func runCinderGuest(t *testing.T, c *testbed.Cinder, script string, files, env m
 	var err error
 	if shared {
 		res, err = sharedGuest.exec(t, ctx, guest.Exec{Script: script, Files: files, Env: env, Timeout: 20 * time.Minute}, share, onShare)
+		if err != nil && res != nil {
+			// Which step left state behind is in the script's own lines.
+			t.Logf("guest script output:\n%s", res.Output)
+		}
 	} else {
 		stop := watchShare(ctx, share, onShare)
 		res, err = guest.Run(ctx, guest.Options{Script: script, Files: files, NICs: 2, Env: env, Timeout: 20 * time.Minute, ShareDir: share})
