@@ -122,7 +122,7 @@ func (c *Client) Volume(ctx context.Context, id string) (*Volume, error) {
 // ErrNotFound; a name several volumes share is ErrAmbiguous, listing them.
 func (c *Client) FindVolume(ctx context.Context, nameOrID string) (*Volume, error) {
 	if err := checkRef(nameOrID); err != nil {
-		return nil, &Error{Step: "find", Volume: truncate(nameOrID, 64), Kind: ErrBadRequest, Message: err.Error()}
+		return nil, &Error{Step: "find", Volume: ident.Clip(nameOrID, 64), Kind: ErrBadRequest, Message: err.Error()}
 	}
 	if ident.IsUUIDLoose(nameOrID) {
 		v, err := c.Volume(ctx, nameOrID)
@@ -225,13 +225,6 @@ func checkRef(s string) error {
 		}
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // Attachment is gophercloud's v3 attachment, with its connection info

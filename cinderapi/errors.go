@@ -11,10 +11,10 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/gophercloud/gophercloud/v2"
 
+	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/secret"
 )
 
@@ -252,28 +252,8 @@ func oneLine(s string) string {
 	if i := strings.Index(s, "Traceback (most recent call last)"); i >= 0 {
 		s = s[:i]
 	}
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = s[:i]
-	}
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, s)
-	s = strings.TrimSpace(s)
-	s = strings.TrimSuffix(s, ".")
-	if len(s) > maxMessage {
-		cut := maxMessage
-		for cut > 0 && !utf8Start(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return s
+	return ident.Clip(strings.TrimSuffix(ident.Line(s, len(s)), "."), maxMessage)
 }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // shortNetErr turns "dial tcp 127.0.0.1:1: connect: connection refused"
 // into "connection refused".

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/utils"
 )
@@ -31,7 +32,7 @@ var (
 func ParseMicroversion(s string) (Microversion, error) {
 	major, minor, err := utils.ParseMicroversion(strings.TrimSpace(s))
 	if err != nil || major < 0 || minor < 0 {
-		return Microversion{}, fmt.Errorf("%w: %q is not MAJOR.MINOR (e.g. 3.44)", ErrMicroversion, truncate(s, 32))
+		return Microversion{}, fmt.Errorf("%w: %q is not MAJOR.MINOR (e.g. 3.44)", ErrMicroversion, ident.Clip(s, 32))
 	}
 	if major != 3 {
 		return Microversion{}, fmt.Errorf("%w: %s: brick speaks the Block Storage API v3 only", ErrMicroversion, s)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/brick-storage/brick/ident"
 	"sort"
 	"strings"
 )
@@ -89,7 +90,7 @@ func (r *Registry) For(driverVolumeType string) (Connector, error) {
 	if c, ok := r.byType[strings.ToLower(driverVolumeType)]; ok {
 		return c, nil
 	}
-	return nil, fmt.Errorf("%w %q (supported: %s)", ErrUnsupported, truncate(driverVolumeType, 64), strings.Join(r.Types(), ", "))
+	return nil, fmt.Errorf("%w %q (supported: %s)", ErrUnsupported, ident.Clip(driverVolumeType, 64), strings.Join(r.Types(), ", "))
 }
 
 // Types lists the registered driver_volume_type names, sorted.

@@ -362,22 +362,11 @@ func jsonType(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-func jsonErr(err error) string { return truncate(err.Error(), 120) }
+func jsonErr(err error) string { return ident.Clip(err.Error(), 120) }
 
 // Quote renders an untrusted value for an error message: quoted, control
 // characters escaped, and cut short.
-func Quote(s string) string { return strconv.Quote(truncate(s, 64)) }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+func Quote(s string) string { return strconv.Quote(ident.Clip(s, 64)) }
 
 func validTypeName(s string) bool {
 	if s == "" || len(s) > 32 {

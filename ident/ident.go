@@ -1,6 +1,7 @@
 // Package ident owns the identifier formats brick checks before a value
 // reaches a path, a command line or a server: iSCSI names, NVMe qualified
-// names, UUIDs, Fibre Channel WWNs, multipath WWIDs and kernel device names.
+// names, UUIDs, Fibre Channel WWNs, multipath WWIDs and kernel device names,
+// and how much of an untrusted text a message may quote (text.go).
 // Every other package asks here instead of keeping its own pattern.
 package ident
 

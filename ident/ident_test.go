@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -152,6 +153,39 @@ func FuzzAgainstPatterns(f *testing.F) {
 		w, ok := NormalizeWWN(s)
 		if n := strings.ReplaceAll(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), "0x"), ":", ""); ok != wwnRE.MatchString(n) || ok && w != n {
 			t.Errorf("NormalizeWWN(%q) = %q, %v; the pattern says %v", s, w, ok, wwnRE.MatchString(n))
+		}
+	})
+}
+
+func TestClipAndLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		n        int
+		clip     string
+		line     string
+	}{
+		{name: "short", in: "ok", n: 5, clip: "ok", line: "ok"},
+		{name: "cut", in: "abcdef", n: 3, clip: "abc...", line: "abc..."},
+		{name: "rune boundary", in: "ééé", n: 3, clip: "é...", line: "é..."},
+		{name: "first line", in: " one\ntwo", n: 20, clip: " one\ntwo", line: "one"},
+		{name: "control characters", in: "a\x1b[31mb\x00c", n: 20, clip: "a\x1b[31mb\x00c", line: "a[31mbc"},
+		{name: "zero", in: "abc", n: 0, clip: "...", line: "..."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.clip, Clip(tc.in, tc.n))
+			require.Equal(t, tc.line, Line(tc.in, tc.n))
+		})
+	}
+}
+
+func FuzzLine(f *testing.F) {
+	f.Add("a\nb", 3)
+	f.Add("\xffé\x1b", 1)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		n %= 400
+		got := Line(s, n)
+		if !utf8.ValidString(got) || strings.ContainsAny(got, "\r\n\x00\x1b") || len(got) > max(n, 0)+3 {
+			t.Fatalf("Line(%q, %d) = %q", s, n, got)
 		}
 	})
 }

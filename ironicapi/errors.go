@@ -15,6 +15,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 
+	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/secret"
 )
 
@@ -351,15 +352,7 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		cut := 300
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return s
+	return ident.Clip(strings.Join(strings.Fields(s), " "), 300)
 }
 
 func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
@@ -57,23 +56,16 @@ func NewBarbican(provider *gophercloud.ProviderClient, eo gophercloud.EndpointOp
 			"Barbican must be listed for this region and interface", ErrUnreachable)
 	case err != nil:
 		return nil, fmt.Errorf("%w: its catalog endpoint did not answer as Barbican v1 (%s): "+
-			"check that the key manager runs and that this host reaches it", ErrUnreachable, clip(firstLine(err.Error())))
+			"check that the key manager runs and that this host reaches it", ErrUnreachable, ident.Line(err.Error(), 200))
 	}
 	return &Barbican{SC: sc}, nil
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // Key fetches the secret's payload as raw bytes (Cinder stores its keys
 // as application/octet-stream).
 func (b *Barbican) Key(ctx context.Context, keyID string) ([]byte, error) {
 	if !ident.IsUUIDLoose(keyID) {
-		return nil, fmt.Errorf("%w: key ID %q is not a UUID", ErrBadKey, clip(keyID))
+		return nil, fmt.Errorf("%w: key ID %q is not a UUID", ErrBadKey, ident.Clip(keyID, 200))
 	}
 	r := secrets.GetPayload(ctx, b.SC, keyID, secrets.GetPayloadOpts{PayloadContentType: "application/octet-stream"})
 	if r.Err != nil {
@@ -107,12 +99,5 @@ func mapError(keyID string, err error) error {
 		}
 		return fmt.Errorf("%w: key %s: HTTP %d", ErrUnreachable, keyID, ue.Actual)
 	}
-	return fmt.Errorf("%w: key %s: %s", ErrUnreachable, keyID, clip(firstLine(err.Error())))
-}
-
-func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
-	}
-	return s
+	return fmt.Errorf("%w: key %s: %s", ErrUnreachable, keyID, ident.Line(err.Error(), 200))
 }

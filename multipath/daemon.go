@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 )
 
 // Daemon sends one command to multipathd ("add path sdb") and returns its
@@ -115,9 +116,9 @@ func (m *Multipath) daemon(ctx context.Context, args ...string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	m.log.Debug("multipathd (socket)", "command", cmd, "reply", truncate(reply, 200))
+	m.log.Debug("multipathd (socket)", "command", cmd, "reply", ident.Clip(reply, 200))
 	if reply == "fail" || strings.HasPrefix(reply, "permission deny") || strings.HasPrefix(reply, "timeout") {
-		return reply, fmt.Errorf("multipathd %s: %s", cmd, truncate(reply, 200))
+		return reply, fmt.Errorf("multipathd %s: %s", cmd, ident.Clip(reply, 200))
 	}
 	return reply, nil
 }

@@ -291,7 +291,7 @@ func (m *Multipath) AddPath(ctx context.Context, disk string) error {
 	}
 	// multipathd reports failures on stdout with exit code 0 in some versions.
 	if out != "" && out != "ok" {
-		return fmt.Errorf("multipathd add path %s: %s", disk, truncate(out, 200))
+		return fmt.Errorf("multipathd add path %s: %s", disk, ident.Clip(out, 200))
 	}
 	return nil
 }
@@ -404,7 +404,7 @@ func (m *Multipath) Flush(ctx context.Context, mp *Map) error {
 			return nil
 		}
 	} else if err == nil {
-		m.log.Debug("multipathd del map refused before udev settled; settling", "map", mp.Name, "reply", truncate(reply, 200))
+		m.log.Debug("multipathd del map refused before udev settled; settling", "map", mp.Name, "reply", ident.Clip(reply, 200))
 	}
 	if err := m.Settle(ctx); err != nil {
 		// A slow udev queue is no reason to keep the map; flush anyway.
@@ -452,7 +452,7 @@ func (m *Multipath) removeMap(ctx context.Context, mp *Map) error {
 		return nil
 	}
 	if err == nil {
-		m.log.Debug("multipathd del map refused; running multipath -f", "map", mp.Name, "reply", truncate(reply, 200))
+		m.log.Debug("multipathd del map refused; running multipath -f", "map", mp.Name, "reply", ident.Clip(reply, 200))
 	} else if !errors.Is(err, ErrNoSocket) {
 		m.log.Debug("multipathd del map failed; running multipath -f", "map", mp.Name, "err", err.Error())
 	}
@@ -477,13 +477,6 @@ func (m *Multipath) flushBackoff() host.Backoff {
 func (m *Multipath) stillThere(mp *Map) bool {
 	cur, err := m.Map(mp.Device)
 	return err == nil && cur.WWID == mp.WWID
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // WaitForPaths waits, within MapTimeout, until the map holds at least n

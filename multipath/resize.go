@@ -157,7 +157,7 @@ func (m *Multipath) pathDownInSysfs(disks []string) (down, err error) {
 		case "blocked", "created", "quiesce":
 			return fmt.Errorf("grow: path %s stayed %s: %w; bring it back (or remove it) first", d, state, ErrPathDown), nil
 		default:
-			return nil, fmt.Errorf("grow: path %s is %s: %w; bring it back (or remove it) first", d, truncate(state, 40), ErrPathDown)
+			return nil, fmt.Errorf("grow: path %s is %s: %w; bring it back (or remove it) first", d, ident.Clip(state, 40), ErrPathDown)
 		}
 	}
 	return nil, nil
@@ -181,7 +181,7 @@ func (m *Multipath) pathFailedInMultipathd(ctx context.Context, mp *Map) (down, 
 	}
 	for _, d := range mp.Paths {
 		if s, ok := states[d]; ok && s != "active" {
-			return fmt.Errorf("grow %s: multipathd holds path %s %s: %w; reinstate it first", mp.Name, d, truncate(s, 40), ErrPathDown), nil
+			return fmt.Errorf("grow %s: multipathd holds path %s %s: %w; reinstate it first", mp.Name, d, ident.Clip(s, 40), ErrPathDown), nil
 		}
 	}
 	return nil, nil
@@ -218,7 +218,7 @@ func (m *Multipath) sizeOf(name string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 || n > 1<<54 {
-		return 0, fmt.Errorf("size of %s: %q is not a sector count", name, truncate(v, 40))
+		return 0, fmt.Errorf("size of %s: %q is not a sector count", name, ident.Clip(v, 40))
 	}
 	return n * 512, nil
 }

@@ -10,12 +10,12 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 
+	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/secret"
 )
 
@@ -140,23 +140,8 @@ func bodySummary(body []byte) string {
 	return "a body that is not Keystone's JSON"
 }
 
-// shortLine keeps the first line of s, without control characters, at
-// most 160 bytes.
-func shortLine(s string) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = s[:i]
-	}
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, strings.TrimSpace(s))
-	if len(s) > 160 {
-		s = strings.ToValidUTF8(s[:160], "") + "..."
-	}
-	return s
-}
+// shortLine is what a message quotes of a Keystone reply's text.
+func shortLine(s string) string { return ident.Line(s, 160) }
 
 // passwordValid reports whether the user's password works without a
 // project scope.

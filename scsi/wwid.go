@@ -53,7 +53,7 @@ func (s *SCSI) WWID(name string) (string, error) {
 	}
 	id, ok := ParseSysfsWWID(raw)
 	if !ok {
-		return "", fmt.Errorf("wwid of %s: unrecognised identifier %q", name, truncate(raw, 80))
+		return "", fmt.Errorf("wwid of %s: unrecognised identifier %q", name, ident.Clip(raw, 80))
 	}
 	return id, nil
 }
@@ -190,13 +190,6 @@ func printable(s string) bool {
 		}
 	}
 	return true
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // ShowsOther reports whether the disk now shows a volume other than want,
