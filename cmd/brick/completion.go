@@ -14,6 +14,7 @@ import (
 
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ironicapi"
 )
 
 // completionTimeout bounds a completion that asks a cloud: a shell waiting
@@ -64,10 +65,13 @@ func (a *app) registerCompletions(c *cobra.Command) {
 		}
 	}
 	switch c.Name() {
-	case "local-attach":
-		c.ValidArgsFunction = a.completeVolumes(false)
+	case "local-attach", "attach-volume", "detach-volume":
+		c.ValidArgsFunction = firstArg(a.completeVolumes(false))
 	case "local-detach", "get-volume-paths", "cleanup", "extend":
-		c.ValidArgsFunction = a.completeVolumes(true)
+		c.ValidArgsFunction = firstArg(a.completeVolumes(true))
+	case "boot-from-volume":
+		c.ValidArgsFunction = firstArg(a.completeNodes)
+		_ = c.RegisterFlagCompletionFunc("volume", a.completeVolumes(false))
 	}
 	for _, sub := range c.Commands() {
 		a.registerCompletions(sub)
@@ -107,7 +111,7 @@ func (a *app) completeNodes(cmd *cobra.Command, _ []string, _ string) ([]cobra.C
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	var out []string
-	_ = nodes.List(sc, nodes.ListOpts{Fields: []string{"uuid", "name"}, Limit: 500}).EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {
+	_ = ironicapi.ListNodes(sc, nodes.ListOpts{Fields: []string{"uuid", "name"}, Limit: 500}).EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {
 		list, err := nodes.ExtractNodes(p)
 		for _, n := range list {
 			out = append(out, completion(n.UUID, n.Name))
@@ -120,14 +124,22 @@ func (a *app) completeNodes(cmd *cobra.Command, _ []string, _ string) ([]cobra.C
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
+// firstArg completes a command's first argument with f and offers nothing
+// (not even files) after it.
+func firstArg(f cobra.CompletionFunc) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return f(cmd, args, toComplete)
+	}
+}
+
 // completeVolumes offers Cinder's volumes (IDs and names, with the other
 // as description) and, for commands on attached volumes, brick's records
 // first.
 func (a *app) completeVolumes(attached bool) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
+	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		a.completionSetup(cmd)
 		ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 		defer cancel()

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -17,6 +19,7 @@ func TestCompletion(t *testing.T) {
 	fake := cindertest.New(t)
 	fake.AddVolume("11111111-1111-4111-8111-111111111111", "data")
 	cloud := []string{"--os-auth-type", "noauth", "--cinder-endpoint", fake.Endpoint()}
+	ironic := []string{"--os-auth-type", "noauth", "--ironic-endpoint", fakeNodeList(t)}
 	const rec = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
 	recRoot := fixtureHost(t)
 	hosttest.WriteFile(t, recRoot, "/var/lib/brick/volumes/"+rec+".json", `{"version":1,"volume_id":"`+rec+`","volume_name":"logs","phase":"attached","step":"done","flow":"v3",
@@ -36,6 +39,11 @@ func TestCompletion(t *testing.T) {
 		{"nic", []string{"--host-root", root, "get-connector", "--nic", ""}, []string{"eth0"}},
 		{"cinder volumes", append(append([]string{"--host-root", root}, cloud...), "local-attach", ""), []string{"11111111-1111-4111-8111-111111111111\tdata available", "data\t11111111-1111-4111-8111-111111111111 available"}},
 		{"attached volumes", []string{"--host-root", recRoot, "local-detach", ""}, []string{rec + "\tlogs"}},
+		{"ironic nodes", append(append([]string{"--host-root", root}, ironic...), "local-attach", "--ironic-node", ""), []string{"5f0c1a4e-0000-4000-8000-000000000001\tnode-1", "node-1\t5f0c1a4e-0000-4000-8000-000000000001"}},
+		{"boot node", append(append([]string{"--host-root", root}, ironic...), "ironic", "boot-from-volume", ""), []string{"node-1\t5f0c1a4e-0000-4000-8000-000000000001"}},
+		{"boot volume", append(append([]string{"--host-root", root}, cloud...), "ironic", "boot-from-volume", "node-1", "--volume", ""), []string{"data\t11111111-1111-4111-8111-111111111111 available"}},
+		{"ironic attach volume", append(append([]string{"--host-root", root}, cloud...), "ironic", "attach-volume", "--node", "node-1", ""), []string{"data\t11111111-1111-4111-8111-111111111111 available"}},
+		{"after the volume", append(append([]string{"--host-root", root}, cloud...), "local-attach", "data", ""), nil},
 		{"cinder down", []string{"--host-root", root, "--os-auth-type", "noauth", "--cinder-endpoint", "http://127.0.0.1:1/v3", "local-attach", ""}, nil},
 	}
 	for _, tt := range tests {
@@ -52,6 +60,20 @@ func TestCompletion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeNodeList is an Ironic that knows one node, enough for completion.
+func fakeNodeList(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/nodes" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"nodes": [{"uuid": "5f0c1a4e-0000-4000-8000-000000000001", "name": "node-1"}]}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 func TestPrintError(t *testing.T) {

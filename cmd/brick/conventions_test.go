@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/connector/nfs"
 	"github.com/brick-storage/brick/host/hosttest"
 )
 
@@ -187,6 +189,51 @@ func TestSettingsErrors(t *testing.T) {
 			}
 			require.Contains(t, errs, tt.want)
 			require.Equal(t, 1, strings.Count(errs, "\n"), errs)
+		})
+	}
+}
+
+// TestVolumePathsOutput: get-volume-paths prints bare paths, one a line, as
+// python-brick-cinderclient-ext does, unless a format is asked for;
+// get-all-volume-paths keeps its table (volume, protocol, path).
+func TestVolumePathsOutput(t *testing.T) {
+	t.Setenv("BRICK_CONFIG", "")
+	root := fixtureHost(t)
+	const id = "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"
+	ci := `{"driver_volume_type":"nfs","data":{"export":"192.0.2.5:/srv/cinder","name":"volume-` + id + `"}}`
+	info, err := connector.ParseConnectionInfo([]byte(ci))
+	require.NoError(t, err)
+	vol, err := nfs.ParseVolume(info)
+	require.NoError(t, err)
+	file := "/var/lib/brick/mnt/" + vol.Export.ID() + "/volume-" + id
+	hosttest.WriteFile(t, root, file, "")
+	hosttest.WriteFile(t, root, "/proc/self/mountinfo", "40 1 0:50 / "+filepath.Dir(file)+" rw,relatime - nfs4 192.0.2.5:/srv/cinder rw\n")
+	hosttest.WriteFile(t, root, "/var/lib/brick/volumes/"+id+".json", `{"version":1,"volume_id":"`+id+`","phase":"attached","step":"done","flow":"v3",
+"host_name":"fixture-node","mode":"rw","connector":{},"connection_info":`+ci+`,
+"device":{"path":"`+file+`","type":"file","protocol":"nfs"},"created_at":"2026-12-02T10:00:00Z","updated_at":"2026-12-02T10:00:00Z"}`)
+	base := []string{"--host-root", root, "--config", "/dev/null"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"plain", []string{"get-volume-paths", id}, file + "\n"},
+		{"multipath True accepted", []string{"get-volume-paths", id, "--multipath", "True"}, file + "\n"},
+		{"json", []string{"get-volume-paths", id, "-f", "json", "--noindent"}, `[{"Path":"` + file + `"}]` + "\n"},
+		{"table", []string{"get-volume-paths", id, "-f", "table"}, "│ Path "},
+		{"all: a table", []string{"get-all-volume-paths", "--protocol", "NFS"}, "│ " + id + " │ nfs "},
+		{"all: value", []string{"get-all-volume-paths", "-f", "value", "-c", "path"}, file + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runVolumeCmd(t, append(base, tt.args...)...)
+			require.Equal(t, 0, code, errs)
+			require.Empty(t, errs)
+			if strings.HasSuffix(tt.want, "\n") {
+				require.Equal(t, tt.want, out)
+			} else {
+				require.Contains(t, out, tt.want)
+			}
 		})
 	}
 }
