@@ -112,14 +112,9 @@ every repair succeeded).`,
 			if err != nil {
 				return err
 			}
-			rep, err := r.Check(cmd.Context())
+			rep, applyErr, err := a.reconcileRun(cmd.Context(), r, apply)
 			if err != nil {
 				return err
-			}
-			a.logger.Debug("reconcile: checked", "seconds", rep.Elapsed.Seconds(), "cinder_seconds", rep.CinderTime.Seconds())
-			var applyErr error
-			if apply {
-				applyErr = r.Apply(cmd.Context(), rep)
 			}
 			if err := a.printReport(cmd, rep, apply); err != nil {
 				return err
@@ -136,6 +131,23 @@ every repair succeeded).`,
 	a.addReconcileFlags(cmd, &rf)
 	cmd.Flags().BoolVar(&apply, "apply", false, "repair what can be repaired (see above)")
 	return cmd
+}
+
+// reconcileRun checks and, with apply, repairs, with the live status line
+// up meanwhile: repairs flush, log out and wait on Cinder.
+func (a *app) reconcileRun(ctx context.Context, r *reconcile.Reconciler, apply bool) (rep *reconcile.Report, applyErr, err error) {
+	ctx, end := a.track(ctx, "reconcile", "")
+	defer end()
+	a.status.Step("check")
+	if rep, err = r.Check(ctx); err != nil {
+		return nil, nil, err
+	}
+	a.logger.Debug("reconcile: checked", "seconds", rep.Elapsed.Seconds(), "cinder_seconds", rep.CinderTime.Seconds())
+	if apply {
+		a.status.Step("apply")
+		applyErr = r.Apply(ctx, rep)
+	}
+	return rep, applyErr, nil
 }
 
 // printReport prints the findings; Result replaces Repair after --apply.

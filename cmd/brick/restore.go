@@ -41,7 +41,9 @@ or a service that needs a volume after it.`,
 			if shutdown {
 				run = r.Shutdown
 			}
-			rep, err := run(cmd.Context())
+			ctx, end := a.track(cmd.Context(), op, "")
+			rep, err := run(ctx)
+			end()
 			if rep != nil {
 				if perr := a.printReport(cmd, rep, true); perr != nil && err == nil {
 					err = perr

@@ -125,3 +125,38 @@ func TestStatusLine(t *testing.T) {
 		require.NotContains(t, errb.String(), "argv=", "no --debug trace")
 	})
 }
+
+// TestReconcileStatus: reconcile and restore report their steps like
+// local-attach does (-v here, the live line on a terminal).
+func TestReconcileStatus(t *testing.T) {
+	t.Setenv("BRICK_CONFIG", "")
+	fake := cindertest.New(t)
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"reconcile", "--apply"}, []string{"brick: reconcile: check (at ", "brick: reconcile: apply (at "}},
+		{[]string{"reconcile"}, []string{"brick: reconcile: check (at "}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			root := fixtureHost(t)
+			hosttest.WriteFile(t, root, "/proc/self/mountinfo", "")
+			var out, errb bytes.Buffer
+			a := newApp(&out, &errb)
+			a.runner = hosttest.NewRunner(func(context.Context, host.Command) (host.Result, error) {
+				return host.Result{}, fmt.Errorf("no commands in this test")
+			})
+			args := append([]string{"--host-root", root, "--config", "/dev/null", "--os-auth-type", "noauth",
+				"--cinder-endpoint", fake.Endpoint(), "-v"}, tt.args...)
+			code := runApp(t.Context(), a, args)
+			require.Equal(t, 0, code, errb.String())
+			for _, w := range tt.want {
+				require.Contains(t, errb.String(), w)
+			}
+			if len(tt.want) == 1 {
+				require.NotContains(t, errb.String(), "apply (at ")
+			}
+		})
+	}
+}
