@@ -160,3 +160,35 @@ func TestReconcileStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestWholeCommandTimeout: --timeout ends a local-attach stuck in an iSCSI
+// login well before the login's own limit, says so, and the attach is
+// undone as after any failure.
+func TestWholeCommandTimeout(t *testing.T) {
+	t.Setenv("BRICK_CONFIG", "")
+	const id = "11111111-1111-4111-8111-111111111111"
+	fake := cindertest.New(t)
+	fake.AddVolume(id, "data")
+	root := fixtureHost(t)
+	hosttest.WriteFile(t, root, "/proc/self/mountinfo", "")
+	tools := &fakeTools{t: t, root: root}
+	var out, errb bytes.Buffer
+	a := newApp(&out, &errb)
+	a.runner = hosttest.NewRunner(func(ctx context.Context, cmd host.Command) (host.Result, error) {
+		if cmd.Name == "iscsiadm" && strings.HasSuffix(strings.Join(cmd.Args, " "), "--login") {
+			<-ctx.Done() // a portal that never answers
+			return host.Result{}, fmt.Errorf("iscsiadm --login: %w", ctx.Err())
+		}
+		return tools.run(ctx, cmd)
+	})
+	start := time.Now()
+	code := runApp(t.Context(), a, []string{"--host-root", root, "--config", "/dev/null", "--os-auth-type", "noauth",
+		"--cinder-endpoint", fake.Endpoint(), "--timeout", "1s", "local-attach", "data", "--iscsi-login-timeout", "30s"})
+	require.Equal(t, 1, code, errb.String())
+	require.Less(t, time.Since(start), 10*time.Second, "the whole-command limit, not the login's")
+	require.Contains(t, errb.String(), "(--timeout 1s reached)")
+	status, attachments := fake.Status(id)
+	require.Equal(t, "available", status, "the attach was undone")
+	require.Zero(t, attachments)
+	require.Zero(t, fake.Exports())
+}
