@@ -184,7 +184,7 @@ printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
 	a.addAuthFlags(f)
 	a.addOutputFlags(f)
 	addVolumeFlags(f, &vf, forAttach)
-	f.StringVar(&ao.Mode, "mode", "rw", "attach mode: rw or ro")
+	f.Var(newChoice(&ao.Mode, "rw", "rw", "ro"), "mode", "attach mode: read-write or read-only")
 	f.StringVar(&ao.Mountpoint, "mountpoint", "", "mount the device on this directory (created if missing)")
 	f.StringVar(&ao.Mkfs, "mkfs", "", "format a BLANK device with this filesystem (ext4, xfs, ...) before mounting; needs --mountpoint")
 	f.BoolVar(&ao.MkfsForce, "mkfs-force", false, "with --mkfs: format even when blkid finds no filesystem but the first or last MiB is not all zeros (plain dm-crypt, raw data)")

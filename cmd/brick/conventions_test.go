@@ -169,6 +169,10 @@ func TestSettingsErrors(t *testing.T) {
 		{"bad BRICK bool", map[string]string{"BRICK_MULTIPATH": "yes please"}, "/dev/null", []string{"get-connector"}, 2, `BRICK_MULTIPATH="yes please" is not valid for --multipath: want true or false`},
 		{"bad BRICK duration", map[string]string{"BRICK_ISCSI_LOGIN_TIMEOUT": "5"}, "/dev/null", []string{"connect"}, 2, "BRICK_ISCSI_LOGIN_TIMEOUT=\"5\" is not valid for --iscsi-login-timeout: want a duration"},
 		{"bad BRICK enum", map[string]string{"BRICK_RBD_DRIVER": "fuse"}, "/dev/null", []string{"connect"}, 2, "BRICK_RBD_DRIVER=\"fuse\" is not valid for --rbd-driver: want one of krbd, nbd"},
+		// Fixed sets fail before any Cinder call (none is configured here).
+		{"bad BRICK mode", map[string]string{"BRICK_MODE": "rx"}, "/dev/null", []string{"local-attach", "v"}, 2, `BRICK_MODE="rx" is not valid for --mode: want one of rw, ro`},
+		{"bad --mode", nil, "/dev/null", []string{"local-attach", "v", "--mode", "rx"}, 2, `"rx" is not one of rw, ro`},
+		{"bad BRICK quote", map[string]string{"BRICK_QUOTE": "some"}, "/dev/null", []string{"get-connector"}, 2, `BRICK_QUOTE="some" is not valid for --quote: want one of nonnumeric, minimal, all, none`},
 		{"bad BRICK format", map[string]string{"BRICK_FORMAT": "xml"}, "/dev/null", []string{"get-connector"}, 2, "BRICK_FORMAT: unknown output format"},
 		{"bad OS variable", map[string]string{"OS_INSECURE": "perhaps"}, "/dev/null", []string{"list"}, 2, `OS_INSECURE="perhaps" is not valid for --insecure`},
 		{"missing host root", nil, "/dev/null", []string{"get-connector", "--host-root", filepath.Join(dir, "nope")}, 2, "--host-root " + filepath.Join(dir, "nope") + ": no such directory"},

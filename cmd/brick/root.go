@@ -269,7 +269,7 @@ func (a *app) addOutputFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.SortColumns, "sort-column", nil, "sort a list by this column (repeatable)")
 	f.BoolVar(&o.SortDescending, "sort-descending", false, "sort in descending order")
 	f.BoolVar(&o.Noindent, "noindent", false, "json: print on one line")
-	f.StringVar(&o.Quote, "quote", quoteNonnumeric, "csv: quote "+strings.Join(quoteModes, ", ")+" fields")
+	f.Var(newChoice(&o.Quote, quoteNonnumeric, quoteModes...), "quote", "csv: which fields to quote (cliff's default: all but numbers and booleans)")
 	f.IntVar(&o.MaxWidth, "max-width", 0, "table: fit in this many columns (default: the terminal's width)")
 	f.BoolVar(&o.FitWidth, "fit-width", false, "table: fit the terminal's width even when stdout is not a terminal (width from $COLUMNS)")
 }

@@ -192,3 +192,19 @@ func TestWholeCommandTimeout(t *testing.T) {
 	require.Zero(t, attachments)
 	require.Zero(t, fake.Exports())
 }
+
+// TestDescribeHolder: the lock holder host records, in the words the user
+// is shown.
+func TestDescribeHolder(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"brick pid 4242 (brick local-attach data)", "brick pid 4242 attaching data"},
+		{"brick pid 7 (brick local-detach 0b7d1f2e-0000-4000-8000-000000000001)", "brick pid 7 detaching 0b7d1f2e-0000-4000-8000-000000000001"},
+		{"brick pid 7 (brick cleanup)", "brick pid 7 cleaning up"},
+		{"brick pid 9 (brick extend data)", "brick pid 9 extending data"},
+		{"brick pid 9 (brick list)", "brick pid 9 (brick list)"},
+		{"another brick process", "another brick process"},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, describeHolder(tt.in), tt.in)
+	}
+}
