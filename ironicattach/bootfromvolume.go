@@ -27,6 +27,10 @@ const (
 	// RecordKey is the key of the node's extra holding what
 	// boot-from-volume made, so that --undo reverses that and nothing else.
 	RecordKey = "brick_boot_from_volume"
+	// BootMicroversion is the first Ironic API version that shows and
+	// sets a node's storage_interface; below it Ironic hides the field
+	// and refuses a PATCH of it.
+	BootMicroversion = "1.33"
 )
 
 // Provision states boot-from-volume reads.
@@ -105,6 +109,7 @@ func (p *bootPlan) changes() bool { return p.newIQN || p.target == "" || len(p.p
 // before the first change; a failure undoes what this run did, newest
 // first; a second run changes nothing.
 func (m *Manager) BootFromVolume(ctx context.Context, o BootOpts) (*BootResult, error) {
+	m = m.forBoot()
 	op := fmt.Sprintf("boot-from-volume node %s", o.Node)
 	p, err := m.planBoot(ctx, o)
 	if err != nil {
@@ -123,22 +128,45 @@ func (m *Manager) BootFromVolume(ctx context.Context, o BootOpts) (*BootResult, 
 	return res, nil
 }
 
+// forBoot returns m with an Ironic client that asks for at least
+// BootMicroversion (the caller's client is left as it is).
+func (m *Manager) forBoot() *Manager {
+	c := *m
+	if m.Ironic != nil && !ironicapi.AtLeast(m.Ironic.Microversion, BootMicroversion) {
+		sc := *m.Ironic
+		sc.Microversion = BootMicroversion
+		c.Ironic = &sc
+	}
+	return &c
+}
+
 // planBoot validates everything and works out the changes.
 func (m *Manager) planBoot(ctx context.Context, o BootOpts) (*bootPlan, error) {
-	node, err := ironicapi.GetNode(ctx, m.Ironic, o.Node).Extract()
+	node, err := m.bootNode(ctx, o.Node)
 	if err != nil {
-		return nil, err
-	}
-	if !ident.IsUUID(node.UUID) {
-		return nil, fmt.Errorf("ironic answered node %s without a UUID", connector.Quote(o.Node))
-	}
-	if err := m.checkIronic(ctx, node); err != nil {
 		return nil, err
 	}
 	vol, err := m.Cinder.FindVolume(ctx, o.Volume)
 	if err != nil {
 		return nil, err
 	}
+	return m.planBootOn(ctx, node, vol, o)
+}
+
+// bootNode reads the node and checks this Ironic can boot it from a volume.
+func (m *Manager) bootNode(ctx context.Context, ref string) (*nodes.Node, error) {
+	node, err := ironicapi.GetNode(ctx, m.Ironic, ref).Extract()
+	if err != nil {
+		return nil, err
+	}
+	if !ident.IsUUID(node.UUID) {
+		return nil, fmt.Errorf("ironic answered node %s without a UUID", connector.Quote(ref))
+	}
+	return node, m.checkIronic(ctx, node)
+}
+
+// planBootOn works out the changes that make node boot from vol.
+func (m *Manager) planBootOn(ctx context.Context, node *nodes.Node, vol *cinderapi.Volume, o BootOpts) (*bootPlan, error) {
 	rec, had, err := ReadBootRecord(node)
 	if err != nil {
 		return nil, err
@@ -170,8 +198,8 @@ func (m *Manager) checkIronic(ctx context.Context, node *nodes.Node) error {
 	if err != nil {
 		return err
 	}
-	if !ironicapi.AtLeast(v, ironicapi.MinMicroversion) {
-		return fmt.Errorf("this Ironic serves API %s at most; volume targets need %s: %w", v, ironicapi.MinMicroversion, ErrNotReady)
+	if !ironicapi.AtLeast(v, BootMicroversion) {
+		return fmt.Errorf("this Ironic serves API %s at most; boot from volume needs %s (volume targets and the node's storage_interface): %w", v, BootMicroversion, ErrNotReady)
 	}
 	d, err := ironicapi.DriverDetails(ctx, m.Ironic, node.Driver)
 	if err != nil {

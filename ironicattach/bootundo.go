@@ -27,6 +27,7 @@ type UndoResult struct {
 // then the record. What brick did not make stays. Running it again after
 // a partial failure finishes the job.
 func (m *Manager) UndoBootFromVolume(ctx context.Context, o BootOpts) (*UndoResult, error) {
+	m = m.forBoot()
 	op := fmt.Sprintf("boot-from-volume --undo node %s", o.Node)
 	node, err := ironicapi.GetNode(ctx, m.Ironic, o.Node).Extract()
 	if err != nil {

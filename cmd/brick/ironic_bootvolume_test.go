@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -14,6 +15,10 @@ func TestIronicBootFromVolumeUsage(t *testing.T) {
 		{"node-1", "--volume", "v", "--undo"},
 		{"node-1", "--undo", "--deploy"},
 		{"node-1", "--undo", "--initiator", "iqn.2004-10.com.example:n"},
+		{"node-1", "--image", "disk.raw"},
+		{"node-1", "--volume", "v", "--image", "disk.raw", "--size", "1"},
+		{"node-1", "--volume", "v", "--size", "1"},
+		{"node-1", "--undo", "--volume-name", "x"},
 	} {
 		_, errOut, code := runBrick(t, env, append([]string{"ironic", "boot-from-volume"}, args...)...)
 		require.Equal(t, 2, code, "%v: %s", args, errOut)
@@ -21,4 +26,9 @@ func TestIronicBootFromVolumeUsage(t *testing.T) {
 	_, errOut, code := runBrick(t, env, "ironic", "boot-from-volume", "nosuch", "--undo")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "boot-from-volume --undo node nosuch")
+}
+
+func TestWriteProgress(t *testing.T) {
+	require.Equal(t, "wrote 5 of 20 MiB (25%, 2.5 MiB/s)", writeProgress(5<<20, 20<<20, 2*time.Second))
+	require.Equal(t, "wrote 0 of 1 MiB (50%, 0.5 MiB/s)", writeProgress(512, 1024, 0))
 }
