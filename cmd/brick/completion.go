@@ -11,6 +11,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/host"
@@ -21,10 +22,10 @@ import (
 // on Tab must not hang on an unreachable Cinder.
 const completionTimeout = 3 * time.Second
 
-// fixedValues are the flags whose values come from a fixed set.
+// fixedValues are the flags whose values come from a fixed set, besides
+// the choiceValue flags, which complete their own.
 var fixedValues = map[string][]string{
 	"format":       outputFormats,
-	"mode":         {"rw", "ro"},
 	"mkfs":         {"ext4", "xfs", "ext3", "ext2", "btrfs"},
 	"rbd-driver":   {"krbd", "nbd"},
 	"os-interface": {"public", "internal", "admin"},
@@ -49,6 +50,11 @@ func (a *app) registerCompletions(c *cobra.Command) {
 			_ = c.RegisterFlagCompletionFunc(name, fixed(vals))
 		}
 	}
+	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if ch, ok := f.Value.(*choiceValue); ok {
+			_ = c.RegisterFlagCompletionFunc(f.Name, fixed(ch.choices))
+		}
+	})
 	if c.LocalFlags().Lookup("type") != nil {
 		types := targetTypes
 		if strings.Contains(c.CommandPath(), "connector") {

@@ -32,6 +32,7 @@ func TestCompletion(t *testing.T) {
 	}{
 		{"format", []string{"get-connector", "-f", ""}, []string{"table", "json", "csv"}},
 		{"mode", []string{"local-attach", "--mode", ""}, []string{"rw", "ro"}},
+		{"quote", []string{"list", "--quote", ""}, []string{"nonnumeric", "minimal", "all", "none"}},
 		{"mkfs", []string{"local-attach", "--mkfs", ""}, []string{"ext4", "xfs"}},
 		{"rbd driver", []string{"connect", "--rbd-driver", ""}, []string{"krbd", "nbd"}},
 		{"connector type", []string{"ironic", "connector", "create", "--type", ""}, []string{"iqn", "wwpn", "portgroup"}},
