@@ -182,7 +182,7 @@ printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
 	}
 	f := cmd.Flags()
 	a.addAuthFlags(f)
-	a.addOutputFlags(f)
+	a.addRecordOutputFlags(f)
 	addVolumeFlags(f, &vf, forAttach)
 	f.Var(newChoice(&ao.Mode, "rw", "rw", "ro"), "mode", "attach mode: read-write or read-only")
 	f.StringVar(&ao.Mountpoint, "mountpoint", "", "mount the device on this directory (created if missing)")

@@ -95,7 +95,7 @@ same volume.`,
 		},
 	}
 	a.addConnectFlags(cmd.Flags(), &cf)
-	a.addOutputFlags(cmd.Flags())
+	a.addRecordOutputFlags(cmd.Flags())
 	return cmd
 }
 

@@ -43,12 +43,13 @@ func TestFlagsWhereTheyMeanSomething(t *testing.T) {
 		absent        []string
 	}{
 		{[]string{"get-connector"}, []string{"multipath", "format", "nic"}, nil, []string{"os-cloud", "cinder-endpoint", "mode"}},
-		{[]string{"local-attach"}, []string{"os-cloud", "multipath", "rbd-driver", "fc-device-timeout", "iscsi-login-timeout", "mode", "format"}, nil, nil},
+		{[]string{"local-attach"}, []string{"os-cloud", "multipath", "rbd-driver", "fc-device-timeout", "iscsi-login-timeout", "mode", "format"}, []string{"sort-column", "sort-descending"}, nil},
+		{[]string{"extend"}, []string{"os-cloud", "size", "format"}, []string{"sort-column"}, []string{"multipath"}},
 		{[]string{"local-detach"}, []string{"os-cloud", "force", "iscsi-command-timeout", "fc-command-timeout", "hostname"}, []string{"multipath", "iscsi-login-timeout", "device-timeout", "rbd-driver", "device-info", "format"}, []string{"mode", "mountpoint"}},
 		{[]string{"get-volume-paths"}, []string{"os-cloud", "format", "hostname"}, []string{"multipath", "iscsi-command-timeout"}, []string{"mode"}},
 		{[]string{"get-all-volume-paths"}, []string{"protocol", "format"}, []string{"nic"}, []string{"os-cloud"}},
 		{[]string{"list"}, []string{"os-cloud", "offline", "sort-column"}, nil, []string{"multipath"}},
-		{[]string{"connect"}, []string{"multipath", "rbd-driver", "fc-device-timeout", "format"}, nil, []string{"os-cloud"}},
+		{[]string{"connect"}, []string{"multipath", "rbd-driver", "fc-device-timeout", "format"}, []string{"sort-column"}, []string{"os-cloud"}},
 		{[]string{"disconnect"}, []string{"force", "iscsi-command-timeout"}, []string{"multipath", "rbd-map-timeout", "format"}, []string{"os-cloud"}},
 		{[]string{"ironic", "connector", "list"}, []string{"os-cloud", "ironic-endpoint", "format", "long"}, nil, nil},
 		{[]string{"version"}, []string{"format"}, nil, []string{"os-cloud", "multipath"}},

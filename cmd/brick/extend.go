@@ -60,7 +60,7 @@ its old size; the error names the step that failed.`,
 	}
 	f := cmd.Flags()
 	a.addAuthFlags(f)
-	a.addOutputFlags(f)
+	a.addRecordOutputFlags(f)
 	f.IntVar(&eo.SizeGiB, "size", 0, "the new size in GiB to ask Cinder for")
 	f.BoolVar(&eo.LocalOnly, "local-only", false, "grow the host side only: the volume grew elsewhere, or an earlier extend stopped part-way")
 	f.StringVar(&fixedKeyFile, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, for its encrypted volumes")
