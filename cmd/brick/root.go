@@ -272,6 +272,10 @@ func (a *app) addOutputFlags(f *pflag.FlagSet) {
 	f.Var(newChoice(&o.Quote, quoteNonnumeric, quoteModes...), "quote", "csv: which fields to quote (cliff's default: all but numbers and booleans)")
 	f.IntVar(&o.MaxWidth, "max-width", 0, "table: fit in this many columns (default: the terminal's width)")
 	f.BoolVar(&o.FitWidth, "fit-width", false, "table: fit the terminal's width even when stdout is not a terminal (width from $COLUMNS)")
+	// openstackclient users may have cliff's variables set for all its
+	// commands; BRICK_* and the flags win.
+	withEnv(f.Lookup("max-width"), "CLIFF_MAX_TERM_WIDTH")
+	withEnv(f.Lookup("fit-width"), "CLIFF_FIT_WIDTH")
 }
 
 // addRecordOutputFlags is addOutputFlags for a command that prints one
