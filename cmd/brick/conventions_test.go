@@ -242,3 +242,27 @@ func TestVolumePathsOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestRootHelpGroups: brick --help lists every command once, under a
+// heading, get-connector first; each grouped name is a real command.
+func TestRootHelpGroups(t *testing.T) {
+	root := newApp(nil, nil).rootCommand(nil)
+	for _, g := range rootGroups {
+		for _, n := range g.names {
+			c, _, err := root.Find([]string{n})
+			require.NoError(t, err, n)
+			require.Equal(t, n, c.Name())
+		}
+	}
+	code, out, _ := runVolumeCmd(t, "--help")
+	require.Equal(t, 0, code)
+	commands, _, _ := strings.Cut(out, "\nFlags:")
+	_, commands, _ = strings.Cut(commands, "brick [command]\n")
+	require.True(t, strings.HasPrefix(commands, "\nStart here (no cloud needed):\n  get-connector "), commands)
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() || c.Name() == "help" {
+			require.Equal(t, 1, strings.Count(commands, "\n  "+c.Name()+" "), c.Name())
+		}
+	}
+	require.Contains(t, commands, "\nOther commands:\n")
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -55,15 +56,61 @@ func usage(c *cobra.Command) error {
 	return err
 }
 
+// commandGroup is a heading of the root help and its commands, in order.
+type commandGroup struct {
+	title string
+	names []string
+}
+
+// rootGroups orders the top-level commands for a newcomer: what Cinder
+// needs to know, then the main job, then the rest. A command in no group
+// is listed under "Other commands".
+var rootGroups = []commandGroup{
+	{"Start here (no cloud needed)", []string{"get-connector"}},
+	{"Cinder volumes on this host", []string{"local-attach", "local-detach", "list", "extend", "get-volume-paths", "get-all-volume-paths", "cleanup"}},
+	{"The whole host", []string{"reconcile", "restore"}},
+	{"From connection info (no Cinder call)", []string{"connect", "disconnect"}},
+	{"Ironic and Docker", []string{"ironic", "docker-plugin"}},
+}
+
 func writeSubcommands(b *strings.Builder, c *cobra.Command) {
 	if !c.HasAvailableSubCommands() {
 		return
 	}
-	b.WriteString("\n\nAvailable Commands:")
+	var subs []*cobra.Command
+	byName := map[string]*cobra.Command{}
 	for _, sub := range c.Commands() {
 		if sub.IsAvailableCommand() || sub.Name() == "help" {
-			fmt.Fprintf(b, "\n  %-*s %s", sub.NamePadding(), sub.Name(), sub.Short)
+			subs = append(subs, sub)
+			byName[sub.Name()] = sub
 		}
+	}
+	if c.HasParent() {
+		writeCommandList(b, "Available Commands", subs)
+		return
+	}
+	grouped := map[string]bool{}
+	for _, g := range rootGroups {
+		var in []*cobra.Command
+		for _, n := range g.names {
+			if sub, ok := byName[n]; ok {
+				in = append(in, sub)
+				grouped[n] = true
+			}
+		}
+		writeCommandList(b, g.title, in)
+	}
+	rest := slices.DeleteFunc(subs, func(sub *cobra.Command) bool { return grouped[sub.Name()] })
+	writeCommandList(b, "Other commands", rest)
+}
+
+func writeCommandList(b *strings.Builder, title string, cmds []*cobra.Command) {
+	if len(cmds) == 0 {
+		return
+	}
+	b.WriteString("\n\n" + title + ":")
+	for _, sub := range cmds {
+		fmt.Fprintf(b, "\n  %-*s %s", sub.NamePadding(), sub.Name(), sub.Short)
 	}
 }
 
