@@ -37,8 +37,8 @@ var slot struct {
 
 // acquireSlot takes the guest slot for one boot and returns its release. It
 // does not wait when an ancestor process holds the slot (test/e2e.sh around
-// go test); otherwise it says who holds it and, once it got it, how long it
-// waited, on log.
+// go test); otherwise it queues first come, first served (slotQueue), says
+// who holds the slot and, once it got it, how long it waited, on log.
 func acquireSlot(ctx context.Context, log io.Writer) (release func(), err error) {
 	slot.mu.Lock()
 	defer slot.mu.Unlock()
@@ -54,23 +54,31 @@ func acquireSlot(ctx context.Context, log io.Writer) (release func(), err error)
 	if err != nil {
 		return nil, fmt.Errorf("guest slot %s: %w", path, err)
 	}
+	wd, _ := os.Getwd()
+	what := fmt.Sprintf("guest boot of %s (in %s)", os.Args[0], wd)
+	q := slotQueue{dir: path + ".queue"}
+	defer q.leave()
 	start := time.Now()
 	for said := false; ; said = true {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("guest slot %s: flock: %w", path, err)
+		ahead := q.ahead()
+		if len(ahead) == 0 {
+			err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, syscall.EWOULDBLOCK) {
+				f.Close()
+				return nil, fmt.Errorf("guest slot %s: flock: %w", path, err)
+			}
 		}
 		holder := readHolder(f)
 		if ancestorHolds(path, holder) {
 			f.Close()
 			return func() {}, nil
 		}
+		q.join(fmt.Sprintf("pid %d waiting since %s: %s", os.Getpid(), time.Now().UTC().Format(time.RFC3339), what))
 		if !said {
-			fmt.Fprintf(log, "guest slot: waiting for %s, held by %s\n", path, holder)
+			fmt.Fprintf(log, "guest slot: waiting for %s, held by %s%s\n", path, holder, queueNote(ahead))
 		}
 		select {
 		case <-ctx.Done():
@@ -82,14 +90,102 @@ func acquireSlot(ctx context.Context, log io.Writer) (release func(), err error)
 	if waited := time.Since(start); waited > slotPoll {
 		fmt.Fprintf(log, "guest slot: acquired after %v\n", waited.Round(time.Second))
 	}
-	wd, _ := os.Getwd()
-	line := fmt.Sprintf("pid %d since %s: guest boot of %s (in %s)\n",
-		os.Getpid(), time.Now().UTC().Format(time.RFC3339), os.Args[0], wd)
+	line := fmt.Sprintf("pid %d since %s: %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339), what)
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt([]byte(line), 0)
 	}
 	slot.f, slot.users = f, 1
 	return releaseSlot, nil
+}
+
+// queueNote says who waits before this process.
+func queueNote(ahead []string) string {
+	if len(ahead) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d waiting before this run, first %s", len(ahead), ahead[0])
+}
+
+// slotQueue makes the slot first come, first served (flock alone is not:
+// with three waiters some waited half an hour while later ones went
+// first). A waiter puts a ticket into dir, the directory beside the lock,
+// named "<µs since the epoch, 20 digits>-<pid>-<pid's start time>" and
+// holding its line; only the waiter whose ticket is the oldest of a live
+// process tries the lock. Tickets of ended processes are removed by whoever
+// sees them. test/guest-slot.sh queues in the same directory.
+type slotQueue struct {
+	dir    string
+	ticket string // this process's ticket file, once joined
+	failed bool   // no ticket could be made: wait unqueued, as before
+}
+
+// join takes a ticket unless this process has one.
+func (q *slotQueue) join(line string) {
+	if q.ticket != "" || q.failed {
+		return
+	}
+	start, ok := procStart(os.Getpid())
+	if ok && os.MkdirAll(q.dir, 0o777) == nil {
+		_ = os.Chmod(q.dir, 0o777|os.ModeSticky) // shared by every user's runs
+		name := fmt.Sprintf("%020d-%d-%s", time.Now().UnixMicro(), os.Getpid(), start)
+		f, err := os.OpenFile(filepath.Join(q.dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, err = f.WriteString(line + "\n")
+			if cerr := f.Close(); err == nil && cerr == nil {
+				q.ticket = f.Name()
+				return
+			}
+			os.Remove(f.Name())
+		}
+	}
+	q.failed = true
+}
+
+// leave removes this process's ticket.
+func (q *slotQueue) leave() {
+	if q.ticket != "" {
+		os.Remove(q.ticket)
+		q.ticket = ""
+	}
+}
+
+// ahead lists the lines of the live tickets before this process's (all of
+// them before it joined), oldest first, and removes dead ones on the way.
+func (q *slotQueue) ahead() []string {
+	entries, err := os.ReadDir(q.dir) // sorted by name: oldest first
+	if err != nil {
+		return nil
+	}
+	var lines []string
+	for _, e := range entries {
+		p := filepath.Join(q.dir, e.Name())
+		if p == q.ticket {
+			break
+		}
+		if !ticketLive(e.Name()) {
+			os.Remove(p)
+			continue
+		}
+		b, _ := os.ReadFile(p)
+		lines = append(lines, strings.TrimSpace(string(b)))
+	}
+	return lines
+}
+
+// ticketLive reports whether a ticket's process still runs: its pid exists
+// and started when the ticket says (a reused pid is another process).
+// Names that are no ticket count as dead.
+func ticketLive(name string) bool {
+	f := strings.Split(name, "-")
+	if len(f) != 3 {
+		return false
+	}
+	pid, err := strconv.Atoi(f[1])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	start, ok := procStart(pid)
+	return ok && start == f[2]
 }
 
 func releaseSlot() {
@@ -175,22 +271,37 @@ func isAncestor(pid int) bool {
 	return false
 }
 
-// parentOf reads the parent pid from /proc/PID/stat (the field after the
-// parenthesised command name, which may itself contain spaces).
-func parentOf(pid int) (int, bool) {
+// procStat reads /proc/PID/stat's fields after the parenthesised command
+// name (which may itself contain spaces): field 3 (state) is the first.
+func procStat(pid int) ([]string, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return nil, false
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, false
+		return nil, false
 	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
+	return strings.Fields(s[i+1:]), true
+}
+
+// parentOf reads the parent pid (field 4).
+func parentOf(pid int) (int, bool) {
+	f, ok := procStat(pid)
+	if !ok || len(f) < 2 {
 		return 0, false
 	}
 	ppid, err := strconv.Atoi(f[1])
 	return ppid, err == nil
+}
+
+// procStart reads the process's start time in clock ticks since boot
+// (field 22), which tells a reused pid from the process it once was.
+func procStart(pid int) (string, bool) {
+	f, ok := procStat(pid)
+	if !ok || len(f) < 20 {
+		return "", false
+	}
+	return f[19], true
 }
