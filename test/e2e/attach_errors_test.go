@@ -19,6 +19,7 @@ import (
 // line naming the volume and the step. No kernel work happens (each fails
 // before connecting), so a fixture host tree stands in for the host.
 func TestAttachErrorsCLI(t *testing.T) {
+	lane(t, laneServices)
 	c := needCinder(t, guestCinderOptions)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -312,6 +312,7 @@ func (g *guestRun) clean(label string) {
 // addresses, and with --mountpoint + --mkfs; data written in the guest is
 // found in the volume's backing file on the host.
 func TestAttachGuest(t *testing.T) {
+	lane(t, laneServices)
 	sharedGuest.prestart() // boots while the host prepares
 	c := needCinder(t, guestCinderOptions)
 	pattern := make([]byte, 1<<20)
@@ -378,6 +379,7 @@ func TestAttachGuest(t *testing.T) {
 // and kill -9 mid-attach followed by brick cleanup (both flows). Each ends
 // with the volume available and no session, device, map or record.
 func TestAttachGuestFailures(t *testing.T) {
+	lane(t, laneServices)
 	sharedGuest.prestart() // boots while the host prepares
 	c := needCinder(t, guestCinderOptions)
 	vol := newVolume(t, c, "brick-e2e-attach-fail")

@@ -18,6 +18,7 @@ import (
 // host: a volume is created and becomes available, its backing file exists
 // with the volume's size, and delete removes both.
 func TestCinderSmoke(t *testing.T) {
+	lane(t, laneServices)
 	// Any running test bed Cinder will do: this test does not log in to
 	// the target, so it neither restarts nor waits for one that another
 	// test process uses with other portals.

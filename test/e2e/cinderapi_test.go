@@ -86,6 +86,7 @@ func requireStatus(t *testing.T, cl *cinderapi.Client, id, want string) *cindera
 // TestCinderAPIContract runs every call cinderapi makes against the real
 // Cinder and checks the state transitions brick relies on.
 func TestCinderAPIContract(t *testing.T) {
+	lane(t, laneServices)
 	// Any settings do for the contract (nothing logs in); use the guest
 	// tests' settings so a run of all brick Cinder tests restarts nothing.
 	c := needCinder(t, guestCinderOptions)

@@ -281,6 +281,7 @@ echo DONE
 // and attached again; then 8 parallel local-detaches all succeed and
 // nothing is left. Then 2 volumes over multipath.
 func TestConcurrency(t *testing.T) {
+	lane(t, laneServices)
 	sharedGuest.prestart() // boots while the host prepares
 	c := needCinder(t, guestCinderOptions)
 	var vols []string

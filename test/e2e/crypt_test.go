@@ -585,6 +585,7 @@ func ksJSON(ctx context.Context, method, url, token string, in, out any) error {
 }
 
 func TestEncryptedVolumes(t *testing.T) {
+	lane(t, laneServices)
 	start := time.Now()
 	c := needCinder(t, guestCinderOptions)
 	fixedKey := c.Env["BRICK_TB_CINDER_FIXED_KEY"]

@@ -17,6 +17,7 @@ import (
 // It asks for Cinder with the demo's settings first, so the demo reuses
 // the suite's Cinder instead of waiting to restart it.
 func TestDemo(t *testing.T) {
+	lane(t, laneServices)
 	ctx := testContext(t)
 	needCinder(t, guestCinderOptions)
 	brick := buildBrick(t)

@@ -190,6 +190,7 @@ echo DONE
 // shown by docker, adopt and remove, and the time from docker run to the
 // first write against the CLI's local-attach.
 func TestDockerPlugin(t *testing.T) {
+	lane(t, laneServices)
 	start := time.Now()
 	c := needCinder(t, guestCinderOptions)
 	env := map[string]string{}

@@ -157,6 +157,7 @@ echo DONE
 // timed against os-brick's extend_volume on the same map, interleaved (one
 // round; three with BRICK_BENCH=1).
 func TestExtendGuest(t *testing.T) {
+	lane(t, laneServices)
 	start := time.Now()
 	c := needCinder(t, guestCinderOptions)
 	single := newVolume(t, c, "brick-e2e-extend-single")

@@ -180,6 +180,7 @@ echo DONE
 // available and no session, disk, map, record or mount left, and the
 // failing commands say which volume and step failed.
 func TestFaults(t *testing.T) {
+	lane(t, laneServices)
 	sharedGuest.prestart() // boots while the host prepares
 	c := needCinder(t, guestCinderOptions)
 	volC := newVolume(t, c, "brick-e2e-faults-crash")

@@ -46,6 +46,7 @@ import (
 )
 
 func TestFC(t *testing.T) {
+	lane(t, laneGuestOnly)
 	dir := t.TempDir()
 	brick := filepath.Join(dir, "brick")
 	build := exec.CommandContext(testContext(t), "go", "build", "-o", brick, "../../cmd/brick")

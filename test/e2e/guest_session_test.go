@@ -22,6 +22,7 @@ import (
 // fails with ErrLeftovers; a script that overruns its timeout fails with
 // ErrTimeout and the session goes on.
 func TestGuestSession(t *testing.T) {
+	lane(t, laneGuestOnly)
 	ctx := testContext(t)
 	start := time.Now()
 	s, err := guest.Start(ctx, guest.Options{Env: map[string]string{"SESSION_VALUE": "whole session"}})

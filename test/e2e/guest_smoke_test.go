@@ -80,6 +80,7 @@ func testContext(t *testing.T) context.Context {
 // the caller's environment and files, and both output and exit code come
 // back; a file written to $BRICK_SHARE is visible on the host.
 func TestGuestBoot(t *testing.T) {
+	lane(t, laneGuestOnly)
 	share := t.TempDir()
 	input := filepath.Join(t.TempDir(), "input.txt")
 	if err := os.WriteFile(input, []byte("from the host\n"), 0o644); err != nil {
@@ -130,6 +131,7 @@ exit 7
 // own, the kill at the caller's deadline), not on boot speed, which varies
 // 10x with the host's load.
 func TestGuestFailsFast(t *testing.T) {
+	lane(t, laneGuestOnly)
 	tests := []struct {
 		name      string
 		script    string
@@ -207,6 +209,7 @@ func TestGuestFailsFast(t *testing.T) {
 // O_DIRECT, reads it back after one path is gone, tears everything down, and
 // the host then finds the pattern in the target's backing file.
 func TestGuestISCSI(t *testing.T) {
+	lane(t, laneGuestOnly)
 	sharedGuest.prestart() // boots while the host prepares
 	share := t.TempDir()
 	pattern := make([]byte, 1<<20)
@@ -388,6 +391,7 @@ cmp /tmp/fc-pattern <(head -c 1M "$FC_BACKING_1")
 // mounts, a cephx-protected Ceph cluster with krbd mapping, and a software
 // FCoE fabric with LIO FC LUNs each work, with data checked end to end.
 func TestGuestStorageStack(t *testing.T) {
+	lane(t, laneGuestOnly)
 	var script strings.Builder
 	// step prints guest uptime stamps, so a slow layer shows in the log.
 	script.WriteString("step() { echo \"== $* ($(cut -d' ' -f1 /proc/uptime)s)\"; }\nexport -f step\n")

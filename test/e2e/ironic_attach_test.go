@@ -20,6 +20,7 @@ import (
 )
 
 func TestIronicAttachVolume(t *testing.T) {
+	lane(t, laneServices)
 	cinder := needCinder(t, guestCinderOptions) // the guest tests' settings: no restart between them
 	bed := realIronic(t)
 	ctx := testContext(t)

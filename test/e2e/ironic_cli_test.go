@@ -95,6 +95,7 @@ func registerHost(t *testing.T, iqn, wwpn, ip6hex, mac string) string {
 }
 
 func TestIronicCLIRegister(t *testing.T) {
+	lane(t, laneServices)
 	bed := realIronic(t)
 	ctx := testContext(t)
 	sc, _ := bed.client(t)
@@ -154,6 +155,7 @@ func TestIronicCLIRegister(t *testing.T) {
 }
 
 func TestIronicCLIConnectorTarget(t *testing.T) {
+	lane(t, laneServices)
 	bed := realIronic(t)
 	ctx := testContext(t)
 	sc, _ := bed.client(t)

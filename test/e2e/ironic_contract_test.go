@@ -36,6 +36,7 @@ func newVolumeID(i int) string {
 }
 
 func TestIronicConnectorContract(t *testing.T) {
+	lane(t, laneServices)
 	bed := realIronic(t)
 	ctx := testContext(t)
 	sc, _ := bed.client(t)
@@ -100,6 +101,7 @@ func TestIronicConnectorContract(t *testing.T) {
 }
 
 func TestIronicTargetContract(t *testing.T) {
+	lane(t, laneServices)
 	bed := realIronic(t)
 	ctx := testContext(t)
 	sc, _ := bed.client(t)
@@ -160,6 +162,7 @@ func TestIronicTargetContract(t *testing.T) {
 // spans several pages; Ironic's next link drops node= (and the node-scoped
 // path), and brick's pager still returns exactly that node's records.
 func TestIronicPaginationKeepsNode(t *testing.T) {
+	lane(t, laneServices)
 	bed := realIronic(t)
 	if bed.maxLimit == 0 || bed.maxLimit > 5 {
 		t.Skipf("needs Ironic started with BRICK_TB_IRONIC_MAX_LIMIT <= 5 (have %d)", bed.maxLimit)
@@ -249,6 +252,7 @@ func TestIronicPaginationKeepsNode(t *testing.T) {
 }
 
 func TestIronicErrors(t *testing.T) {
+	lane(t, laneServices)
 	bed := realIronic(t)
 	ctx := testContext(t)
 	sc, _ := bed.client(t)

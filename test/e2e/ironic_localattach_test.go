@@ -119,6 +119,7 @@ echo DONE
 `
 
 func TestLocalAttachIronicNode(t *testing.T) {
+	lane(t, laneServices)
 	c := needCinder(t, guestCinderOptions)
 	bed := realIronic(t)
 	k := needKeystone(t, testbed.KeystoneOptions{})

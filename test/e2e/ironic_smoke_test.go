@@ -20,6 +20,7 @@ import (
 // powered off (connectors can only be changed or deleted then), a connector
 // is created with microversion 1.32, listed for the node, and deleted.
 func TestIronicSmoke(t *testing.T) {
+	lane(t, laneServices)
 	ir := needIronic(t, testbed.IronicOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -53,6 +53,7 @@ func hostLoad() string {
 }
 
 func TestISCSIBenchmark(t *testing.T) {
+	lane(t, laneServices)
 	if os.Getenv("BRICK_BENCH") == "" {
 		t.Skip("set BRICK_BENCH=1 to run the iSCSI benchmark")
 	}
@@ -163,6 +164,7 @@ echo DONE
 // localAttachBenchScript. It logs one LOCALATTACH line per mode with both
 // tools' medians, min/max, the ratio and peak RSS.
 func TestLocalAttachBenchmark(t *testing.T) {
+	lane(t, laneServices)
 	if os.Getenv("BRICK_BENCH") == "" {
 		t.Skip("set BRICK_BENCH=1 to run the local-attach benchmark")
 	}

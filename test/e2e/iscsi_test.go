@@ -22,6 +22,7 @@ import (
 )
 
 func TestISCSI(t *testing.T) {
+	lane(t, laneGuestOnly)
 	script, err := os.ReadFile("iscsi_proofs.sh")
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ import (
 // volume, the step and the role it needs, exits 1, and leaves nothing in
 // Cinder. A member's force-detach (admin only) says it needs admin.
 func TestKeystoneReaderRefused(t *testing.T) {
+	lane(t, laneServices)
 	k := needKeystone(t, testbed.KeystoneOptions{})
 	c := needCinder(t, guestCinderOptions)
 	require.NotEmpty(t, c.KeystoneEndpoint, "the keystone-mode Cinder API runs")
@@ -118,6 +119,7 @@ type errorCase struct {
 // brick binary and asserts the one line it prints and its exit code; the
 // log ends with the table as Markdown (docs/clouds.md).
 func TestKeystoneErrorTable(t *testing.T) {
+	lane(t, laneServices)
 	k := needKeystone(t, testbed.KeystoneOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -52,6 +52,7 @@ func needKeystone(t *testing.T, opts testbed.KeystoneOptions) *testbed.Keystone 
 }
 
 func TestKeystone(t *testing.T) {
+	lane(t, laneServices)
 	k := needKeystone(t, testbed.KeystoneOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -227,6 +228,7 @@ func TestKeystone(t *testing.T) {
 // (Ironic wants the owner project's admin), and says so in one line; the
 // project admin registers; the member lists.
 func TestKeystoneIronicRegister(t *testing.T) {
+	lane(t, laneServices)
 	k := needKeystone(t, testbed.KeystoneOptions{})
 	ir := needIronic(t, testbed.IronicOptions{Keystone: true, MaxLimit: ironicMaxLimit})
 	require.Equal(t, "http://127.0.0.1:6386", ir.Endpoint, "the catalog's RegionOne Ironic")

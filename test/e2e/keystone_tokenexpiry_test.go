@@ -24,6 +24,7 @@ import (
 // Its file name sorts after the other Keystone tests': they share the
 // run's Keystone with default tokens, and this one restarts it (once, last).
 func TestKeystoneTokenExpiry(t *testing.T) {
+	lane(t, laneServices)
 	k := needKeystone(t, testbed.KeystoneOptions{TokenExpiration: 20 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

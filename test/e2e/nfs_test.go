@@ -37,6 +37,7 @@ import (
 )
 
 func TestNFS(t *testing.T) {
+	lane(t, laneGuestOnly)
 	brick := buildBrick(t)
 	dir := t.TempDir()
 	pattern := make([]byte, 1<<20)

@@ -296,6 +296,7 @@ echo DONE
 `
 
 func TestNVMeoF(t *testing.T) {
+	lane(t, laneServices)
 	for _, format := range []string{testbed.NVMeOld, testbed.NVMeNew} {
 		t.Run(format, func(t *testing.T) { nvmeGuestRun(t, format) })
 	}

@@ -45,6 +45,7 @@ import (
 )
 
 func TestRBD(t *testing.T) {
+	lane(t, laneGuestOnly)
 	dir := t.TempDir()
 	brick := filepath.Join(dir, "brick")
 	build := exec.CommandContext(testContext(t), "go", "build", "-o", brick, "../../cmd/brick")

@@ -249,6 +249,7 @@ func deleteAttachment(t *testing.T, c *testbed.Cinder, vol, id string) {
 // two back (mounted, data intact, same Cinder attachments) and leaves
 // nothing of the deleted one.
 func TestReconcileGuest(t *testing.T) {
+	lane(t, laneServices)
 	c := needCinder(t, guestCinderOptions)
 	patternFile := randomFile(t, 1<<20)
 	env := map[string]string{"UNRELATED_IQN": unrelatedIQN}

@@ -96,6 +96,7 @@ echo DONE
 // stdout, stderr, /var/lib/brick, /run/brick, /run/lock, /tmp, /etc/iscsi
 // and /var/lib/iscsi; no node or discovery record is left after detach.
 func TestSecretsGuest(t *testing.T) {
+	lane(t, laneServices)
 	sharedGuest.prestart() // boots while the host prepares
 	c := needCinder(t, guestCinderOptions)
 	vol := newVolume(t, c, "brick-e2e-secrets")

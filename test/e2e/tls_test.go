@@ -28,6 +28,7 @@ import (
 // local record, and local-attach of an unknown name fails at the lookup,
 // after the TLS handshake, without attaching anything.
 func TestTLSCinder(t *testing.T) {
+	lane(t, laneServices)
 	c := needCinder(t, guestCinderOptions)
 	vol := newVolume(t, c, "brick-e2e-tls")
 	target, err := url.Parse(c.Endpoint)
