@@ -45,17 +45,32 @@ func (m *Multipath) Assemble(ctx context.Context, wwid string, disks ...string) 
 		return mp, nil
 	}
 	m.waitUdevAll(ctx, disks)
+	added := false
 	if !m.WWIDKnown(wwid) {
 		if err := m.AddWWID(ctx, wwid); err != nil {
 			return nil, err
 		}
+		added = true
 	}
 	m.addPaths(ctx, disks)
 	mp, err := m.WaitForMap(ctx, wwid, disks...)
 	if err != nil {
+		if added {
+			// No map (multipathd died, or refused): a multipathd started
+			// later must not build one under a single path in use.
+			m.forgetAdded(context.WithoutCancel(ctx), wwid)
+		}
 		return nil, err
 	}
 	return m.waitAllPaths(ctx, mp, len(disks)), nil
+}
+
+// forgetAdded takes back a WWID Assemble added for a map that did not
+// come; failing to only warns, as at detach.
+func (m *Multipath) forgetAdded(ctx context.Context, wwid string) {
+	if err := m.RemoveWWID(ctx, wwid); err != nil {
+		m.log.Warn("multipath: could not forget the WWID of the map that did not come", "wwid", wwid, "err", err.Error())
+	}
 }
 
 // Join hands disks that came up after the map was built to multipathd and

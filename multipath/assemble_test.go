@@ -54,6 +54,34 @@ func TestAssemble(t *testing.T) {
 	require.Error(t, err)
 }
 
+// TestAssembleDaemonGoneForgetsWWID: multipathd dead before it built the
+// map (killed mid-attach): Assemble fails at once with ErrNoDaemon and
+// takes back the WWID it added, so a multipathd started later builds no
+// map under the single path the caller falls back to; a WWID listed before
+// stays.
+func TestAssembleDaemonGoneForgetsWWID(t *testing.T) {
+	h, root := hosttest.New(t, hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
+		return host.Result{}, hosttest.Fail(cmd, 1, "can't connect to multipathd socket")
+	}))
+	hosttest.WriteFile(t, root, "/proc/1/comm", "init\n")
+	for _, d := range []string{"sdb", "sdc"} {
+		hosttest.Mkdir(t, root, "/sys/devices/x/"+d+"/holders")
+		hosttest.Symlink(t, root, "/sys/block/"+d, "../devices/x/"+d)
+	}
+	hosttest.Mkdir(t, root, "/dev")
+	m := multipath.New(h, multipath.Options{MapTimeout: 5 * time.Second, Daemon: &fakeDaemon{down: true}})
+	start := time.Now()
+	_, err := m.Assemble(context.Background(), wwid, "sdb", "sdc")
+	require.ErrorIs(t, err, multipath.ErrNoDaemon)
+	require.Less(t, time.Since(start), time.Second, "no wait for the map timeout")
+	require.False(t, m.WWIDKnown(wwid), "the WWID added for the map is taken back")
+
+	hosttest.WriteFile(t, root, "/etc/multipath/wwids", "/"+wwid+"/\n")
+	_, err = m.Assemble(context.Background(), wwid, "sdb", "sdc")
+	require.ErrorIs(t, err, multipath.ErrNoDaemon)
+	require.True(t, m.WWIDKnown(wwid), "a WWID listed before stays")
+}
+
 // TestAssembleHandsOnlyNewPaths: a path a map holds already is not handed
 // to multipathd again; the new one is, and the map is awaited until it
 // holds it.

@@ -115,6 +115,12 @@ func (m *Map) ByIDPath() string { return "/dev/disk/by-id/dm-uuid-mpath-" + m.WW
 // no command is run).
 func (m *Multipath) DaemonRunning() bool { return m.sys.ProcessRunning("multipathd") }
 
+// daemonGone reports that multipathd is known not to run: /proc shows
+// processes (PID 1 at least) and none of them is multipathd.
+func (m *Multipath) daemonGone() bool {
+	return m.fs.Exists("/proc/1") && !m.DaemonRunning()
+}
+
 // Use says whether to attach through dm-multipath: want (or enforce) and
 // multipathd running. Without multipathd, enforce is an error wrapping
 // ErrNoDaemon, and want alone falls back to a single path with a warning.
@@ -336,6 +342,10 @@ func (m *Multipath) WaitForMap(ctx context.Context, wwid string, disks ...string
 		}
 		if err == nil {
 			return false, fmt.Errorf("wait for multipath map %s: %s holds the paths with WWID %s", wwid, mp.Device, mp.WWID)
+		}
+		if m.daemonGone() {
+			// No map will come: say so now rather than at the timeout.
+			return false, fmt.Errorf("%w (it stopped during the attach; start multipathd, or attach without --multipath)", ErrNoDaemon)
 		}
 		return false, nil
 	})

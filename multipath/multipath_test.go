@@ -105,6 +105,29 @@ func TestWaitForMapAndReadWrite(t *testing.T) {
 	require.ErrorContains(t, err, "holds the paths")
 }
 
+// multipathd gone while brick waits for its map (killed mid-attach): no
+// map will come, so the wait ends at once with ErrNoDaemon, not at the
+// map timeout.
+func TestWaitForMapDaemonGone(t *testing.T) {
+	h, root := hosttest.New(t, nil)
+	hosttest.Mkdir(t, root, "/sys/devices/x/sdb/holders")
+	hosttest.Symlink(t, root, "/sys/block/sdb", "../devices/x/sdb")
+	hosttest.Mkdir(t, root, "/dev")
+	hosttest.WriteFile(t, root, "/proc/1/comm", "init\n")
+	m := multipath.New(h, multipath.Options{MapTimeout: 5 * time.Second})
+	start := time.Now()
+	_, err := m.WaitForMap(context.Background(), wwid, "sdb")
+	require.ErrorIs(t, err, multipath.ErrNoDaemon)
+	require.ErrorContains(t, err, "stopped during the attach")
+	require.Less(t, time.Since(start), time.Second, "no wait for the map timeout")
+
+	// multipathd running: the wait goes on until the timeout.
+	hosttest.WriteFile(t, root, "/proc/77/comm", "multipathd\n")
+	m = multipath.New(h, multipath.Options{MapTimeout: 100 * time.Millisecond})
+	_, err = m.WaitForMap(context.Background(), wwid, "sdb")
+	require.ErrorIs(t, err, host.ErrWaitTimeout)
+}
+
 func TestFlushRetriesUntilGone(t *testing.T) {
 	var root string
 	var flushes atomic.Int32
