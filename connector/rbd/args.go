@@ -48,7 +48,8 @@ func authArgs(v Volume, confPath string) []string {
 	return args
 }
 
-// listArgs builds `rbd device list` in JSON; it reads sysfs (krbd) or the
+// listArgs builds `rbd device list` in JSON (the fallback for nbd devices
+// whose client brick cannot read); it reads sysfs (krbd) or the
 // rbd-nbd processes (nbd) and needs no cluster access.
 func listArgs(driver string) []string {
 	return []string{"device", "list", "--device-type", driver, "--format", "json"}

@@ -36,7 +36,7 @@ func (c *Connector) Extend(ctx context.Context, info connector.ConnectionInfo, d
 		return nil, fmt.Errorf("rbd extend %s: %w", v.Spec(), err)
 	}
 	defer unlock()
-	mappings, err := c.list(ctx, driver)
+	mappings, err := c.mappings(ctx, driver)
 	if err != nil {
 		return nil, fmt.Errorf("rbd extend %s: %w", v.Spec(), err)
 	}

@@ -15,7 +15,7 @@ var _ connector.Planner = (*Connector)(nil)
 const confPlaceholder = "<private ceph.conf with the key>"
 
 // PlanConnect says what Connect would do: reuse a mapping of the image
-// (`rbd device list` is read) or run `rbd device map` with these arguments.
+// (found in sysfs) or run `rbd device map` with these arguments.
 func (c *Connector) PlanConnect(ctx context.Context, info connector.ConnectionInfo) (*connector.Plan, error) {
 	v, err := c.prepare(info)
 	if err != nil {
@@ -26,7 +26,7 @@ func (c *Connector) PlanConnect(ctx context.Context, info connector.ConnectionIn
 		return nil, err
 	}
 	p := planOf(v, driver, "connect")
-	mappings, err := c.list(ctx, driver)
+	mappings, err := c.mappings(ctx, driver)
 	if err != nil {
 		return nil, fmt.Errorf("rbd map %s: %w", v.Spec(), err)
 	}
@@ -40,7 +40,7 @@ func (c *Connector) PlanConnect(ctx context.Context, info connector.ConnectionIn
 		p.Step("write a private ceph.conf and keyring under " + c.opts.TempDir + " (removed right after the map)")
 	}
 	p.Step(c.opts.RBD + " " + strings.Join(mapArgs(v, driver, conf, c.noUdev()), " "))
-	p.Step("confirm the device in `rbd device list`")
+	p.Step("confirm the mapping in sysfs (rbd-nbd: its command line in /proc)")
 	return p, nil
 }
 
@@ -74,7 +74,7 @@ func (c *Connector) PlanDisconnect(ctx context.Context, info connector.Connectio
 	}
 	p := planOf(v, driver, "disconnect")
 	for i, d := range drivers {
-		mappings, err := c.list(ctx, d)
+		mappings, err := c.mappings(ctx, d)
 		if err != nil {
 			if i > 0 {
 				continue

@@ -7,8 +7,10 @@
 // config+keyring under a 0700 root-owned directory (DefaultTempDir),
 // removed as soon as the map command returns; without one the host's
 // /etc/ceph/<cluster>.conf and keyring for the user are used. Mappings are
-// found by pool, namespace AND image through `rbd device list`, so two
-// pools holding images of the same name never get confused.
+// found by pool, namespace AND image, so two pools holding images of the
+// same name never get confused, and in the kernel's own records (sysfs,
+// and rbd-nbd's command line in /proc) rather than with `rbd device
+// list`: a connect or disconnect starts only the map or unmap.
 //
 //	c := rbd.New(h, rbd.Options{Driver: rbd.DriverNBD})
 //	dev, err := c.Connect(ctx, info) // dev.Path == "/dev/nbd0"
@@ -45,9 +47,10 @@ type Options struct {
 	MapTimeout time.Duration
 	// UnmapTimeout bounds `rbd device unmap` (default 1m).
 	UnmapTimeout time.Duration
-	// ListTimeout bounds `rbd device list` (default 30s).
+	// ListTimeout bounds `rbd device list` (default 30s), run only when an
+	// nbd device's client cannot be read from /proc.
 	ListTimeout time.Duration
-	// FlushTimeout bounds `blockdev --flushbufs` before unmap (default 1m).
+	// FlushTimeout bounds the buffer flush before unmap (default 1m).
 	FlushTimeout time.Duration
 	// DeviceTimeout bounds the wait for the device node after a map
 	// (default 30s).
@@ -165,7 +168,7 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 	}
 	defer unlock()
 
-	mappings, err := c.list(ctx, driver)
+	mappings, err := c.mappings(ctx, driver)
 	if err != nil {
 		return nil, fmt.Errorf("rbd map %s: %w", v.Spec(), err)
 	}
@@ -217,16 +220,43 @@ func (c *Connector) mapImage(ctx context.Context, v Volume, driver string) (stri
 	}
 	c.h.Log.Debug("rbd: mapped", "image", v.Spec(), "driver", driver, "took", time.Since(start).Round(time.Millisecond))
 
-	// The listing, not rbd's stdout, decides: it checks pool and image too.
-	mappings, err := c.list(ctx, driver)
+	// The kernel's records, not rbd's stdout, decide: they name pool and
+	// image too.
+	printed := strings.TrimSpace(string(res.Stdout))
+	m, ok, err := c.confirmMapped(ctx, v, driver, printed)
 	if err != nil {
 		return "", fmt.Errorf("rbd map %s: verify: %w", v.Spec(), err)
 	}
-	m, ok := find(mappings, v)
 	if !ok {
-		return "", fmt.Errorf("%w for %s (%s): rbd printed %q but the image is not in `rbd device list`", ErrMapFailed, v.Spec(), driver, truncate(strings.TrimSpace(string(res.Stdout)), 64))
+		return "", fmt.Errorf("%w for %s (%s): rbd printed %q but the kernel shows no such mapping", ErrMapFailed, v.Spec(), driver, truncate(printed, 64))
 	}
 	return m.Device, nil
+}
+
+// confirmMapped finds v's mapping right after a map. krbd's is in sysfs
+// when rbd returns. rbd-nbd daemonizes before it hands the socket to the
+// kernel, so /sys/block/nbdN/pid of the device rbd printed may appear a
+// moment later: wait for it (bounded), then read its command line.
+func (c *Connector) confirmMapped(ctx context.Context, v Volume, driver, printed string) (Mapping, bool, error) {
+	if name := strings.TrimPrefix(printed, "/dev/"); driver == DriverNBD && nbdNameRE().MatchString(name) {
+		var m Mapping
+		var state nbdState
+		wctx, cancel := context.WithTimeout(ctx, c.opts.DeviceTimeout)
+		defer cancel()
+		_ = c.h.FS.WaitFor(wctx, nil, host.Backoff{}, func() (bool, error) {
+			m, state = readNBDDevice(c.h.FS, name)
+			return state != nbdFree && state != nbdGone, nil
+		})
+		if state == nbdRBD {
+			return m, m.Matches(v), nil
+		}
+	}
+	mappings, err := c.mappings(ctx, driver)
+	if err != nil {
+		return Mapping{}, false, err
+	}
+	m, ok := find(mappings, v)
+	return m, ok, nil
 }
 
 // explainMapError adds a hint for the failures users hit most. Ceph's own
@@ -309,6 +339,22 @@ func (c *Connector) noUdev() bool {
 	return !running
 }
 
+// mappings lists one driver's mappings from the kernel's records. Only
+// when an nbd device's client cannot be read (a stale pid, or rbd-nbd
+// started with options brick does not know) does it ask `rbd device list`,
+// once, and take its answer.
+func (c *Connector) mappings(ctx context.Context, driver string) ([]Mapping, error) {
+	if driver == DriverKRBD {
+		return readKRBD(c.h.FS)
+	}
+	scan, err := readNBD(c.h.FS)
+	if err != nil || len(scan.Unknown) == 0 {
+		return scan.Mappings, err
+	}
+	c.h.Log.Debug("rbd: nbd devices whose client brick cannot read; asking rbd", "devices", strings.Join(scan.Unknown, ","))
+	return c.list(ctx, driver)
+}
+
 // list runs rbd device list for one driver.
 func (c *Connector) list(ctx context.Context, driver string) ([]Mapping, error) {
 	res, err := c.h.Runner.Run(ctx, host.Command{Name: c.opts.RBD, Args: listArgs(driver), Timeout: c.opts.ListTimeout})
@@ -338,7 +384,7 @@ func (c *Connector) DevicePaths(ctx context.Context, info connector.ConnectionIn
 	if err != nil {
 		return nil, err
 	}
-	mappings, err := c.list(ctx, driver)
+	mappings, err := c.mappings(ctx, driver)
 	if err != nil {
 		return nil, fmt.Errorf("rbd %s: %w", v.Spec(), err)
 	}
@@ -377,7 +423,7 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 	defer unlock()
 
 	for i, d := range drivers {
-		mappings, err := c.list(ctx, d)
+		mappings, err := c.mappings(ctx, d)
 		if err != nil {
 			if i > 0 {
 				// The fallback driver may not even be installed (rbd-nbd).
@@ -410,16 +456,24 @@ func (c *Connector) unmapAll(ctx context.Context, v Volume, driver string, mappi
 		if err := c.unmap(ctx, v, driver, m.Device, force); err != nil {
 			return err
 		}
-	}
-	// Confirm: an unmap that "succeeded" but left the mapping is a failure.
-	mappings, err := c.list(ctx, driver)
-	if err != nil {
-		return fmt.Errorf("rbd unmap %s: verify: %w", v.Spec(), err)
-	}
-	if m, ok := find(mappings, v); ok {
-		return fmt.Errorf("rbd unmap %s: still mapped at %s after unmap", v.Spec(), m.Device)
+		// Confirm: an unmap that "succeeded" but left the mapping is a failure.
+		if c.stillMapped(v, driver, m) {
+			return fmt.Errorf("rbd unmap %s: still mapped at %s after unmap", v.Spec(), m.Device)
+		}
 	}
 	return nil
+}
+
+// stillMapped reads the kernel's record of one unmapped device: gone, or
+// reused for another image, is success. A live rbd-nbd whose arguments
+// brick cannot read still serving it counts as mapped.
+func (c *Connector) stillMapped(v Volume, driver string, m Mapping) bool {
+	if driver == DriverKRBD {
+		now, err := readKRBDDevice(c.h.FS, m.ID)
+		return err == nil && now.Matches(v)
+	}
+	now, state := readNBDDevice(c.h.FS, strings.TrimPrefix(m.Device, "/dev/"))
+	return state == nbdUnreadable || (state == nbdRBD && now.Matches(v))
 }
 
 func otherDriver(d string) string {
@@ -434,7 +488,10 @@ func (c *Connector) unmap(ctx context.Context, v Volume, driver, devPath string,
 		if err := c.checkNotInUse(devPath); err != nil {
 			return fmt.Errorf("rbd unmap %s (%s): %w", v.Spec(), devPath, err)
 		}
-		if _, err := c.h.Runner.Run(ctx, host.Command{Name: "blockdev", Args: []string{"--flushbufs", devPath}, Timeout: c.opts.FlushTimeout}); err != nil {
+		fctx, cancel := context.WithTimeout(ctx, c.opts.FlushTimeout)
+		err := c.h.Block.FlushBuffersContext(fctx, devPath)
+		cancel()
+		if err != nil {
 			return fmt.Errorf("rbd unmap %s: flush %s (use --force to unmap anyway): %w", v.Spec(), devPath, err)
 		}
 	}

@@ -20,8 +20,10 @@ import (
 	"github.com/brick-storage/brick/secret"
 )
 
-// fakeCeph plays rbd and blockdev over a fixture tree: map adds a mapping
-// and its /dev node, unmap removes them, list prints JSON like Pacific.
+// fakeCeph plays rbd over a fixture tree: map adds a mapping, its /dev
+// node and the kernel's records (krbd: /sys/bus/rbd/devices/N; nbd:
+// /sys/block/nbdN/pid and the rbd-nbd process's comm and cmdline), unmap
+// removes them, list prints JSON like Pacific.
 type fakeCeph struct {
 	t    *testing.T
 	root string
@@ -33,9 +35,10 @@ type fakeCeph struct {
 	conf, keyring         string
 	confMode, keyringMode os.FileMode
 	// failures to inject
-	mapErr   error
-	unmapErr error
-	lie      bool // map reports success but maps nothing
+	mapErr    error
+	unmapErr  error
+	lie       bool // map reports success but maps nothing
+	unmapNoop bool // unmap reports success but unmaps nothing
 }
 
 func (f *fakeCeph) run(_ context.Context, cmd host.Command) (host.Result, error) {
@@ -96,6 +99,7 @@ func (f *fakeCeph) run(_ context.Context, cmd host.Command) (host.Result, error)
 			return host.Result{Stdout: []byte(m.Device + "\n")}, nil
 		}
 		f.mappings = append(f.mappings, m)
+		f.writeRecords(m, driver, args)
 		hosttest.WriteFile(f.t, f.root, m.Device, "")
 		ro := "0"
 		if strings.Contains(strings.Join(args, " "), "--read-only") {
@@ -104,7 +108,7 @@ func (f *fakeCeph) run(_ context.Context, cmd host.Command) (host.Result, error)
 		hosttest.WriteFile(f.t, f.root, "/sys/block/"+strings.TrimPrefix(m.Device, "/dev/")+"/ro", ro)
 		return host.Result{Stdout: []byte(m.Device + "\n")}, nil
 	case "device unmap":
-		if f.unmapErr != nil {
+		if f.unmapErr != nil || f.unmapNoop {
 			return host.Result{}, f.unmapErr
 		}
 		dev := args[len(args)-1]
@@ -112,6 +116,8 @@ func (f *fakeCeph) run(_ context.Context, cmd host.Command) (host.Result, error)
 			if m.Device == dev {
 				f.mappings = append(f.mappings[:i], f.mappings[i+1:]...)
 				_ = os.Remove(filepath.Join(f.root, dev))
+				_ = os.RemoveAll(filepath.Join(f.root, sysRBDDevices, m.ID))
+				_ = os.Remove(filepath.Join(f.root, sysBlock, strings.TrimPrefix(dev, "/dev/"), "pid"))
 				return host.Result{}, nil
 			}
 		}
@@ -119,6 +125,32 @@ func (f *fakeCeph) run(_ context.Context, cmd host.Command) (host.Result, error)
 	}
 	f.t.Fatalf("unexpected command %v", cmd.Argv())
 	return host.Result{}, nil
+}
+
+// writeRecords writes what the kernel shows for a new mapping. rbd-nbd's
+// pid is 1000+N and its argv is what rbd device map would give it.
+func (f *fakeCeph) writeRecords(m Mapping, driver string, args []string) {
+	if driver == DriverKRBD {
+		dir := sysRBDDevices + "/" + m.ID + "/"
+		for name, v := range map[string]string{"pool": m.Pool, "pool_ns": m.Namespace, "name": m.Image, "current_snap": "-"} {
+			hosttest.WriteFile(f.t, f.root, dir+name, v+"\n")
+		}
+		return
+	}
+	pid := fmt.Sprint(1000 + f.next - 1)
+	hosttest.WriteFile(f.t, f.root, sysBlock+"/"+strings.TrimPrefix(m.Device, "/dev/")+"/pid", pid+"\n")
+	hosttest.WriteFile(f.t, f.root, "/proc/"+pid+"/comm", "rbd-nbd\n")
+	argv := []string{"/usr/bin/rbd-nbd"}
+	for i := 4; i < len(args)-1; i++ {
+		if args[i] != "--read-only" {
+			argv = append(argv, args[i])
+		}
+	}
+	argv = append(argv, "map", args[len(args)-1])
+	if strings.Contains(strings.Join(args, " "), "--read-only") {
+		argv = append(argv, "--read-only")
+	}
+	hosttest.WriteFile(f.t, f.root, "/proc/"+pid+"/cmdline", strings.Join(argv, "\x00")+"\x00")
 }
 
 func (f *fakeCeph) readCreds(confPath string) {
@@ -193,9 +225,8 @@ func TestConnectWithKeyWritesPrivateCredentialsAndRemovesThem(t *testing.T) {
 				require.NotContains(t, strings.Join(cmd.Argv(), " "), testKey)
 			}
 			calls := r.Calls()
-			require.Len(t, calls, 3)
-			require.Equal(t, "rbd device list --device-type "+driver+" --format json", calls[0])
-			require.Regexp(t, `^rbd device map --device-type `+driver+` --conf /\S+/run/brick/ceph/map-\S+/ceph.conf --id cinder volumes/volume-6d54cb90-a5d1-40d8-9cb2-c6adf43a02af$`, calls[1])
+			require.Len(t, calls, 1, "the map is the only command: mappings are read from the kernel")
+			require.Regexp(t, `^rbd device map --device-type `+driver+` --conf /\S+/run/brick/ceph/map-\S+/ceph.conf --id cinder volumes/volume-6d54cb90-a5d1-40d8-9cb2-c6adf43a02af$`, calls[0])
 		})
 	}
 }
@@ -228,7 +259,7 @@ func TestConnectWithoutKeyUsesHostConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "/dev/rbd0", dev.Path)
 	require.Equal(t, "ns1", dev.Extra[ExtraNamespace])
-	require.Equal(t, "rbd device map --device-type krbd --read-only --cluster ceph -m 192.0.2.10:6789,192.0.2.11:6789 --id cinder volumes/ns1/vol1", r.Calls()[1])
+	require.Equal(t, "rbd device map --device-type krbd --read-only --cluster ceph -m 192.0.2.10:6789,192.0.2.11:6789 --id cinder volumes/ns1/vol1", r.Calls()[0])
 	require.NoDirExists(t, filepath.Join(root, DefaultTempDir), "no key, no temporary file")
 }
 
@@ -272,10 +303,10 @@ func TestConnectReusesMappingOfSamePoolOnly(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, paths)
 
-	// Idempotent: disconnecting again is success, with no unmap run.
+	// Idempotent: disconnecting again is success, with nothing run.
 	n := len(r.Calls())
 	require.NoError(t, c.Disconnect(ctx, mine, nil, connector.DisconnectOptions{}))
-	require.Equal(t, []string{"rbd device list --device-type krbd --format json", "rbd device list --device-type nbd --format json"}, r.Calls()[n:])
+	require.Empty(t, r.Calls()[n:])
 }
 
 func TestConnectRefusesReadOnlyMappingForWriter(t *testing.T) {
@@ -305,7 +336,7 @@ func TestConnectDetectsMapThatMappedNothing(t *testing.T) {
 	f.lie = true
 	_, err := c.Connect(context.Background(), cinderInfo(t, nil))
 	require.ErrorIs(t, err, ErrMapFailed)
-	require.ErrorContains(t, err, "not in `rbd device list`")
+	require.ErrorContains(t, err, "the kernel shows no such mapping")
 }
 
 func TestConnectInvalidInfoRunsNothing(t *testing.T) {

@@ -25,6 +25,11 @@ package e2e
 //     64 MiB under a writer on its mounted ext4; brick extend --local-only
 //     sees the new size (rbd info), the device, df and the record follow.
 //
+// Checks 5, 7 (krbd) and 4 share one mapping, made with the host's keyring.
+// The script counts mappings in the kernel's records (sysfs; rbd-nbd's pid
+// and comm), not with `rbd device list`, which costs 1-4 s per start
+// here; check 2 compares the two once.
+//
 // Run (as root, after test/install.sh; go test's default 10m is too short):
 //
 //	go test -tags e2e -timeout 45m -run 'TestRBD$' -v ./test/e2e/
@@ -117,11 +122,13 @@ B=/brick/brick
 OFF=4 # MiB
 
 step "ceph cluster"
-eval "$("$BRICK_FIXTURES/ceph.sh" --image vol1 --image vol2 --size 32M)"
-# A second pool with an image of the same name, and a namespace in the
-# first, through one python3-rados process (the ceph CLI is slow to start).
+eval "$("$BRICK_FIXTURES/ceph.sh")"
+# A second pool, a namespace in the first, and every image (volumes/vol1,
+# volumes/vol2, volumes2/vol1, volumes/ns1/vol1: one name in two pools and
+# a namespace) through one python3-rados process: each rbd or ceph CLI
+# start costs seconds here.
 timeout 180 /usr/bin/python3 - "$CEPH_USER" <<'PY'
-import json, sys, rados
+import json, sys, rados, rbd
 user = sys.argv[1]
 c = rados.Rados(conffile="/etc/ceph/ceph.conf", name="client.admin")
 c.connect(timeout=60)
@@ -133,11 +140,18 @@ mon(prefix="osd pool create", pool="volumes2", pg_num=8, pgp_num=8)
 mon(prefix="osd pool application enable", pool="volumes2", app="rbd")
 mon(prefix="auth caps", entity="client." + user,
     caps=["mon", "profile rbd", "osd", "profile rbd pool=volumes, profile rbd pool=volumes2"])
+features = rbd.RBD_FEATURE_LAYERING | rbd.RBD_FEATURE_EXCLUSIVE_LOCK
+for pool, ns, name in [("volumes", "", "vol1"), ("volumes", "", "vol2"), ("volumes2", "", "vol1"), ("volumes", "ns1", "vol1")]:
+    io = c.open_ioctx(pool)
+    if ns:
+        if not rbd.RBD().namespace_exists(io, ns):
+            rbd.RBD().namespace_create(io, ns)
+        io.set_namespace(ns)
+    rbd.RBD().create(io, name, 32 << 20, old_format=False, features=features)
+    io.close()
 c.shutdown()
 PY
-rbd create volumes2/vol1 --size 32M --image-feature layering,exclusive-lock
-rbd namespace create volumes/ns1
-rbd create volumes/ns1/vol1 --size 32M --image-feature layering,exclusive-lock
+step "pools, namespace and images made"
 KEY=$(sed -n 's/^[[:space:]]*key = //p' "$CEPH_KEYRING")
 [[ -n $KEY ]]
 # The key must reach rbd only through brick: hide the host's copy of it.
@@ -169,8 +183,30 @@ no_key_in() { # files...
 }
 no_creds_left() { [[ -z $(ls -A /run/brick/ceph 2>/dev/null) ]] || { ls -laR /run/brick/ceph; exit 1; }; }
 mapped() { rbd device list -t "$1" --format json; }
-# (grep finding nothing must not fire the ERR trap inside $(...))
-nmapped() { mapped "$1" | { grep -o '"device"' || true; } | wc -l; }
+# nmapped DRIVER: mappings in the kernel's records: krbd's sysfs devices;
+# nbd devices served by a live rbd-nbd.
+nmapped() {
+	local n=0 f pid
+	if [[ $1 == krbd ]]; then
+		for f in /sys/bus/rbd/devices/*/pool; do [[ -e $f ]] && n=$((n + 1)); done
+	else
+		for f in /sys/block/nbd*/pid; do
+			[[ -e $f ]] || continue
+			pid=$(cat "$f" 2>/dev/null || true)
+			[[ $(cat "/proc/$pid/comm" 2>/dev/null || true) == rbd-nbd ]] && n=$((n + 1))
+		done
+	fi
+	echo $n
+}
+# krbd_has POOL NAMESPACE IMAGE: that image is mapped with krbd.
+krbd_has() {
+	local d
+	for d in /sys/bus/rbd/devices/*; do
+		[[ -e $d/pool ]] || continue
+		[[ $(<"$d/pool") == "$1" && $(<"$d/pool_ns") == "$2" && $(<"$d/name") == "$3" ]] && return 0
+	done
+	return 1
+}
 devpath() { sed -n 's/.*"path": *"\([^"]*\)".*/\1/p' "$1"; }
 
 for drv in krbd nbd; do
@@ -247,11 +283,16 @@ $B --debug connect --connection-info a.json -f json >dev-a2.json 2>>c2-a.err
 [[ $(devpath dev-a2.json) == "$da" ]]
 grep -q '"reused": *"true"' dev-a2.json
 (( $(nmapped krbd) == 3 ))
-mapped krbd
+# Once, rbd's own listing must agree with the kernel's records.
+mapped krbd | tee list2.json
+(( $(grep -o '"device"' list2.json | wc -l) == 3 ))
+for x in '"pool":"volumes","namespace":"","name":"vol1"' '"pool":"volumes2","namespace":"","name":"vol1"' '"pool":"volumes","namespace":"ns1","name":"vol1"'; do
+	grep -qF "$x" list2.json
+done
 $B --debug disconnect --connection-info a.json 2>d2-a.err
-mapped krbd | grep -q '"pool":"volumes2","namespace":"","name":"vol1"'
-mapped krbd | grep -q '"namespace":"ns1","name":"vol1"'
-if mapped krbd | grep -q '"pool":"volumes","namespace":"","name":"vol1"'; then echo "volumes/vol1 still mapped"; exit 1; fi
+krbd_has volumes2 "" vol1
+krbd_has volumes ns1 vol1
+if krbd_has volumes "" vol1; then echo "volumes/vol1 still mapped"; exit 1; fi
 [[ $(dd if="$db" bs=512 count=1 iflag=direct status=none | head -c 13) == pool-b-marker ]]
 $B --debug disconnect --connection-info b.json 2>d2-b.err
 $B --debug disconnect --connection-info n.json 2>d2-n.err
@@ -259,50 +300,48 @@ $B --debug disconnect --connection-info n.json 2>d2-n.err
 no_key_in ./*.err ./dev*.json
 echo "check 2 ok: same image name in two pools and a namespace"
 
-step "check 4: busy devices"
-info volumes/vol1 "$KEY" >m.json
-$B connect --connection-info m.json -f json >dev-m.json 2>c4.err
-dm=$(devpath dev-m.json)
-mkfs.ext4 -q "$dm"
+step "checks 5, 7 (krbd) and 4 on one mapping: the host's keyring, online extend, busy devices"
+mv /root/user.keyring "$CEPH_KEYRING"
+info volumes/vol1 "" >h.json
+t0=$(now)
+$B --debug connect --connection-info h.json -f json >dev-h.json 2>c5.err
+echo "timing krbd connect (host keyring): $(took $t0) s"
+grep -o 'argv="rbd device map[^"]*"' c5.err
+dm=$(devpath dev-h.json)
+[[ -b $dm ]]
+no_creds_left
+echo "check 5 ok: host keyring"
+extend_check rbd-krbd h.json dev-h.json $((64 << 20)) rbd resize volumes/vol1 --size 64M --no-progress
+no_key_in ./ext-*.err ./ext-*.json
+echo "check 7 ok: extend (krbd)"
+# extend_check left an ext4 on it, unmounted.
 mkdir -p /mnt/rbd
 mount "$dm" /mnt/rbd
-rc=0; $B disconnect --connection-info m.json 2>d4-mounted.err || rc=$?
+rc=0; $B disconnect --connection-info h.json 2>d4-mounted.err || rc=$?
 cat d4-mounted.err
 (( rc == 1 )); grep -q 'mounted at /mnt/rbd' d4-mounted.err
 [[ -b $dm ]]
 umount /mnt/rbd
 exec 7<"$dm"
-rc=0; $B disconnect --connection-info m.json 2>d4-open.err || rc=$?
+rc=0; $B disconnect --connection-info h.json 2>d4-open.err || rc=$?
 cat d4-open.err
 (( rc == 1 )); grep -q 'device busy' d4-open.err
 [[ -b $dm ]]
-$B --debug disconnect --connection-info m.json --force 2>d4-force.err
+t0=$(now)
+$B --debug disconnect --connection-info h.json --force 2>d4-force.err
+echo "timing krbd disconnect (--force, open): $(took $t0) s"
 exec 7<&-
 (( $(nmapped krbd) == 0 ))
 echo "check 4 ok: mounted refused, open reported busy, forced unmap"
 
-step "check 5: no key in the connection info: the host's keyring"
-mv /root/user.keyring "$CEPH_KEYRING"
-info volumes/vol1 "" >h.json
-$B --debug connect --connection-info h.json -f json >dev-h.json 2>c5.err
-grep -o 'argv="rbd device map[^"]*"' c5.err
-[[ -b $(devpath dev-h.json) ]]
-no_creds_left
-$B --debug disconnect --connection-info h.json 2>d5.err
-(( $(nmapped krbd) == 0 ))
-echo "check 5 ok: host keyring"
-
-for drv in krbd nbd; do
-	step "check 7 ($drv): online extend 32 -> 64 MiB under a writer"
-	img=vol1; [[ $drv == nbd ]] && img=vol2
-	info "volumes/$img" "$KEY" >x-$drv.json
-	$B connect --connection-info x-$drv.json --rbd-driver $drv -f json >devx-$drv.json 2>cx-$drv.err
-	extend_check rbd-$drv x-$drv.json devx-$drv.json $((64 << 20)) rbd resize "volumes/$img" --size 64M --no-progress
-	$B --debug disconnect --connection-info x-$drv.json --device-info devx-$drv.json 2>dx-$drv.err
-	(( $(nmapped $drv) == 0 ))
-	no_key_in ./ext-*.err ./ext-*.json
-	echo "check 7 ok: extend ($drv)"
-done
+step "check 7 (nbd): online extend 32 -> 64 MiB under a writer"
+info volumes/vol2 "$KEY" >x-nbd.json
+$B connect --connection-info x-nbd.json --rbd-driver nbd -f json >devx-nbd.json 2>cx-nbd.err
+extend_check rbd-nbd x-nbd.json devx-nbd.json $((64 << 20)) rbd resize volumes/vol2 --size 64M --no-progress
+$B --debug disconnect --connection-info x-nbd.json --device-info devx-nbd.json 2>dx-nbd.err
+(( $(nmapped nbd) == 0 ))
+no_key_in ./ext-*.err ./ext-*.json
+echo "check 7 ok: extend (nbd)"
 
 step "check 6: krbd without a udev daemon"
 pkill -x systemd-udevd
@@ -312,7 +351,9 @@ $B --debug connect --connection-info h.json -f json >dev-u.json 2>c6.err
 echo "timing krbd connect without udev: $(took $t0) s"
 grep -o 'argv="rbd device map[^"]*"' c6.err
 [[ -b $(devpath dev-u.json) ]]
+t0=$(now)
 $B --debug disconnect --connection-info h.json 2>d6.err
+echo "timing krbd disconnect without udev: $(took $t0) s"
 grep -o 'argv="rbd device unmap[^"]*"' d6.err
 (( $(nmapped krbd) == 0 ))
 echo "check 6 ok: noudev"
