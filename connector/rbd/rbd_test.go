@@ -22,7 +22,7 @@ import (
 
 // fakeCeph plays rbd over a fixture tree: map adds a mapping, its /dev
 // node and the kernel's records (krbd: /sys/bus/rbd/devices/N; nbd:
-// /sys/block/nbdN/pid and the rbd-nbd process's comm and cmdline), unmap
+// /sys/block/nbdN/pid and the rbd-nbd process's cmdline), unmap
 // removes them, list prints JSON like Pacific.
 type fakeCeph struct {
 	t    *testing.T
@@ -139,7 +139,6 @@ func (f *fakeCeph) writeRecords(m Mapping, driver string, args []string) {
 	}
 	pid := fmt.Sprint(1000 + f.next - 1)
 	hosttest.WriteFile(f.t, f.root, sysBlock+"/"+strings.TrimPrefix(m.Device, "/dev/")+"/pid", pid+"\n")
-	hosttest.WriteFile(f.t, f.root, "/proc/"+pid+"/comm", "rbd-nbd\n")
 	argv := []string{"/usr/bin/rbd-nbd"}
 	for i := 4; i < len(args)-1; i++ {
 		if args[i] != "--read-only" {

@@ -1,6 +1,7 @@
 package rbd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -150,8 +151,9 @@ func readNBD(fsys host.FS) (nbdScan, error) {
 	return scan, nil
 }
 
-// readNBDDevice reads /sys/block/<name>/pid and that process's comm and
-// command line.
+// readNBDDevice reads /sys/block/<name>/pid and that process's command
+// line. Like rbd-nbd's list-mapped, it goes by argv[0], not comm: the pid
+// is the task that started the device, which may be a thread.
 func readNBDDevice(fsys host.FS, name string) (Mapping, nbdState) {
 	pidText, err := fsys.ReadString(path.Join(sysBlock, name, "pid"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -161,17 +163,13 @@ func readNBDDevice(fsys host.FS, name string) (Mapping, nbdState) {
 	if err != nil || perr != nil || pid <= 0 {
 		return Mapping{}, nbdGone
 	}
-	proc := "/proc/" + strconv.Itoa(pid)
-	comm, err := fsys.ReadString(proc + "/comm")
-	if err != nil {
-		return Mapping{}, nbdGone
-	}
-	if comm != "rbd-nbd" {
+	cmdline, err := fsys.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
+	switch {
+	case err != nil || len(argv0) == 0:
+		return Mapping{}, nbdGone // no such process, or a zombie
+	case path.Base(string(argv0)) != "rbd-nbd":
 		return Mapping{}, nbdOther
-	}
-	cmdline, err := fsys.ReadFile(proc + "/cmdline")
-	if err != nil {
-		return Mapping{}, nbdGone
 	}
 	m, ok := parseNBDCmdline(cmdline)
 	if !ok {

@@ -193,7 +193,7 @@ nmapped() {
 		for f in /sys/block/nbd*/pid; do
 			[[ -e $f ]] || continue
 			pid=$(cat "$f" 2>/dev/null || true)
-			[[ $(cat "/proc/$pid/comm" 2>/dev/null || true) == rbd-nbd ]] && n=$((n + 1))
+			[[ $(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -1) == */rbd-nbd ]] && n=$((n + 1))
 		done
 	fi
 	echo $n
