@@ -184,16 +184,17 @@ no_key_in() { # files...
 no_creds_left() { [[ -z $(ls -A /run/brick/ceph 2>/dev/null) ]] || { ls -laR /run/brick/ceph; exit 1; }; }
 mapped() { rbd device list -t "$1" --format json; }
 # nmapped DRIVER: mappings in the kernel's records: krbd's sysfs devices;
-# nbd devices served by a live rbd-nbd.
+# nbd devices served by a live rbd-nbd (by argv[0], as rbd-nbd tells).
 nmapped() {
-	local n=0 f pid
+	local n=0 f pid argv0
 	if [[ $1 == krbd ]]; then
 		for f in /sys/bus/rbd/devices/*/pool; do [[ -e $f ]] && n=$((n + 1)); done
 	else
 		for f in /sys/block/nbd*/pid; do
 			[[ -e $f ]] || continue
 			pid=$(cat "$f" 2>/dev/null || true)
-			[[ $(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -1) == */rbd-nbd ]] && n=$((n + 1))
+			argv0=$( { tr '\0' '\n' <"/proc/$pid/cmdline" | head -1; } 2>/dev/null || true)
+			[[ $argv0 == */rbd-nbd ]] && n=$((n + 1))
 		done
 	fi
 	echo $n
