@@ -86,7 +86,9 @@ func (l Locks) lock(ctx context.Context, name string, how int) (unlock func(), e
 	}
 	fd := int(file.Fd())
 	if l.Waiting != nil && errors.Is(unix.Flock(fd, how|unix.LOCK_NB), unix.EWOULDBLOCK) {
-		l.Waiting(name, readHolder(file))
+		if holder, self := readHolder(file); !self {
+			l.Waiting(name, holder)
+		}
 	}
 	err = l.fs.WaitFor(ctx, nil, Backoff{Min: 2 * time.Millisecond, Max: 100 * time.Millisecond}, func() (bool, error) {
 		err := unix.Flock(fd, how|unix.LOCK_NB)
@@ -99,11 +101,11 @@ func (l Locks) lock(ctx context.Context, name string, how int) (unlock func(), e
 		return false, err
 	})
 	if err != nil {
-		holder := readHolder(file)
+		holder, _ := readHolder(file)
 		file.Close()
 		return nil, fmt.Errorf("lock %s: waiting for %s: %w", name, holder, err)
 	}
-	writeHolder(file)
+	writeHolder(file, l.Doing)
 	return func() {
 		_ = unix.Flock(fd, unix.LOCK_UN)
 		file.Close()
@@ -145,9 +147,12 @@ func (l Locks) dir() (string, error) {
 }
 
 // writeHolder records who holds the lock, for the error of those waiting.
-func writeHolder(f *os.File) {
+func writeHolder(f *os.File, doing string) {
+	if doing == "" {
+		doing = holderCommand()
+	}
 	if f.Truncate(0) == nil {
-		_, _ = f.WriteAt([]byte(fmt.Sprintf("%d %s\n", os.Getpid(), holderCommand())), 0)
+		_, _ = f.WriteAt([]byte(fmt.Sprintf("%d %s\n", os.Getpid(), doing)), 0)
 	}
 }
 
@@ -164,13 +169,15 @@ func holderCommand() string {
 	return strings.Join(words, " ")
 }
 
-// readHolder describes the holder recorded in the lock file.
-func readHolder(f *os.File) string {
+// readHolder describes the holder recorded in the lock file; self: it is
+// this process (another of its goroutines, as restore's parallel connects).
+func readHolder(f *os.File) (holder string, self bool) {
 	buf := make([]byte, 256)
 	n, _ := f.ReadAt(buf, 0)
 	pid, what, _ := strings.Cut(strings.TrimSpace(string(buf[:n])), " ")
-	if _, err := strconv.Atoi(pid); err != nil {
-		return "another brick process"
+	id, err := strconv.Atoi(pid)
+	if err != nil {
+		return "another brick process", false
 	}
 	what = strings.Map(func(r rune) rune {
 		if unicode.IsPrint(r) {
@@ -178,5 +185,8 @@ func readHolder(f *os.File) string {
 		}
 		return '?'
 	}, what)
-	return fmt.Sprintf("brick pid %s (%s)", pid, what)
+	if id == os.Getpid() {
+		return fmt.Sprintf("another task of this brick process (%s)", what), true
+	}
+	return fmt.Sprintf("brick pid %s (%s)", pid, what), false
 }

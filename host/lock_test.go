@@ -89,7 +89,7 @@ func TestLockWaitIsBoundedAndNamesHolder(t *testing.T) {
 	select {
 	case err := <-done:
 		require.Error(t, err)
-		require.ErrorContains(t, err, "waiting for brick pid "+itoa(os.Getpid())+" (")
+		require.ErrorContains(t, err, "waiting for another task of this brick process (")
 		require.ErrorContains(t, err, filepath.Base(os.Args[0]))
 	case <-time.After(10 * time.Second):
 		t.Fatal("a lock wait without deadline never ended")
@@ -98,3 +98,30 @@ func TestLockWaitIsBoundedAndNamesHolder(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A holder records what it does; those waiting hear of another process
+// at once, never of this one's own tasks.
+func TestLockHolderLine(t *testing.T) {
+	root := t.TempDir()
+	l := NewLocks(NewFS(root))
+	l.Doing = "brick local-attach data"
+	var heard []string
+	l.Waiting = func(name, holder string) { heard = append(heard, name+": "+holder) }
+	held, err := l.Lock(context.Background(), "vol")
+	require.NoError(t, err)
+	file := filepath.Join(root, LockDir, "vol.lock")
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, itoa(os.Getpid())+" brick local-attach data\n", string(b))
+
+	l.wait = 50 * time.Millisecond
+	_, err = l.Lock(context.Background(), "vol")
+	require.ErrorContains(t, err, "another task of this brick process (brick local-attach data)")
+	require.Empty(t, heard, "a lock of this process is not announced")
+
+	require.NoError(t, os.WriteFile(file, []byte("1 brick extend data\x1b\n"), 0o600))
+	_, err = l.Lock(context.Background(), "vol")
+	require.ErrorContains(t, err, "waiting for brick pid 1 (brick extend data?)")
+	require.Equal(t, []string{"vol: brick pid 1 (brick extend data?)"}, heard)
+	held()
+}

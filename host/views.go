@@ -9,9 +9,14 @@ import "time"
 type Locks struct {
 	fs   FS
 	wait time.Duration // bound of a wait without deadline; 0: DefaultLockWait
-	// Waiting, when set, hears at once that a lock is held by someone else
-	// (holder as in the timeout error), so the user learns why brick waits.
+	// Waiting, when set, hears at once that a lock is held by another
+	// process (holder as in the timeout error), so the user learns why
+	// brick waits.
 	Waiting func(name, holder string)
+	// Doing is what this process does ("brick local-attach data"),
+	// recorded with each lock it holds for those who wait. Empty: the
+	// program and its leading words.
+	Doing string
 }
 
 // NewLocks returns the locks of the machine fs is rooted at.

@@ -148,7 +148,7 @@ func (a *app) recordCommands(args []string) []*cobra.Command {
 
 // setup applies config-file and environment values to flags the user did
 // not set, then builds the logger and the host.
-func (a *app) setup(cmd *cobra.Command, _ []string) error {
+func (a *app) setup(cmd *cobra.Command, args []string) error {
 	if cmd.Name() == cobra.ShellCompRequestCmd || cmd.Name() == cobra.ShellCompNoDescRequestCmd {
 		return nil // the completed command's flags are not parsed yet: completionSetup
 	}
@@ -199,6 +199,7 @@ func (a *app) setup(cmd *cobra.Command, _ []string) error {
 	}
 	a.host = host.New(a.hostRoot, a.logger, a.redactor)
 	a.host.Locks.Waiting = a.lockWaiting
+	a.host.Locks.Doing = lockDoing(cmd, args)
 	if a.runner != nil {
 		a.host.Runner = a.runner
 	}

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/progress"
 	"github.com/brick-storage/brick/rollback"
+	"github.com/spf13/cobra"
 )
 
 // newStatus sets up what stderr shows while a command works: the live
@@ -57,6 +59,17 @@ func (a *app) lockWaiting(name, holder string) {
 	who := describeHolder(holder)
 	fmt.Fprintf(a.errWriter(), "brick: waiting for %s (lock %s)\n", who, name)
 	a.status.Detail("waiting for " + who)
+}
+
+// lockDoing is what this command records with the locks it holds: its
+// path and first operand ("brick local-attach data"), never a flag's value
+// (flags may come before the subcommand, or carry a secret).
+func lockDoing(cmd *cobra.Command, args []string) string {
+	doing := cmd.CommandPath()
+	if len(args) > 0 {
+		doing += " " + ident.Clip(args[0], 80)
+	}
+	return doing
 }
 
 var holderRE = sync.OnceValue(func() *regexp.Regexp {

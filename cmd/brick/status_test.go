@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
@@ -64,6 +66,10 @@ func TestStatusLine(t *testing.T) {
 		root := fixtureHost(t)
 		held, err := host.New(root, nil, nil).Locks.Lock(t.Context(), "volume-"+id)
 		require.NoError(t, err)
+		// The holder line of another process (a lock this process holds
+		// itself is not announced).
+		lockFile := filepath.Join(root, host.LockDir, "volume-"+id+".lock")
+		require.NoError(t, os.WriteFile(lockFile, []byte("1 brick local-attach data\n"), 0o600))
 		go func() { time.Sleep(700 * time.Millisecond); held() }()
 		var out bytes.Buffer
 		a := newApp(&out, stderr)
@@ -74,7 +80,7 @@ func TestStatusLine(t *testing.T) {
 		require.Equal(t, 1, code, "the logins fail")
 		return out.String()
 	}
-	waiting := fmt.Sprintf("brick: waiting for brick pid %d", os.Getpid())
+	waiting := "brick: waiting for brick pid 1 attaching data"
 
 	t.Run("terminal", func(t *testing.T) {
 		master, tty := openPTY(t)
@@ -207,4 +213,21 @@ func TestDescribeHolder(t *testing.T) {
 	for _, tt := range tests {
 		require.Equal(t, tt.want, describeHolder(tt.in), tt.in)
 	}
+}
+
+// The holder line comes from the parsed command, so flags before the
+// subcommand (and their values) neither hide the volume nor leak.
+func TestLockDoing(t *testing.T) {
+	var got string
+	a := newApp(io.Discard, io.Discard)
+	root := a.rootCommand(nil)
+	for _, c := range root.Commands() {
+		if c.Name() == "list" {
+			c.RunE = func(cmd *cobra.Command, args []string) error { got = lockDoing(cmd, args); return nil }
+		}
+	}
+	root.SetArgs([]string{"--config", "/dev/null", "--os-password", "s3cret", "list"})
+	require.NoError(t, root.Execute())
+	require.Equal(t, "brick list", got)
+	require.Equal(t, "brick", lockDoing(root, nil))
 }
