@@ -242,8 +242,14 @@ func runCinderGuest(t *testing.T, c *testbed.Cinder, script string, files, env m
 	t.Logf("guest: boot %s, script %s, wall %s, exit %d\n%s", res.Boot, res.ScriptTime, res.Duration, res.ExitCode, out)
 	require.Equal(t, 0, res.ExitCode)
 	require.Contains(t, out, "\nDONE")
-	g := &guestRun{t: t, out: out, share: share, lines: map[string][]string{}}
-	sc := bufio.NewScanner(bytes.NewReader(res.Output))
+	return parseGuestRun(t, share, res.Output)
+}
+
+// parseGuestRun indexes a guest script's output lines by their first two
+// words (the first ERR line of a label only).
+func parseGuestRun(t *testing.T, share string, output []byte) *guestRun {
+	g := &guestRun{t: t, out: string(output), share: share, lines: map[string][]string{}}
+	sc := bufio.NewScanner(bytes.NewReader(output))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) >= 2 {

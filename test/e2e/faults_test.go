@@ -4,14 +4,21 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/internal/testbed"
 )
 
 // The steps BRICK_TEST_CRASH_AT can kill brick at (attach.Step*), per
@@ -172,7 +179,188 @@ $B local-attach "$VOL_T" "${COMMON[@]}" --mountpoint /mnt/notblank --mkfs ext4 >
 echo "RC notblank $?"
 sed "s/^/ERR notblank /" /brick/notblank.out
 state notblank "$VOL_T"
+` + faultsPathScript + `
 echo DONE
+`
+
+// faultsPathScript injects issue 19's faults into one multipath volume
+// (VOL_M, free again by now), each followed by a check that nothing is
+// left:
+//   - multipathd killed by the first login of a local-attach (a wrapper
+//     first in PATH), then restarted, then local-detach;
+//   - the host's tgtd killed and restarted (req-tgtd-restart, done by the
+//     test) under O_DIRECT|O_SYNC writes; the blocks acknowledged go to
+//     the share for the host to compare;
+//   - the second portal's NIC dropping every packet (netem loss 100%)
+//     under reads: the session fails at the NOP-Out timeout (5 + 5 s),
+//     the read stuck on the path fails over once the replacement timeout
+//     (multipathd's fast_io_fail_tmo, 5 s) has passed; then multipathd is
+//     killed and local-detach runs with the path still blackholed.
+const faultsPathScript = `
+MPF=(--multipath --multipath-map-timeout 20s --multipath-flush-timeout 10s --iscsi-command-timeout 10s)
+mpd_start() {
+	multipathd
+	for _ in $(seq 100); do multipathd show daemon >/dev/null 2>&1 && break; pause 0.1; done
+}
+nmpd() { pidof multipathd | wc -w; }
+# mpdetach LABEL: local-detach VOL_M, with its exit code, time, output
+# and the state after it.
+mpdetach() {
+	local t0 rc
+	t0=$(now)
+	$B local-detach "$VOL_M" "${COMMON[@]}" "${MPF[@]}" >/brick/$1.out 2>&1
+	rc=$?
+	echo "RC $1 $rc"
+	took "$1" "$t0"
+	sed "s/^/ERR $1 /" /brick/$1.out | head -3
+	state "$1" "$VOL_M"
+}
+# pathstates DEV: the dm-multipath path states (A active, F failed).
+pathstates() { dmsetup status "$(<"/sys/block/${1##*/}/dm/name")" 2>/dev/null | awk '{for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+:[0-9]+$/) printf "%s", $(i + 1)}'; }
+
+# --- multipathd dies mid-attach: the first login kills it ---
+nwwids() { local n; n=$(grep -c '^/' /etc/multipath/wwids 2>/dev/null); echo "${n:-0}"; }
+w0=$(nwwids)
+cat >/usr/local/sbin/iscsiadm <<'WRAP'
+#!/bin/bash
+for a in "$@"; do [[ $a == --login ]] && kill -KILL $(pidof multipathd) 2>/dev/null; done
+exec /usr/sbin/iscsiadm "$@"
+WRAP
+chmod +x /usr/local/sbin/iscsiadm
+t0=$(now)
+$B local-attach "$VOL_M" "${COMMON[@]}" "${MPF[@]}" -f json >/brick/mpd-att.json 2>/brick/mpd-att.err
+echo "RC mpd-att $?"
+took mpd-att "$t0"
+rm -f /usr/local/sbin/iscsiadm
+sed "s/^/WARN mpd-att /" /brick/mpd-att.err | head -5
+echo "MPD mpd-att $(nmpd)"
+dev=$(jget /brick/mpd-att.json path)
+echo "DEVICE mpd-att $dev"
+state mpd-att "$VOL_M"
+dd if=/brick/pattern1 of="$dev" bs=1M seek=8 count=1 oflag=direct conv=notrunc status=none
+echo "RC mpd-write $?"
+# multipathd comes back, as systemd would restart it: brick took back the
+# WWID it listed, so no map is built under the single path in use.
+mpd_start
+udevadm settle -t 10
+echo "WWIDS mpd-restarted $(($(nwwids) - w0))"
+hoststate mpd-restarted
+mpdetach mpd-det
+
+# --- tgtd restarts under writes ---
+$B local-attach "$VOL_M" "${COMMON[@]}" "${MPF[@]}" -f json >/brick/tgt-att.json 2>/brick/tgt-att.err
+echo "RC tgt-att $?"
+dev=$(jget /brick/tgt-att.json path)
+echo "DEVICE tgt $dev"
+# multipathd sets the replacement timeout to its fast_io_fail_tmo (5 s by
+# default); the blackhole below waits for it to pass.
+for f in /sys/class/iscsi_session/session*/recovery_tmo; do
+	read -r r <"$f"
+	((r > 20)) && echo 15 >"$f" && r=15
+	echo "RECOVERY_TMO $r"
+done
+echo "PATHS tgt-before $(pathstates "$dev")"
+head -c $((256 * 65536)) /dev/urandom >/tmp/blocks
+cp /tmp/blocks /brick/blocks
+# Block i of /tmp/blocks goes to 16 MiB + i * 64 KiB; a write that exits 0
+# was acknowledged by the target and is listed in /brick/acked.
+writer() {
+	local i=0 s a b d max=0
+	while [[ ! -e /tmp/stop-writer ]] && ((i < 256)); do
+		s=$(now)
+		if dd if=/tmp/blocks of="$dev" bs=64k skip=$i seek=$((256 + i)) count=1 oflag=direct,sync conv=notrunc status=none 2>>/tmp/werr; then
+			echo "$i" >>/brick/acked
+		else
+			echo "$i" >>/tmp/wfail
+		fi
+		a=${s/./} b=${EPOCHREALTIME/./} d=$(((10#$b - 10#$a) / 1000))
+		((d > max)) && max=$d
+		i=$((i + 1))
+		pause 0.1
+	done
+	echo "$i $max" >/tmp/wres
+}
+rm -f /tmp/stop-writer /tmp/wfail /tmp/werr /brick/acked
+: >/brick/acked
+writer &
+WPID=$!
+pause 2
+t0=$(now)
+: >/brick/req-tgtd-restart
+for _ in $(seq 600); do [[ -e /brick/ack-tgtd-restart ]] && break; pause 0.1; done
+took tgt-restart "$t0"
+sed 's/^/ACK tgt /' /brick/ack-tgtd-restart
+# Until both sessions are logged in and multipathd has both paths back.
+for _ in $(seq 120); do
+	ps=$(pathstates "$dev")
+	[[ $ps == AA ]] && break
+	pause 0.5
+done
+took tgt-recovered "$t0"
+echo "PATHS tgt-after $(pathstates "$dev")"
+pause 2
+: >/tmp/stop-writer
+wait $WPID
+read -r n maxms </tmp/wres
+nf=0
+[[ -e /tmp/wfail ]] && nf=$(grep -c . /tmp/wfail)
+echo "WRITES tgt $n $(grep -c . /brick/acked) $nf $maxms"
+[[ -s /tmp/werr ]] && sed 's/^/WERR tgt /' /tmp/werr | head -3
+# What the device reads back now, for the host to compare with the blocks.
+dd if="$dev" of=/brick/readback bs=64k skip=256 count=256 iflag=direct status=none
+echo "RC tgt-readback $?"
+dmesg | grep -E 'connection[0-9:]+ (error|detected)|session recovery|tgtd|Fail|reinstat' | tail -8 | sed 's/^/DMESG tgt /'
+
+# --- one path blackholed past the replacement timeout ---
+# The session goes FAILED at the NOP-Out timeout; the reader's stalled read
+# ends when the replacement timeout (recovery_tmo) has passed as well.
+modprobe sch_netem
+bhs=""
+for s in /sys/class/iscsi_session/session*; do
+	read -r a </sys/class/iscsi_connection/connection${s##*session}:0/persistent_address
+	[[ $a == 10.0.3.2 ]] && bhs=$s
+done
+reader() {
+	local n=0 e=0 s a b d max=0
+	while [[ ! -e /tmp/stop-reader ]]; do
+		s=$(now)
+		if dd if="$dev" of=/dev/null bs=64k skip=$((256 + n % 64)) count=1 iflag=direct status=none 2>>/tmp/rerr; then
+			n=$((n + 1))
+		else
+			e=$((e + 1))
+		fi
+		a=${s/./} b=${EPOCHREALTIME/./} d=$(((10#$b - 10#$a) / 1000))
+		((d > max)) && max=$d
+		pause 0.2
+	done
+	echo "$n $e $max" >/tmp/rres
+}
+rm -f /tmp/stop-reader /tmp/rerr
+reader &
+RPID=$!
+pause 1
+t0=$(now)
+tc qdisc add dev eth1 root netem loss 100%
+echo "RC bh-on $?"
+st=none
+for _ in $(seq 120); do
+	[[ -n $bhs ]] && read -r st <"$bhs/state"
+	[[ $st == FAILED ]] && break
+	pause 0.5
+done
+took bh-failed "$t0"
+echo "SESSION bh $st"
+pause 3
+echo "PATHS bh $(pathstates "$dev")"
+: >/tmp/stop-reader
+wait $RPID
+echo "READS bh $(</tmp/rres)"
+[[ -s /tmp/rerr ]] && sed 's/^/RERR bh /' /tmp/rerr | head -3
+# multipathd dies too: the detach runs without it (multipath -f).
+kill -KILL $(pidof multipathd)
+mpdetach bh-det
+tc qdisc del dev eth1 root
+echo "NODES bh $(iscsiadm -m node 2>/dev/null | grep -c . || true)"
 `
 
 // TestFaults is issue 11's fault proof in one guest boot (see
@@ -216,7 +404,7 @@ func TestFaults(t *testing.T) {
 	g := runSharedGuest(t, c, faultsGuestScript, files, map[string]string{
 		"VOL_C": volC.ID, "VOL_D": volD.ID, "VOL_T": volT.ID, "VOL_M": volM.ID,
 		"CRASH_ATTACH": strings.Join(ca, " "), "CRASH_DETACH": strings.Join(cd, " "),
-	}, nil)
+	}, func(ctx context.Context, share string) { tgtdRestarter(ctx, t, c, share) })
 	faults := 0
 
 	// kill -9 at each step, then cleanup.
@@ -312,5 +500,190 @@ func TestFaults(t *testing.T) {
 	require.Contains(t, msg, "a non-zero byte at offset 65536, in its first MiB")
 	g.clean("notblank")
 	t.Logf("mkfs on a device holding data without a signature: %s", msg)
+	faults += checkPathFaults(t, c, g, volM.ID, patterns[0])
 	t.Logf("faults injected and survived: %d", faults)
+}
+
+// checkPathFaults checks faultsPathScript's lines and returns how many
+// faults it survived.
+func checkPathFaults(t *testing.T, c *testbed.Cinder, g *guestRun, vol string, pattern []byte) int {
+	backing, err := os.ReadFile(c.BackingFile(vol))
+	require.NoError(t, err)
+
+	// multipathd killed by the first login: a single-path attach with a
+	// warning, at once rather than after the 20 s map timeout.
+	require.Equal(t, "0", g.rc("mpd-att"), "%v", g.lines["WARN mpd-att"])
+	warn := strings.Join(g.lines["WARN mpd-att"], " ")
+	require.Contains(t, warn, "multipathd is not running")
+	require.Contains(t, warn, "using a single path")
+	require.Equal(t, []string{"0"}, g.lines["MPD mpd-att"], "the wrapper killed multipathd")
+	require.True(t, strings.HasPrefix(g.lines["DEVICE mpd-att"][0], "/dev/sd"), "%v", g.lines["DEVICE mpd-att"])
+	require.Equal(t, []string{"0", "1"}, g.st("mpd-att")[4:], "no map, the record")
+	tookAttach := seconds(t, g, "mpd-att")
+	require.Less(t, tookAttach, 20.0, "not the map timeout")
+	require.Equal(t, "0", g.rc("mpd-write"))
+	require.True(t, bytes.Equal(pattern, backing[8<<20:9<<20]), "the write through the single path is in the backing file")
+	require.Equal(t, []string{"0"}, g.lines["WWIDS mpd-restarted"], "the WWID brick added for the map that did not come is forgotten")
+	require.Equal(t, "0", g.st("mpd-att")[4], "no map")
+	require.Equal(t, "0", g.rc("mpd-det"), "%v", g.lines["ERR mpd-det"])
+	g.clean("mpd-det")
+	t.Logf("multipathd killed mid-attach: attach took %.1f s; after its restart (sessions, sd, maps, records) %v; detach %v s; warning: %s",
+		tookAttach, g.lines["HOST mpd-restarted"], g.lines["TIME mpd-det"], warn)
+
+	// tgtd restarted under writes: every acknowledged block is on the
+	// target and reads back through the map.
+	require.Equal(t, "0", g.rc("tgt-att"))
+	require.NotEmpty(t, g.lines["ACK tgt"], "host restart of tgtd")
+	require.Equal(t, "ok", g.lines["ACK tgt"][0], "host restart of tgtd: %v", g.lines["ACK tgt"])
+	require.Equal(t, []string{"AA"}, g.lines["PATHS tgt-after"], "both paths back")
+	var tmo []int
+	for _, l := range strings.Split(g.out, "\n") {
+		if v, ok := strings.CutPrefix(l, "RECOVERY_TMO "); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			require.NoError(t, err)
+			tmo = append(tmo, n)
+		}
+	}
+	require.Len(t, tmo, 2, "the replacement timeout of both sessions")
+	w := g.lines["WRITES tgt"]
+	require.Len(t, w, 4, "issued acked failed max-ms")
+	blocks, err := os.ReadFile(filepath.Join(g.share, "blocks"))
+	require.NoError(t, err)
+	readback, err := os.ReadFile(filepath.Join(g.share, "readback"))
+	require.NoError(t, err)
+	require.Equal(t, "0", g.rc("tgt-readback"))
+	acked, err := os.ReadFile(filepath.Join(g.share, "acked"))
+	require.NoError(t, err)
+	n := 0
+	for _, f := range strings.Fields(string(acked)) {
+		i, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		want := blocks[i<<16 : (i+1)<<16]
+		require.True(t, bytes.Equal(want, backing[16<<20+i<<16:16<<20+(i+1)<<16]), "acknowledged block %d is in the backing file", i)
+		require.True(t, bytes.Equal(want, readback[i<<16:(i+1)<<16]), "acknowledged block %d reads back through the map", i)
+		n++
+	}
+	require.Positive(t, n)
+	require.Equal(t, w[1], strconv.Itoa(n))
+	t.Logf("tgtd restart under writes: restart %v, paths before %v after %v (%v s); writes issued %s, acknowledged %s (all on the target), failed %s, longest %s ms; %v %v; session recovery_tmo %v",
+		g.lines["ACK tgt"], g.lines["PATHS tgt-before"], g.lines["PATHS tgt-after"], g.lines["TIME tgt-recovered"], w[0], w[1], w[2], w[3],
+		g.lines["WERR tgt"], g.lines["DMESG tgt"], tmo)
+
+	// One path blackholed: its session fails at the NOP-Out timeout, the
+	// read stuck on it fails over to the other path once the replacement
+	// timeout has passed (no read fails), and detach completes with the
+	// path still blackholed and multipathd dead.
+	require.Equal(t, "0", g.rc("bh-on"))
+	require.Equal(t, []string{"FAILED"}, g.lines["SESSION bh"], "the blackholed session failed")
+	r := g.lines["READS bh"]
+	require.Len(t, r, 3, "reads errors max-ms")
+	require.Equal(t, "0", r[1], "no read failed: %v", g.lines["RERR bh"])
+	stall, err := strconv.Atoi(r[2])
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, stall, 1000*tmo[0], "a read waited out the replacement timeout (recovery_tmo %v s) and then succeeded", tmo)
+	require.Equal(t, "0", g.rc("bh-det"), "%v", g.lines["ERR bh-det"])
+	g.clean("bh-det")
+	require.Equal(t, []string{"0"}, g.lines["NODES bh"], "node records removed")
+	t.Logf("blackholed path: session FAILED after %v s, dm path states 3 s later %v, reads %s ok, %s failed, longest %s ms; detach with the path blackholed and multipathd dead %v s, output %v",
+		g.lines["TIME bh-failed"], g.lines["PATHS bh"], r[0], r[1], r[2], g.lines["TIME bh-det"], g.lines["ERR bh-det"])
+	return 4
+}
+
+// seconds is a TIME line as a number.
+func seconds(t *testing.T, g *guestRun, label string) float64 {
+	t.Helper()
+	v := g.lines["TIME "+label]
+	require.Len(t, v, 1, "TIME %s", label)
+	f, err := strconv.ParseFloat(v[0], 64)
+	require.NoError(t, err)
+	return f
+}
+
+// tgtdRestarter restarts the host's tgtd when the guest asks for it
+// (req-tgtd-restart in the share) and answers with ack-tgtd-restart: "ok"
+// and how long it took, or the error.
+func tgtdRestarter(ctx context.Context, t *testing.T, c *testbed.Cinder, share string) {
+	req := filepath.Join(share, "req-tgtd-restart")
+	for ctx.Err() == nil {
+		if _, err := os.Stat(req); err == nil {
+			start := time.Now()
+			err := restartTgtd(ctx, c)
+			msg := "ok " + time.Since(start).Round(time.Millisecond).String()
+			if err != nil {
+				msg = "error " + err.Error()
+			}
+			t.Logf("host: tgtd restart: %s", msg)
+			_ = os.Remove(req)
+			_ = os.WriteFile(filepath.Join(share, "ack-tgtd-restart"), []byte(msg+"\n"), 0o644)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// restartTgtd kills the test bed's tgtd (tgtd ignores SIGTERM: a crash)
+// and starts it again as test/cinder/up.sh does, kept offline until
+// Cinder's targets are back, as tgt's own service start does. The new PID
+// goes into the pid file test/cinder/down.sh stops.
+func restartTgtd(ctx context.Context, c *testbed.Cinder) error {
+	pidFile := filepath.Join(c.StateDir, "tgtd.pid")
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		return err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", pidFile, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill tgtd %d: %w", pid, err)
+	}
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	logFile, err := os.OpenFile(filepath.Join(c.StateDir, "logs", "tgtd.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cmd := exec.Command("tgtd", "-f", "--iscsi", "portal="+c.Env["BRICK_TB_TGT_LISTEN"]+":"+c.Env["BRICK_TB_TARGET_PORT"])
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start tgtd: %w", err)
+	}
+	go func() { _ = cmd.Wait() }()
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
+		return err
+	}
+	state := func(v string) error {
+		out, err := exec.CommandContext(ctx, "tgtadm", "--op", "update", "--mode", "sys", "--name", "State", "-v", v).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("tgtd state %s: %w: %s", v, err, out)
+		}
+		return nil
+	}
+	var last error
+	for i := 0; i < 200; i++ {
+		if last = state("offline"); last == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if last != nil {
+		return last
+	}
+	conf := filepath.Join(c.StateDir, "tgt-restart.conf")
+	if err := os.WriteFile(conf, []byte("include "+c.Env["BRICK_TB_CINDER_TGT_DIR"]+"/*\n"), 0o644); err != nil {
+		return err
+	}
+	if out, err := exec.CommandContext(ctx, "tgt-admin", "-e", "-c", conf).CombinedOutput(); err != nil {
+		return fmt.Errorf("tgt-admin -e: %w: %s", err, out)
+	}
+	return state("ready")
 }
