@@ -66,6 +66,9 @@ func readKRBD(fsys host.FS) ([]Mapping, error) {
 // readKRBDDevice reads one /sys/bus/rbd/devices/<id>; pool_ns may be
 // missing (kernels before 4.19 have no namespaces).
 func readKRBDDevice(fsys host.FS, id string) (Mapping, error) {
+	if !krbdIDRE().MatchString(id) {
+		return Mapping{}, fmt.Errorf("krbd device id %q is not a number", truncate(id, 16))
+	}
 	attr := map[string]string{}
 	for _, name := range []string{"pool", "pool_ns", "name", "current_snap"} {
 		b, err := fsys.ReadFile(path.Join(sysRBDDevices, id, name))
