@@ -14,6 +14,8 @@ packages=(
   python3-barbican
   # the qemu guest with Debian's kernel
   qemu-system-x86 linux-image-amd64 busybox-static kmod cpio
+  # boot from volume (TestIronicBootFromVolumeImage): iPXE ROMs and a tiny syslinux boot disk
+  ipxe-qemu syslinux syslinux-common mtools dosfstools
   # what runs inside the guest
   open-iscsi multipath-tools dmsetup cryptsetup-bin sg3-utils udev e2fsprogs util-linux iproute2 procps
   nfs-kernel-server nfs-common rpcbind

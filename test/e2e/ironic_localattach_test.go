@@ -8,8 +8,6 @@ package e2e
 // removes the target again.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,14 +24,7 @@ import (
 	"github.com/brick-storage/brick/ironicapi"
 )
 
-const localAttachIronicScript = `
-set -uo pipefail
-B=/brick/brick
-export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null
-export BRICK_CINDER_ENDPOINT=http://10.0.2.2:8776/v3 BRICK_IRONIC_ENDPOINT=http://10.0.2.2:$IRONIC_PORT
-COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 10s)
-eval "$("$BRICK_FIXTURES/iscsi.sh")"
-
+const localAttachIronicScript = ironicGuestPrelude + `
 power() {
 	curl -sf -m 30 -X PUT -H 'Content-Type: application/json' -H 'X-OpenStack-Ironic-API-Version: 1.32' \
 		-d "{\"target\": \"$1\"}" "$BRICK_IRONIC_ENDPOINT/v1/nodes/$NODE/states/power"
@@ -168,14 +159,7 @@ func TestLocalAttachIronicNode(t *testing.T) {
 	}
 	require.Equal(t, 0, res.ExitCode)
 	require.Contains(t, out, "\nDONE")
-	lines := map[string]string{}
-	sc2 := bufio.NewScanner(bytes.NewReader(res.Output))
-	for sc2.Scan() {
-		f := strings.Fields(sc2.Text())
-		if len(f) >= 3 {
-			lines[f[0]+" "+f[1]] = strings.Join(f[2:], " ")
-		}
-	}
+	lines := scriptLines(res.Output)
 	require.Equal(t, "0", lines["RC attach1"], files["attach1.err"])
 	require.Equal(t, "0", lines["RC list1"])
 	var targets []map[string]any
