@@ -95,8 +95,11 @@ set -Eeuo pipefail` + extendLocalShell + `
 trap 'echo "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"; echo "--- brick log"; cat brick.log 2>/dev/null; grep -H . /sys/class/fc_host/*/port_state /sys/class/fc_remote_ports/*/{port_name,scsi_target_id} 2>/dev/null; ls /sys/class/scsi_device/ 2>/dev/null' ERR
 trap 'echo "--- killed; brick log:"; cat brick.log 2>/dev/null; exit 124' TERM
 step() { echo "== $* ($(cut -d' ' -f1 /proc/uptime)s)"; }
-B=/brick/brick
-# What one brick run costs before it does any work (9p + TCG page-in).
+# From the guest's tmpfs: each exec from the 9p share pages the binary in
+# over 9p again.
+cp /brick/brick /tmp/brick
+B=/tmp/brick
+# What one brick run costs before it does any work (TCG page-in).
 t0=$(date +%s.%N); "$B" version >/dev/null; "$B" version >/dev/null; t1=$(date +%s.%N)
 echo "brick version x2 took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')s"
 OFF=4 # MiB

@@ -36,7 +36,8 @@ import (
 // test bed's Cinder and Ironic (at the slirp gateway) and iscsid.
 const ironicGuestPrelude = `
 set -uo pipefail
-B=/brick/brick
+cp /brick/brick /tmp/brick # an exec from the 9p share pages it in again
+B=/tmp/brick
 export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null
 export BRICK_CINDER_ENDPOINT=http://10.0.2.2:8776/v3 BRICK_IRONIC_ENDPOINT=http://10.0.2.2:$IRONIC_PORT
 COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 10s)
