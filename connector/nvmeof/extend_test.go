@@ -59,7 +59,14 @@ func TestExtend(t *testing.T) {
 			}
 			if tc.grows {
 				go func() {
-					time.Sleep(50 * time.Millisecond)
+					// The kernel grows the namespace after the rescan, never
+					// before Extend has read the old size.
+					rescan := filepath.Join(r.root, "/sys/class/nvme/nvme0/rescan_controller")
+					for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+						if b, _ := os.ReadFile(rescan); len(b) > 0 {
+							break
+						}
+					}
 					pathSize(0, 2*gib)
 					size(2 * gib)
 					if tc.lag < 0 {
