@@ -350,7 +350,10 @@ for _ in $(seq 120); do
 done
 took bh-failed "$t0"
 echo "SESSION bh $st"
-pause 3
+# Past the replacement timeout too, then dm's view of the paths.
+r=5
+[[ -n $bhs ]] && read -r r <"$bhs/recovery_tmo"
+pause $((r + 2))
 echo "PATHS bh $(pathstates "$dev")"
 : >/tmp/stop-reader
 wait $RPID
@@ -584,7 +587,7 @@ func checkPathFaults(t *testing.T, c *testbed.Cinder, g *guestRun, vol string, p
 	require.Equal(t, "0", g.rc("bh-det"), "%v", g.lines["ERR bh-det"])
 	g.clean("bh-det")
 	require.Equal(t, []string{"0"}, g.lines["NODES bh"], "node records removed")
-	t.Logf("blackholed path: session FAILED after %v s, dm path states 3 s later %v, reads %s ok, %s failed, longest %s ms; detach with the path blackholed and multipathd dead %v s, output %v",
+	t.Logf("blackholed path: session FAILED after %v s, dm path states after the replacement timeout too %v, reads %s ok, %s failed, longest %s ms; detach with the path blackholed and multipathd dead %v s, output %v",
 		g.lines["TIME bh-failed"], g.lines["PATHS bh"], r[0], r[1], r[2], g.lines["TIME bh-det"], g.lines["ERR bh-det"])
 	return 4
 }
