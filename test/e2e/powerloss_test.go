@@ -66,7 +66,7 @@ t0=$(now)
 $B cleanup "$VOL_P" "${COMMON[@]}" -f value >/brick/cleanup.out 2>&1
 echo "RC cleanup $?"
 took cleanup "$t0"
-sed 's/^/CLEANUP /' /brick/cleanup.out | head -5
+sed 's/^/CLEANUP p /' /brick/cleanup.out | head -5
 state cleaned "$VOL_P"
 t0=$(now)
 $B local-detach "$VOL_P" "${COMMON[@]}" >/brick/det1.out 2>&1
@@ -146,7 +146,7 @@ func TestPowerLoss(t *testing.T) {
 	boot2 := time.Since(start2)
 	require.Equal(t, "0", g2.rc("untar"))
 	require.Equal(t, []string{"0", "0", "0", "1"}, g2.lines["HOST boot"], "after the power loss: no session, disk or map; the record")
-	require.Equal(t, "0", g2.rc("cleanup"), "%v", g2.lines["CLEANUP"])
+	require.Equal(t, "0", g2.rc("cleanup"), "%v", g2.lines["CLEANUP p"])
 	require.Equal(t, "0", g2.rc("det1"), "%v", g2.lines["ERR det1"])
 	g2.clean("det1")
 	require.Equal(t, "0", g2.rc("att2"), "%v", g2.lines["ERR att2"])
@@ -162,6 +162,6 @@ func TestPowerLoss(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, strings.Fields(string(sha)), 16, "8 checksums and names")
 	t.Logf("power loss: boot 1 %s, boot 2 %s; cleanup %v s: %v; detach %v s: %v; re-attach %v s; fsck -p exit %s (%v), fsck -n exit %s; files ack/busy %v",
-		boot1.Round(time.Second), boot2.Round(time.Second), g2.lines["TIME cleanup"], g2.lines["CLEANUP"], g2.lines["TIME det1"], g2.lines["ERR det1"],
+		boot1.Round(time.Second), boot2.Round(time.Second), g2.lines["TIME cleanup"], g2.lines["CLEANUP p"], g2.lines["TIME det1"], g2.lines["ERR det1"],
 		g2.lines["TIME att2"], g2.rc("fsck-repair"), g2.lines["FSCK repair"], g2.rc("fsck-check"), g2.lines["FILES p"])
 }
