@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -291,9 +292,16 @@ for _ in $(seq 600); do [[ -e /brick/ack-tgtd-restart ]] && break; pause 0.1; do
 took tgt-restart "$t0"
 sed 's/^/ACK tgt /' /brick/ack-tgtd-restart
 # Until both sessions are logged in and multipathd has both paths back.
+loggedin() {
+	local f st n=0
+	for f in /sys/class/iscsi_session/session*/state; do
+		read -r st <"$f"
+		[[ $st == LOGGED_IN ]] && n=$((n + 1))
+	done
+	echo "$n"
+}
 for _ in $(seq 120); do
-	ps=$(pathstates "$dev")
-	[[ $ps == AA ]] && break
+	[[ $(loggedin) == 2 && $(pathstates "$dev") == AA ]] && break
 	pause 0.5
 done
 took tgt-recovered "$t0"
@@ -627,9 +635,8 @@ func tgtdRestarter(ctx context.Context, t *testing.T, c *testbed.Cinder, share s
 }
 
 // restartTgtd kills the test bed's tgtd (tgtd ignores SIGTERM: a crash)
-// and starts it again as test/cinder/up.sh does, kept offline until
-// Cinder's targets are back, as tgt's own service start does. The new PID
-// goes into the pid file test/cinder/down.sh stops.
+// and starts it again with Cinder's targets, taking the test bed's portal
+// last. The new PID goes into the pid file test/cinder/down.sh stops.
 func restartTgtd(ctx context.Context, c *testbed.Cinder) error {
 	pidFile := filepath.Join(c.StateDir, "tgtd.pid")
 	data, err := os.ReadFile(pidFile)
@@ -654,7 +661,16 @@ func restartTgtd(ctx context.Context, c *testbed.Cinder) error {
 		return err
 	}
 	defer logFile.Close()
-	cmd := exec.Command("tgtd", "-f", "--iscsi", "portal="+c.Env["BRICK_TB_TGT_LISTEN"]+":"+c.Env["BRICK_TB_TARGET_PORT"])
+	// tgtd listens on a spare port first; the test bed's portal comes only
+	// once Cinder's targets are back, so no relogin meets a tgtd without
+	// its target (open-iscsi then gives the session up for good: seen in
+	// a run that set tgtd offline only after its start).
+	listen := c.Env["BRICK_TB_TGT_LISTEN"]
+	spare, err := sparePort(listen)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("tgtd", "-f", "--iscsi", "portal="+listen+":"+spare)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -664,16 +680,16 @@ func restartTgtd(ctx context.Context, c *testbed.Cinder) error {
 	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
 		return err
 	}
-	state := func(v string) error {
-		out, err := exec.CommandContext(ctx, "tgtadm", "--op", "update", "--mode", "sys", "--name", "State", "-v", v).CombinedOutput()
+	run := func(name string, args ...string) error {
+		out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("tgtd state %s: %w: %s", v, err, out)
+			return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, out)
 		}
 		return nil
 	}
 	var last error
 	for i := 0; i < 200; i++ {
-		if last = state("offline"); last == nil {
+		if last = run("tgtadm", "--op", "show", "--mode", "system"); last == nil {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -685,8 +701,22 @@ func restartTgtd(ctx context.Context, c *testbed.Cinder) error {
 	if err := os.WriteFile(conf, []byte("include "+c.Env["BRICK_TB_CINDER_TGT_DIR"]+"/*\n"), 0o644); err != nil {
 		return err
 	}
-	if out, err := exec.CommandContext(ctx, "tgt-admin", "-e", "-c", conf).CombinedOutput(); err != nil {
-		return fmt.Errorf("tgt-admin -e: %w: %s", err, out)
+	if err := run("tgt-admin", "-e", "-c", conf); err != nil {
+		return err
 	}
-	return state("ready")
+	if err := run("tgtadm", "--lld", "iscsi", "--op", "new", "--mode", "portal", "--param", "portal="+listen+":"+c.Env["BRICK_TB_TARGET_PORT"]); err != nil {
+		return err
+	}
+	return run("tgtadm", "--lld", "iscsi", "--op", "delete", "--mode", "portal", "--param", "portal="+listen+":"+spare)
+}
+
+// sparePort is a TCP port free on addr just now.
+func sparePort(addr string) (string, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	_, port, err := net.SplitHostPort(l.Addr().String())
+	return port, err
 }
