@@ -21,7 +21,32 @@ func (a *app) ironicBootVolumeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "boot-from-volume NODE (--volume VOLUME | --image FILE --size GIB | --undo)",
 		Short: "Set up an Ironic node to boot from a Cinder volume over iSCSI with iPXE",
-		Long: `Do what Ironic's boot-from-volume guide leaves to a standalone operator, in
+		Long:  bootVolumeLong,
+		Example: `  brick ironic boot-from-volume node-1 --volume boot-vol --initiator iqn.2026-12.org.example:node-1
+  brick ironic boot-from-volume node-1 --volume boot-vol --deploy
+  brick ironic boot-from-volume node-1 --image disk.raw --size 4 --nic eth0
+  brick ironic boot-from-volume node-1 --undo`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Node = args[0]
+			return a.runBootVolume(cmd, o, img, vf, undo)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&img.Path, "image", "", "raw disk image to write onto a new volume (with --size)")
+	f.IntVar(&img.SizeGiB, "size", 0, "size in GiB of the new volume for --image")
+	f.StringVar(&img.Name, "volume-name", "", "name of the new volume for --image (default brick-boot-NODE)")
+	addVolumeFlags(f, &vf, forAttach)
+	f.StringVar(&o.Volume, "volume", "", "Cinder volume (name or ID) to boot from")
+	f.StringVar(&o.Initiator, "initiator", "", "the node's iSCSI name, registered as its iqn connector if it has none")
+	f.BoolVar(&o.Deploy, "deploy", false, "deploy the node and wait until it is active")
+	f.BoolVar(&undo, "undo", false, "reverse what brick set up for the node (and the deploy if brick made it)")
+	f.DurationVar(&o.Wait, "wait", 10*time.Minute, "how long to wait for a deploy or undeploy")
+	return cmd
+}
+
+// bootVolumeLong is boot-from-volume's help text.
+const bootVolumeLong = `Do what Ironic's boot-from-volume guide leaves to a standalone operator, in
 one step: make sure the node has an iqn volume connector (registered from
 --initiator when it has none), a volume target for the volume with boot
 index 0, the iscsi_boot:True capability, and the cinder storage and ipxe
@@ -49,51 +74,35 @@ Only raw images are written: convert others first (qemu-img convert -O raw).
 What brick made is recorded in the node's extra (brick_boot_from_volume);
 --undo reverses exactly that (the deploy if brick deployed, the target and
 connector it created, the interfaces and capability it changed) and leaves
-everything else.`,
-		Example: `  brick ironic boot-from-volume node-1 --volume boot-vol --initiator iqn.2026-12.org.example:node-1
-  brick ironic boot-from-volume node-1 --volume boot-vol --deploy
-  brick ironic boot-from-volume node-1 --image disk.raw --size 4 --nic eth0
-  brick ironic boot-from-volume node-1 --undo`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Node = args[0]
-			if n := countSet(undo, o.Volume != "", img.Path != ""); n != 1 {
-				return usageError{fmt.Errorf("give --volume VOLUME or --image FILE --size GIB to set up, or --undo to reverse")}
-			}
-			if undo && (o.Initiator != "" || o.Deploy) {
-				return usageError{fmt.Errorf("--undo takes no --initiator or --deploy")}
-			}
-			if (img.Path == "") != (img.SizeGiB == 0 && img.Name == "") {
-				return usageError{fmt.Errorf("--size and --volume-name go with --image, and --image needs --size")}
-			}
-			if undo {
-				return a.ironicBootVolumeUndo(cmd, o)
-			}
-			if img.Path != "" {
-				return a.ironicBootImage(cmd, o, img, vf)
-			}
-			m, err := a.ironicManager(cmd.Context())
-			if err != nil {
-				return err
-			}
-			res, err := m.BootFromVolume(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			return a.out.printRecord(cmd.OutOrStdout(), bootRecord(res))
-		},
+everything else.`
+
+// runBootVolume checks the flags' combination and runs the set-up chosen:
+// --undo, --image, or --volume.
+func (a *app) runBootVolume(cmd *cobra.Command, o ironicattach.BootOpts, img ironicattach.ImageOpts, vf volumeFlags, undo bool) error {
+	if n := countSet(undo, o.Volume != "", img.Path != ""); n != 1 {
+		return usageError{fmt.Errorf("give --volume VOLUME or --image FILE --size GIB to set up, or --undo to reverse")}
 	}
-	f := cmd.Flags()
-	f.StringVar(&img.Path, "image", "", "raw disk image to write onto a new volume (with --size)")
-	f.IntVar(&img.SizeGiB, "size", 0, "size in GiB of the new volume for --image")
-	f.StringVar(&img.Name, "volume-name", "", "name of the new volume for --image (default brick-boot-NODE)")
-	addVolumeFlags(f, &vf, forAttach)
-	f.StringVar(&o.Volume, "volume", "", "Cinder volume (name or ID) to boot from")
-	f.StringVar(&o.Initiator, "initiator", "", "the node's iSCSI name, registered as its iqn connector if it has none")
-	f.BoolVar(&o.Deploy, "deploy", false, "deploy the node and wait until it is active")
-	f.BoolVar(&undo, "undo", false, "reverse what brick set up for the node (and the deploy if brick made it)")
-	f.DurationVar(&o.Wait, "wait", 10*time.Minute, "how long to wait for a deploy or undeploy")
-	return cmd
+	if undo && (o.Initiator != "" || o.Deploy) {
+		return usageError{fmt.Errorf("--undo takes no --initiator or --deploy")}
+	}
+	if (img.Path == "") != (img.SizeGiB == 0 && img.Name == "") {
+		return usageError{fmt.Errorf("--size and --volume-name go with --image, and --image needs --size")}
+	}
+	if undo {
+		return a.ironicBootVolumeUndo(cmd, o)
+	}
+	if img.Path != "" {
+		return a.ironicBootImage(cmd, o, img, vf)
+	}
+	m, err := a.ironicManager(cmd.Context())
+	if err != nil {
+		return err
+	}
+	res, err := m.BootFromVolume(cmd.Context(), o)
+	if err != nil {
+		return err
+	}
+	return a.out.printRecord(cmd.OutOrStdout(), bootRecord(res))
 }
 
 // ironicBootVolumeUndo runs --undo; it needs Ironic only.
