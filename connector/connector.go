@@ -9,9 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/brick-storage/brick/ident"
 	"sort"
 	"strings"
+
+	"github.com/brick-storage/brick/ident"
 )
 
 // Device is an attached volume as brick hands it to the user, and what a

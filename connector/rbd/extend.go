@@ -10,6 +10,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 )
 
 var _ connector.Extender = (*Connector)(nil)
@@ -143,7 +144,7 @@ func parseImageSize(out []byte) (int64, error) {
 		return 0, fmt.Errorf("rbd info: not JSON: %w", err)
 	}
 	if info.Size == nil || *info.Size <= 0 {
-		return 0, fmt.Errorf("rbd info: no valid size in %s", truncate(strings.TrimSpace(string(out)), 64))
+		return 0, fmt.Errorf("rbd info: no valid size in %s", ident.Clip(strings.TrimSpace(string(out)), 64))
 	}
 	return *info.Size, nil
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"sort"
 	"sync"
+
+	"github.com/brick-storage/brick/ident"
 )
 
 // Mapping is one mapped image as `rbd device list --format json` reports it.
@@ -85,7 +87,7 @@ func ParseDeviceList(out []byte) ([]Mapping, error) {
 			image = e.Image
 		}
 		if !devicePathRE().MatchString(e.Device) {
-			return nil, fmt.Errorf("rbd device list: entry %d: unexpected device %q", i, truncate(e.Device, 64))
+			return nil, fmt.Errorf("rbd device list: entry %d: unexpected device %q", i, ident.Clip(e.Device, 64))
 		}
 		mappings = append(mappings, Mapping{
 			ID: rawID(e.ID), Pool: e.Pool, Namespace: e.Namespace, Image: image, Snap: e.Snap, Device: e.Device,
@@ -105,11 +107,4 @@ func rawID(raw json.RawMessage) string {
 		return n.String()
 	}
 	return ""
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 )
 
 // Options configure the connector; every zero field takes its default.
@@ -228,7 +229,7 @@ func (c *Connector) mapImage(ctx context.Context, v Volume, driver string) (stri
 		return "", fmt.Errorf("rbd map %s: verify: %w", v.Spec(), err)
 	}
 	if !ok {
-		return "", fmt.Errorf("%w for %s (%s): rbd printed %q but the kernel shows no such mapping", ErrMapFailed, v.Spec(), driver, truncate(printed, 64))
+		return "", fmt.Errorf("%w for %s (%s): rbd printed %q but the kernel shows no such mapping", ErrMapFailed, v.Spec(), driver, ident.Clip(printed, 64))
 	}
 	return m.Device, nil
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 )
 
 // The kernel's view of the mappings, read without starting a process: each
@@ -67,7 +68,7 @@ func readKRBD(fsys host.FS) ([]Mapping, error) {
 // missing (kernels before 4.19 have no namespaces).
 func readKRBDDevice(fsys host.FS, id string) (Mapping, error) {
 	if !krbdIDRE().MatchString(id) {
-		return Mapping{}, fmt.Errorf("krbd device id %q is not a number", truncate(id, 16))
+		return Mapping{}, fmt.Errorf("krbd device id %q is not a number", ident.Clip(id, 16))
 	}
 	attr := map[string]string{}
 	for _, name := range []string{"pool", "pool_ns", "name", "current_snap"} {
@@ -87,7 +88,7 @@ func readKRBDDevice(fsys host.FS, id string) (Mapping, error) {
 // read, with their newline).
 func parseKRBDDevice(id string, attr map[string]string) (Mapping, error) {
 	if !krbdIDRE().MatchString(id) {
-		return Mapping{}, fmt.Errorf("krbd device id %q is not a number", truncate(id, 16))
+		return Mapping{}, fmt.Errorf("krbd device id %q is not a number", ident.Clip(id, 16))
 	}
 	m := Mapping{ID: id, Device: "/dev/rbd" + id}
 	for _, f := range []struct {
