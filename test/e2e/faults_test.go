@@ -328,6 +328,23 @@ for s in /sys/class/iscsi_session/session*; do
 	read -r a </sys/class/iscsi_connection/connection${s##*session}:0/persistent_address
 	[[ $a == 10.0.3.2 ]] && bhs=$s
 done
+# The default failover policy sends all I/O to one path group; make it the
+# blackholed path's group, or no read ever meets the blackhole.
+activate_group_of() {
+	local mm g name
+	read -r mm <"$(echo "$1"/device/target*/*/block/*/dev)"
+	name=$(<"/sys/block/${dev##*/}/dm/name")
+	g=$(dmsetup table "$name" | awk -v want="$mm" '{
+		i = 4; i += $i + 1; i += $i + 1; ng = $i; i += 2
+		for (g = 1; g <= ng; g++) {
+			i++; i += $i + 1; np = $i; i++; npa = $i; i++
+			for (p = 0; p < np; p++) { if ($i == want) print g; i += npa + 1 }
+		}
+	}')
+	echo "GROUP bh $g"
+	dmsetup message "$name" 0 "switch_group $g"
+}
+[[ -n $bhs ]] && activate_group_of "$bhs"
 reader() {
 	local n=0 e=0 s a b d max=0
 	while [[ ! -e /tmp/stop-reader ]]; do
@@ -585,6 +602,7 @@ func checkPathFaults(t *testing.T, c *testbed.Cinder, g *guestRun, vol string, p
 	// timeout has passed (no read fails), and detach completes with the
 	// path still blackholed and multipathd dead.
 	require.Equal(t, "0", g.rc("bh-on"))
+	require.Len(t, g.lines["GROUP bh"], 1, "the blackholed path's group made active")
 	require.Equal(t, []string{"FAILED"}, g.lines["SESSION bh"], "the blackholed session failed")
 	r := g.lines["READS bh"]
 	require.Len(t, r, 3, "reads errors max-ms")
@@ -595,8 +613,8 @@ func checkPathFaults(t *testing.T, c *testbed.Cinder, g *guestRun, vol string, p
 	require.Equal(t, "0", g.rc("bh-det"), "%v", g.lines["ERR bh-det"])
 	g.clean("bh-det")
 	require.Equal(t, []string{"0"}, g.lines["NODES bh"], "node records removed")
-	t.Logf("blackholed path: session FAILED after %v s, dm path states after the replacement timeout too %v, reads %s ok, %s failed, longest %s ms; detach with the path blackholed and multipathd dead %v s, output %v",
-		g.lines["TIME bh-failed"], g.lines["PATHS bh"], r[0], r[1], r[2], g.lines["TIME bh-det"], g.lines["ERR bh-det"])
+	t.Logf("blackholed path: path group %v, session FAILED after %v s, dm path states after the replacement timeout too %v, reads %s ok, %s failed, longest %s ms; detach with the path blackholed and multipathd dead %v s, output %v",
+		g.lines["GROUP bh"], g.lines["TIME bh-failed"], g.lines["PATHS bh"], r[0], r[1], r[2], g.lines["TIME bh-det"], g.lines["ERR bh-det"])
 	return 4
 }
 
