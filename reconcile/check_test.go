@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brick-storage/brick/attach"
+	"github.com/brick-storage/brick/host/hosttest"
 )
 
 func (w *world) rm(paths ...string) {
@@ -91,6 +92,11 @@ func TestCheck(t *testing.T) {
 		}, want: []string{rowA, rowB, rowForeign,
 			"left-alone map  /dev/dm-7 | mpathz: no record or Cinder volume of this host uses it",
 			"left-alone nfs  /srv/nfs | server:/export: no record uses it"}},
+		{name: "another tool's krbd mapping, namespace and snapshot", drift: func(w *world) {
+			for k, v := range map[string]string{"pool": "rbd", "pool_ns": "team", "name": "img", "current_snap": "before"} {
+				hosttest.WriteFile(t, w.sys.root, "/sys/bus/rbd/devices/3/"+k, v+"\n")
+			}
+		}, want: []string{rowA, rowB, rowForeign, "left-alone rbd  /dev/rbd3 | rbd/team/img@before: no record uses it"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)

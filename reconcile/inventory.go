@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/brick-storage/brick/connector/iscsi"
+	"github.com/brick-storage/brick/connector/rbd"
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/scsi"
 )
@@ -23,7 +24,7 @@ type Inventory struct {
 	Disks    []Disk
 	DM       []DMDevice
 	NVMe     []NVMeController
-	RBD      []RBDDevice
+	RBD      []rbd.Mapping // krbd only: rbd-nbd devices are plain nbd disks here
 	Mounts   []host.Mount
 }
 
@@ -72,19 +73,11 @@ type NVMeController struct {
 	Address   string `json:"address"`
 }
 
-// RBDDevice is a krbd mapping.
-type RBDDevice struct {
-	ID    string `json:"id"`
-	Pool  string `json:"pool"`
-	Image string `json:"image"`
-}
-
 var (
 	sessionInPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/session([0-9]{1,9})/`) })
 	sdName        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sd[a-z]{1,4}$`) })
 	dmName        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^dm-[0-9]{1,6}$`) })
 	nvmeCtrlName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^nvme[0-9]{1,6}$`) })
-	rbdIDName     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,6}$`) })
 )
 
 // ReadInventory reads the host's storage objects. Objects that vanish
@@ -112,7 +105,9 @@ func ReadInventory(h *host.Host) (*Inventory, error) {
 		}
 	}
 	inv.NVMe = readNVMe(h.FS)
-	inv.RBD = readRBD(h.FS)
+	if inv.RBD, err = rbd.KernelMappings(h.FS); err != nil {
+		return nil, fmt.Errorf("inventory: %w", err)
+	}
 	if inv.Mounts, err = h.Sys.Mounts(); err != nil {
 		return nil, fmt.Errorf("inventory: %w", err)
 	}
@@ -182,23 +177,6 @@ func readNVMe(fsys host.FS) []NVMeController {
 		}
 		addr, _ := fsys.ReadString("/sys/class/nvme/" + n + "/address")
 		out = append(out, NVMeController{Name: n, SubsysNQN: strings.TrimSpace(nqn), Address: strings.TrimSpace(addr)})
-	}
-	return out
-}
-
-func readRBD(fsys host.FS) []RBDDevice {
-	ids, _ := readDirNames(fsys, "/sys/bus/rbd/devices")
-	var out []RBDDevice
-	for _, id := range ids {
-		if !rbdIDName().MatchString(id) {
-			continue
-		}
-		pool, err1 := fsys.ReadString("/sys/bus/rbd/devices/" + id + "/pool")
-		img, err2 := fsys.ReadString("/sys/bus/rbd/devices/" + id + "/name")
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		out = append(out, RBDDevice{ID: id, Pool: strings.TrimSpace(pool), Image: strings.TrimSpace(img)})
 	}
 	return out
 }

@@ -42,7 +42,7 @@ func (c *check) strays(ctx context.Context) {
 	}
 	for _, d := range c.inv.RBD {
 		if !c.claims.rbd[d.ID] {
-			c.add(Finding{Status: LeftAlone, Kind: "rbd", Object: "/dev/rbd" + d.ID, Detail: d.Pool + "/" + d.Image + ": no record uses it"})
+			c.add(Finding{Status: LeftAlone, Kind: "rbd", Object: "/dev/rbd" + d.ID, Detail: d.Spec() + ": no record uses it"})
 		}
 	}
 	for _, m := range c.inv.NFS() {

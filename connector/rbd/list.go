@@ -21,6 +21,15 @@ type Mapping struct {
 	Device    string // /dev/rbd0, /dev/nbd1
 }
 
+// Spec is the mapped image as rbd names it: pool[/namespace]/image[@snap].
+func (m Mapping) Spec() string {
+	s := Volume{Pool: m.Pool, Namespace: m.Namespace, Image: m.Image}.Spec()
+	if !m.IsImage() {
+		s += "@" + m.Snap
+	}
+	return s
+}
+
 // IsImage reports whether the mapping is the image itself, not a snapshot.
 func (m Mapping) IsImage() bool { return m.Snap == "" || m.Snap == "-" }
 

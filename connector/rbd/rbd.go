@@ -346,7 +346,7 @@ func (c *Connector) noUdev() bool {
 // once, and take its answer.
 func (c *Connector) mappings(ctx context.Context, driver string) ([]Mapping, error) {
 	if driver == DriverKRBD {
-		return readKRBD(c.h.FS)
+		return KernelMappings(c.h.FS)
 	}
 	scan, err := readNBD(c.h.FS)
 	if err != nil || len(scan.Unknown) == 0 {

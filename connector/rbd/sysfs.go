@@ -40,9 +40,9 @@ var (
 	nbdNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^nbd[0-9]{1,6}$`) })
 )
 
-// readKRBD lists krbd's mappings from sysfs. No rbd module means none.
-// A device removed while it is read is skipped.
-func readKRBD(fsys host.FS) ([]Mapping, error) {
+// KernelMappings lists krbd's mappings from sysfs. No rbd module means
+// none. A device removed while it is read is skipped.
+func KernelMappings(fsys host.FS) ([]Mapping, error) {
 	entries, err := fsys.ReadDir(sysRBDDevices)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -41,7 +41,7 @@ func nbdDevice(t *testing.T, root, name, pid string, argv ...string) {
 func TestReadKRBD(t *testing.T) {
 	_, root := hosttest.New(t, nil)
 	h := hosttest.NewQuiet(root)
-	got, err := readKRBD(h.FS)
+	got, err := KernelMappings(h.FS)
 	require.NoError(t, err)
 	require.Empty(t, got, "no rbd module: no mappings")
 
@@ -50,7 +50,7 @@ func TestReadKRBD(t *testing.T) {
 	krbdDevice(t, root, "1", "volumes2", nil, "vol1", "-")
 	krbdDevice(t, root, "2", "volumes", &ns1, "vol1", "-")
 	krbdDevice(t, root, "10", "volumes", &empty, "vol1", "snap1")
-	got, err = readKRBD(h.FS)
+	got, err = KernelMappings(h.FS)
 	require.NoError(t, err)
 	require.Equal(t, []Mapping{
 		{ID: "0", Pool: "volumes", Image: "vol1", Snap: "-", Device: "/dev/rbd0"},
@@ -66,7 +66,7 @@ func TestReadKRBD(t *testing.T) {
 	// A device half-removed (no name any more) is skipped; a broken one
 	// is an error naming it.
 	hosttest.WriteFile(t, root, sysRBDDevices+"/3/pool", "volumes\n")
-	got, err = readKRBD(h.FS)
+	got, err = KernelMappings(h.FS)
 	require.NoError(t, err)
 	require.Len(t, got, 4)
 	hosttest.WriteFile(t, root, sysRBDDevices+"/../x", "")
@@ -74,7 +74,7 @@ func TestReadKRBD(t *testing.T) {
 	hosttest.WriteFile(t, root, sysRBDDevices+"/bogus/pool", "p\n")
 	hosttest.WriteFile(t, root, sysRBDDevices+"/bogus/name", "i\n")
 	hosttest.WriteFile(t, root, sysRBDDevices+"/bogus/current_snap", "-\n")
-	_, err = readKRBD(h.FS)
+	_, err = KernelMappings(h.FS)
 	require.ErrorContains(t, err, `krbd device id "bogus" is not a number`)
 }
 

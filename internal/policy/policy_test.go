@@ -148,7 +148,7 @@ var allowedImports = map[string][]string{
 	"cinderapi/cindertest": {"cinderapi", "connector", "ident"},
 	"ironicapi/ironictest": {},
 	"protocols":            {"connector", "connector/...", "host"},
-	"reconcile":            {"attach", "cinderapi", "connector", "connector/iscsi", "scsi", "host", "ident"},
+	"reconcile":            {"attach", "cinderapi", "connector", "connector/iscsi", "connector/rbd", "scsi", "host", "ident"},
 	"dockerplugin":         {"attach", "cinderapi", "connector", "host", "ident"},
 }
 
