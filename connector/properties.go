@@ -82,57 +82,86 @@ func Gather(fsys host.FS, opts GatherOptions) (Properties, []Warning, error) {
 		EnforceMultipath: opts.EnforceMultipath,
 		DoLocalAttach:    true,
 	}
-
-	if opts.Multipath || opts.EnforceMultipath {
-		running := host.NewSystem(fsys).ProcessRunning("multipathd")
-		switch {
-		case running:
-			p.Multipath = true
-		case opts.EnforceMultipath:
-			return Properties{}, warns, fmt.Errorf("get connector: multipath enforced but %w (start it: systemctl enable --now multipathd)", ErrMultipathdNotRunning)
-		default:
-			warn("multipathd", errors.New("not running; reporting multipath=false"))
-		}
+	var err error
+	if p.Multipath, err = gatherMultipath(fsys, opts, warn); err != nil {
+		return Properties{}, warns, err
 	}
-
-	ip, err := pickIP(fsys, opts)
-	if err != nil {
+	if p.IP, err = pickIP(fsys, opts); err != nil {
 		return Properties{}, warns, fmt.Errorf("get connector: %w", err)
 	}
-	p.IP = ip
-
-	p.Host = opts.Hostname
-	if p.Host == "" {
-		if name, err := fsys.ReadString(hostnameFile); err == nil && name != "" {
-			p.Host = name
-		} else if name, err := os.Hostname(); err == nil {
-			p.Host = name
-		}
-	}
-
-	if data, err := fsys.ReadFile(initiatorNameFile); err == nil {
-		if iqn, ok := ParseInitiatorName(data); ok {
-			p.Initiator = iqn
-		} else {
-			warn(initiatorNameFile, errors.New("no InitiatorName= line"))
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		warn(initiatorNameFile, err)
-	}
-
+	p.Host = hostName(fsys, opts.Hostname)
+	p.Initiator = gatherInitiator(fsys, warn)
 	p.WWPNs, p.WWNNs = gatherFC(fsys, warn)
+	p.SystemUUID = gatherSystemUUID(fsys, warn)
+	gatherNVMe(fsys, &p, warn)
+	p.UUID = rootFSUUID(fsys)
+	return p, warns, nil
+}
 
-	if v, err := fsys.ReadString(productUUIDFile); err == nil {
-		if u, ok := ident.ParseUUID(v); ok {
-			p.SystemUUID = u
-		} else {
-			warn(productUUIDFile, errors.New("not a UUID"))
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		// Readable by root only on most hosts: not worth more than a note.
-		warn(productUUIDFile, err)
+// gatherMultipath is the connector's multipath flag: true only when asked
+// for and multipathd runs; enforced without multipathd is an error.
+func gatherMultipath(fsys host.FS, opts GatherOptions, warn func(string, error)) (bool, error) {
+	if !opts.Multipath && !opts.EnforceMultipath {
+		return false, nil
 	}
+	switch {
+	case host.NewSystem(fsys).ProcessRunning("multipathd"):
+		return true, nil
+	case opts.EnforceMultipath:
+		return false, fmt.Errorf("get connector: multipath enforced but %w (start it: systemctl enable --now multipathd)", ErrMultipathdNotRunning)
+	default:
+		warn("multipathd", errors.New("not running; reporting multipath=false"))
+		return false, nil
+	}
+}
 
+// hostName is the given name, else /etc/hostname, else the kernel's.
+func hostName(fsys host.FS, given string) string {
+	if given != "" {
+		return given
+	}
+	if name, err := fsys.ReadString(hostnameFile); err == nil && name != "" {
+		return name
+	}
+	name, _ := os.Hostname()
+	return name
+}
+
+// gatherInitiator is the iSCSI initiator name; no file means none.
+func gatherInitiator(fsys host.FS, warn func(string, error)) string {
+	data, err := fsys.ReadFile(initiatorNameFile)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			warn(initiatorNameFile, err)
+		}
+		return ""
+	}
+	iqn, ok := ParseInitiatorName(data)
+	if !ok {
+		warn(initiatorNameFile, errors.New("no InitiatorName= line"))
+	}
+	return iqn
+}
+
+// gatherSystemUUID is the DMI product UUID, readable by root only on most
+// hosts: an unreadable one is worth a note, not more.
+func gatherSystemUUID(fsys host.FS, warn func(string, error)) string {
+	v, err := fsys.ReadString(productUUIDFile)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			warn(productUUIDFile, err)
+		}
+		return ""
+	}
+	u, ok := ident.ParseUUID(v)
+	if !ok {
+		warn(productUUIDFile, errors.New("not a UUID"))
+	}
+	return u
+}
+
+// gatherNVMe fills the host NQN, host ID and native multipath flag.
+func gatherNVMe(fsys host.FS, p *Properties, warn func(string, error)) {
 	if v, err := fsys.ReadString(hostNQNFile); err == nil {
 		if ident.NQN(v) {
 			p.NQN = v
@@ -147,10 +176,7 @@ func Gather(fsys host.FS, opts GatherOptions) (Properties, []Warning, error) {
 	}
 	// As os-brick: false when nvme_core is not loaded, never left out.
 	native, err := fsys.ReadString(nvmeMultipathFile)
-	native = strings.TrimSpace(native)
-	p.NVMeNativeMultipath = new(err == nil && native == "Y")
-	p.UUID = rootFSUUID(fsys)
-	return p, warns, nil
+	p.NVMeNativeMultipath = new(err == nil && strings.TrimSpace(native) == "Y")
 }
 
 var machineNames = map[string]string{

@@ -152,38 +152,50 @@ printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
   brick local-attach data --multipath --mountpoint /srv/data --mkfs ext4`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.needRoot("local-attach"); err != nil {
-				return err
-			}
-			m, err := a.manager(cmd.Context(), vf.opts, true, "local-attach", args[0])
-			if err != nil {
-				return err
-			}
-			if m.Crypt, err = a.cryptAccess(m.Cinder, fixedKeyFile); err != nil {
-				return err
-			}
-			if ao.IronicNode != "" {
-				sc, err := a.ironicClient(cmd.Context())
-				if err != nil {
-					return err
-				}
-				m.Targets = ironicattach.TargetRegistry{Client: sc}
-			}
 			ao.Volume = args[0]
-			ao.Gather = vf.gather()
-			ctx, end := a.track(a.testHooks(cmd.Context()), "local-attach", args[0])
-			rec, err := m.Attach(ctx, ao)
-			end()
-			if err != nil {
-				return err
-			}
-			return a.out.printRecord(cmd.OutOrStdout(), attachRecord(rec))
+			return a.runLocalAttach(cmd, vf, ao, fixedKeyFile)
 		},
 	}
 	f := cmd.Flags()
 	a.addAuthFlags(f)
 	a.addRecordOutputFlags(f)
 	addVolumeFlags(f, &vf, forAttach)
+	addLocalAttachFlags(f, &ao, &fixedKeyFile)
+	return cmd
+}
+
+// runLocalAttach is local-attach's body: the use case with this command's
+// cloud clients, then the record.
+func (a *app) runLocalAttach(cmd *cobra.Command, vf volumeFlags, ao attach.AttachOptions, fixedKeyFile string) error {
+	if err := a.needRoot("local-attach"); err != nil {
+		return err
+	}
+	m, err := a.manager(cmd.Context(), vf.opts, true, "local-attach", ao.Volume)
+	if err != nil {
+		return err
+	}
+	if m.Crypt, err = a.cryptAccess(m.Cinder, fixedKeyFile); err != nil {
+		return err
+	}
+	if ao.IronicNode != "" {
+		sc, err := a.ironicClient(cmd.Context())
+		if err != nil {
+			return err
+		}
+		m.Targets = ironicattach.TargetRegistry{Client: sc}
+	}
+	ao.Gather = vf.gather()
+	ctx, end := a.track(a.testHooks(cmd.Context()), "local-attach", ao.Volume)
+	rec, err := m.Attach(ctx, ao)
+	end()
+	if err != nil {
+		return err
+	}
+	return a.out.printRecord(cmd.OutOrStdout(), attachRecord(rec))
+}
+
+// addLocalAttachFlags adds what local-attach does beyond connecting.
+func addLocalAttachFlags(f *pflag.FlagSet, ao *attach.AttachOptions, fixedKeyFile *string) {
 	f.Var(newChoice(&ao.Mode, "rw", "rw", "ro"), "mode", "attach mode: read-write or read-only")
 	f.StringVar(&ao.Mountpoint, "mountpoint", "", "mount the device on this directory (created if missing)")
 	f.StringVar(&ao.Mkfs, "mkfs", "", "format a BLANK device with this filesystem (ext4, xfs, ...) before mounting; needs --mountpoint")
@@ -194,8 +206,7 @@ printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
 	f.IntVar(&ao.BootIndex, "boot-index", 0, "boot index of the Ironic volume target")
 	f.BoolVar(&ao.Persist, "persist", false, "restore this attachment at boot (brick restore, brick-restore.service) and take it down at shutdown, keeping the Cinder attachment")
 	f.BoolVar(&ao.NoDecrypt, "no-decrypt", false, "hand out an encrypted volume's ciphertext device instead of opening it (for backup tools)")
-	f.StringVar(&fixedKeyFile, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, for its encrypted volumes")
-	return cmd
+	f.StringVar(fixedKeyFile, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, for its encrypted volumes")
 }
 
 func (a *app) localDetachCommand() *cobra.Command {
