@@ -129,35 +129,31 @@ func hostName(fsys host.FS, given string) string {
 
 // gatherInitiator is the iSCSI initiator name; no file means none.
 func gatherInitiator(fsys host.FS, warn func(string, error)) string {
-	data, err := fsys.ReadFile(initiatorNameFile)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			warn(initiatorNameFile, err)
-		}
-		return ""
-	}
-	iqn, ok := ParseInitiatorName(data)
-	if !ok {
-		warn(initiatorNameFile, errors.New("no InitiatorName= line"))
-	}
-	return iqn
+	parse := func(v string) (string, bool) { return ParseInitiatorName([]byte(v)) }
+	return readOptional(fsys, initiatorNameFile, parse, "no InitiatorName= line", warn)
 }
 
 // gatherSystemUUID is the DMI product UUID, readable by root only on most
 // hosts: an unreadable one is worth a note, not more.
 func gatherSystemUUID(fsys host.FS, warn func(string, error)) string {
-	v, err := fsys.ReadString(productUUIDFile)
+	return readOptional(fsys, productUUIDFile, ident.ParseUUID, "not a UUID", warn)
+}
+
+// readOptional parses a file that may be missing (then ""); one that cannot
+// be read or parsed gives "" and a warning.
+func readOptional(fsys host.FS, file string, parse func(string) (string, bool), invalid string, warn func(string, error)) string {
+	v, err := fsys.ReadString(file)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			warn(productUUIDFile, err)
+			warn(file, err)
 		}
 		return ""
 	}
-	u, ok := ident.ParseUUID(v)
+	parsed, ok := parse(v)
 	if !ok {
-		warn(productUUIDFile, errors.New("not a UUID"))
+		warn(file, errors.New(invalid))
 	}
-	return u
+	return parsed
 }
 
 // gatherNVMe fills the host NQN, host ID and native multipath flag.
