@@ -21,6 +21,11 @@ ACTION is one of:
 The connect and disconnect actions are meant to be timed from outside, as
 whole processes. Runs as root with privsep in-process, as
 python-brick-cinderclient-ext does.
+
+With OSBRICK_GO=FILE in the environment the process imports os-brick, then
+waits until FILE exists before it reads CONNECTION_INFO.json and acts: a
+caller starts it early, so that the imports (a minute under TCG) overlap
+its other steps.
 """
 import json
 import os
@@ -32,6 +37,9 @@ from os_brick import privileged
 from os_brick.initiator import connector
 
 action, info_file, mode, lock_path = sys.argv[1:5]
+go = os.environ.get("OSBRICK_GO")
+while go and not os.path.exists(go):
+    time.sleep(0.1)
 lockutils.set_defaults(lock_path)
 privileged.default.set_client_mode(False)
 with open(info_file) as f:

@@ -25,7 +25,8 @@ import (
 	"github.com/brick-storage/brick/internal/testbed"
 )
 
-// cryptGuestScript proves encrypted attaches in one boot (issue 23).
+// cryptGuestScript proves encrypted attaches in one script, run in the
+// suite's shared guest (issue 23).
 // First the standalone (noauth) Cinder's fixed key: a luks round trip
 // (first attach formats, mkfs, write, detach; re-attach reads back) and
 // two refusals (no key file; an unknown provider). Then, once the host has
@@ -45,6 +46,8 @@ const cryptGuestScript = reliabilityPrelude + `
 umask 077
 printf '%s\n' "$FIXED_KEY" >/tmp/fixed_key
 unset FIXED_KEY
+# The guest may be shared with later tests: no key or password stays.
+trap 'rm -f /tmp/fixed_key /root/clouds.yaml /tmp/osb.py' EXIT
 set -x
 modprobe -a dm_crypt xts 2>/dev/null
 C=("${COMMON[@]}")
@@ -586,6 +589,7 @@ func ksJSON(ctx context.Context, method, url, token string, in, out any) error {
 
 func TestEncryptedVolumes(t *testing.T) {
 	lane(t, laneServices)
+	sharedGuest.prestart() // boots while the host prepares
 	start := time.Now()
 	c := needCinder(t, guestCinderOptions)
 	fixedKey := c.Env["BRICK_TB_CINDER_FIXED_KEY"]
@@ -611,7 +615,7 @@ func TestEncryptedVolumes(t *testing.T) {
 	})
 	plain := "brick-crypt-plaintext-" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
 	prep := time.Since(start)
-	g := runAttachGuest(t, c, cryptGuestScript, map[string]string{}, map[string]string{
+	g := runSharedGuest(t, c, cryptGuestScript, map[string]string{}, map[string]string{
 		"VOL_A": volA.ID, "VOL_C": volC.ID, "VOL_U": volU.ID, "FIXED_KEY": fixedKey, "PLAIN": plain,
 	}, func(ctx context.Context, share string) { bb.run(ctx, t, share, start) })
 	require.NoError(t, bb.err, "Barbican side")

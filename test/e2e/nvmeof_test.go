@@ -6,7 +6,9 @@ package e2e
 // bed Cinder exports volumes over NVMe/TCP (brick_tb_driver.GuestNVMeT)
 // from the guest's own kernel nvmet (test/guest/fixtures/nvmet.sh serves
 // Cinder's export records), and brick inside the guest attaches what Cinder
-// answers. One guest boot per connection info format:
+// answers. One guest boot serves both connection info formats (a
+// guest.Session, booted while Cinder restarts; each format's script runs
+// after Cinder was restarted for it, and must leave no controller):
 //
 //   - old (nqn/target_portal, as Cinder Zed sends it) and new
 //     (target_nqn/vol_uuid/portals): local-attach, write a pattern,
@@ -28,7 +30,7 @@ package e2e
 //     brick extend --local-only rescans both controllers, waits for the
 //     head and both paths, grows the ext4.
 //
-// Run: flock /tmp/brick-guest.lock bash test/e2e.sh -run 'TestNVMeoF'
+// Run: test/e2e.sh -run '^TestNVMeoF$'
 
 import (
 	"context"
@@ -48,10 +50,13 @@ import (
 	"github.com/brick-storage/brick/internal/testbed/guest"
 )
 
-// nvmePortalTimeout is connector/nvmeof's default per-portal timeout.
-const nvmePortalTimeout = 10 * time.Second
+// deadPortalTimeout is the per-portal timeout (--nvme-portal-timeout)
+// the dead-portal connect runs with: the bound it must keep is the flag's,
+// whatever its value; a short one keeps the black hole's wait short (the
+// default, 10 s, cost the suite 10 s per run).
+const deadPortalTimeout = 4 * time.Second
 
-const nvmeGuestScript = `
+const nvmeGuestScript = guestShellHelpers + `
 set -uo pipefail
 cp /brick/brick /tmp/brick
 B=/tmp/brick
@@ -59,18 +64,31 @@ P=$PROJECT
 API=http://10.0.2.2:8776/v3
 export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null BRICK_CINDER_ENDPOINT=$API
 COMMON=(--nic eth0)
-py() { /usr/bin/python3 -c "$@"; }
 api() { curl -sf -m 30 -H "X-Auth-Token: brick:$P" -H "OpenStack-API-Version: volume 3.70" "$API/$P/$1"; }
-vstatus() { api "volumes/$1" | py 'import json,sys; print(json.load(sys.stdin)["volume"]["status"])' 2>/dev/null || echo api-error; }
-nctrl() { ls /sys/class/nvme 2>/dev/null | grep -c . || true; }
-now() { date +%s.%N; }
-took() { echo "TIME $1 $(awk -v a="$2" -v b="$(now)" 'BEGIN{printf "%.2f", b-a}')"; }
-jget() { py "import json,sys; print(json.load(open('$1')).get('$2', ''))"; }
+# vstatus: a volume's status, with a bash regex (Python's start-up from the
+# 9p root costs seconds under TCG; only the volume itself has a "status" key).
+vstatus() {
+	local j re='"status": *"([^"]*)"'
+	j=$(api "volumes/$1") || { echo api-error; return; }
+	[[ $j =~ $re ]] && echo "${BASH_REMATCH[1]}" || echo api-error
+}
+nctrl() { nglob /sys/class/nvme/*; }
+# waitfor PRESENT|GONE FILE: up to 10 s, builtins only.
+waitfor() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		if [[ $1 == PRESENT ]]; then [[ -e $2 ]] && return 0; else [[ -e $2 ]] || return 0; fi
+		pause 0.1
+	done
+	return 1
+}
 
 eval "$("$BRICK_FIXTURES/nvmet.sh" ports 4420)"
 mkdir -p /brick/exports
 "$BRICK_FIXTURES/nvmet.sh" serve /brick/exports 2>/brick/nvmet.log &
-echo "host nqn $(cat /etc/nvme/hostnqn) native multipath $(cat /sys/module/nvme_core/parameters/multipath)"
+read -r hostnqn </etc/nvme/hostnqn
+read -r native </sys/module/nvme_core/parameters/multipath
+echo "host nqn $hostnqn native multipath $native"
 
 attach() { # LABEL
 	local t0; t0=$(now)
@@ -80,9 +98,13 @@ attach() { # LABEL
 	DEV=$(jget /brick/attach-$1.json path)
 	local att; att=$(jget /brick/attach-$1.json attachment_id)
 	echo "DEVICE $1 $DEV ctrls=$(nctrl) status=$(vstatus "$VOL")"
-	api "attachments/$att" | py 'import json,sys; ci=json.load(sys.stdin)["attachment"]["connection_info"]; print("CONNINFO", " ".join(sorted(k for k in ci if k in ("nqn", "target_portal", "target_port", "transport_type", "ns_id", "target_nqn", "vol_uuid", "portals", "volume_nguid", "host_nqn"))))'
+	# jq, one C process: the connection info's protocol keys, sorted.
+	api "attachments/$att" | jq -r '.attachment.connection_info | keys | map(select(IN("nqn", "target_portal", "target_port", "transport_type", "ns_id", "target_nqn", "vol_uuid", "portals", "volume_nguid", "host_nqn"))) | "CONNINFO " + join(" ")'
+	local c tr ad hn
 	for c in /sys/class/nvme/nvme*; do
-		[[ -e $c ]] && echo "CTRL $1 $(basename $c) $(cat $c/transport) $(cat $c/address) hostnqn=$(cat $c/hostnqn)"
+		[[ -e $c ]] || continue
+		read -r tr <"$c/transport"; read -r ad <"$c/address"; read -r hn <"$c/hostnqn"
+		echo "CTRL $1 ${c##*/} $tr $ad hostnqn=$hn"
 	done
 }
 detach() { # LABEL
@@ -90,7 +112,7 @@ detach() { # LABEL
 	$B local-detach "$VOL" "${COMMON[@]}" >/brick/detach-$1.out 2>&1
 	echo "RC detach-$1 $?"
 	took detach-$1 "$t0"
-	echo "LEFT $1 ctrls=$(nctrl) status=$(vstatus "$VOL") exports=$(ls /brick/exports | grep -c . || true)"
+	echo "LEFT $1 ctrls=$(nctrl) status=$(vstatus "$VOL") exports=$(nglob /brick/exports/*)"
 }
 
 attach 1
@@ -105,28 +127,63 @@ cmp -s /tmp/back /brick/pattern
 echo "RC readback $?"
 
 if [[ $FORMAT == new ]]; then
-	head=$(basename "$DEV")
-	echo "HEAD $head $(ls -d /sys/block/${head%n*}c*n* 2>/dev/null | xargs -n1 basename | tr '\n' ' ')"
-	# A reader on the head while each port in turn turns inaccessible.
+	head=${DEV##*/}
+	paths=(/sys/block/${head%n*}c*n*)
+	echo "HEAD $head ${paths[*]##*/}"
+	# anastates: every path's ANA state, one line.
+	anastates() {
+		local p s out=()
+		for p in "${paths[@]}"; do read -r s <"$p/ana_state"; out+=("$s"); done
+		echo "${out[*]}"
+	}
+	# A reader on the head while each port in turn turns inaccessible; it
+	# leaves its counts in /tmp/reader after every read.
+	rm -f /tmp/stop-reader
+	echo "0 0" >/tmp/reader
 	(
 		reads=0 errs=0
 		while [[ ! -e /tmp/stop-reader ]]; do
 			if dd if="$DEV" of=/dev/null bs=1M count=16 iflag=direct status=none; then reads=$((reads + 1)); else errs=$((errs + 1)); fi
+			echo "$reads $errs" >/tmp/reader
 		done
-		echo "$reads $errs" >/tmp/reader
 	) &
 	rpid=$!
-	sleep 2
+	# readsfrom N: wait (up to 20 s) until the reader has done N more reads.
+	readsfrom() {
+		local r="" e want i
+		until [[ -n $r ]]; do read -r r e </tmp/reader; done
+		want=$((r + $1))
+		for ((i = 0; i < 200; i++)); do
+			read -r r e </tmp/reader
+			((r >= want)) && return 0
+			pause 0.1
+		done
+		return 1
+	}
+	# anawait WORD|-WORD: until some path's state is WORD (or none is), up to 10 s.
+	anawait() {
+		local i s
+		for ((i = 0; i < 100; i++)); do
+			s=" $(anastates) "
+			if [[ $1 == -* ]]; then [[ $s != *" ${1#-} "* ]] && return 0; else [[ $s == *" $1 "* ]] && return 0; fi
+			pause 0.1
+		done
+		return 1
+	}
+	readsfrom 2
 	for port in 1 2; do
 		"$BRICK_FIXTURES/nvmet.sh" ana $port inaccessible
-		sleep 3
-		echo "ANA port$port $(cat /sys/block/${head%n*}c*n*/ana_state | tr '\n' ' ')"
+		anawait inaccessible
+		# Reads go on while the path is inaccessible (the head uses the other).
+		readsfrom 3
+		echo "ANA port$port $(anastates)"
 		"$BRICK_FIXTURES/nvmet.sh" ana $port optimized
-		sleep 2
+		anawait -inaccessible
+		readsfrom 1
 	done
 	touch /tmp/stop-reader
 	wait $rpid
-	echo "READER $(cat /tmp/reader)"
+	echo "READER $(</tmp/reader)"
 fi
 detach 2
 
@@ -136,14 +193,15 @@ if [[ $FORMAT == new ]]; then
 	for n in 1 2; do
 		printf 'NQN=%s\nNSID=%d\nUUID=%s\nSIZE=%d\n' "$NQN" $n "${UUIDS[$n]}" $((64 << 20)) >/brick/exports/${UUIDS[$n]}.export
 	done
-	for n in 1 2; do for i in $(seq 100); do [[ -e /brick/exports/${UUIDS[$n]}.ready ]] && break; sleep 0.1; done; done
+	for n in 1 2; do waitfor PRESENT /brick/exports/${UUIDS[$n]}.ready; done
 	conn() { # N PORTALS
 		echo "{\"driver_volume_type\":\"nvmeof\",\"target_nqn\":\"$NQN\",\"vol_uuid\":\"${UUIDS[$1]}\",\"portals\":$2}" >/tmp/conn$1.json
 	}
 	conn 1 '[["192.0.2.2",4420,"tcp"],["127.0.0.1",4420,"tcp"]]'
 	conn 2 '[["127.0.0.1",4420,"tcp"],["127.0.0.2",4420,"tcp"]]'
 	t0=$(now)
-	$B connect --connection-info /tmp/conn1.json -f json >/brick/dead.json 2>/brick/dead.err
+	# The per-portal timeout from the flag: what the dead portal may cost.
+	$B connect --connection-info /tmp/conn1.json --nvme-portal-timeout $DEAD_PORTAL_TIMEOUT -f json >/brick/dead.json 2>/brick/dead.err
 	echo "RC dead-connect $?"
 	took dead-connect "$t0"
 	echo "DEADCTRLS $(nctrl)"
@@ -160,7 +218,7 @@ if [[ $FORMAT == new ]]; then
 	echo "SHAREDAFTER1 ctrls=$(nctrl) d1=$([[ -e $D1 ]] && echo present || echo gone)"
 	# The target drops the first namespace, as Cinder does after a detach.
 	rm /brick/exports/${UUIDS[1]}.export
-	for i in $(seq 100); do [[ ! -e $D1 ]] && break; sleep 0.1; done
+	waitfor GONE "$D1"
 	$B disconnect --connection-info /tmp/conn2.json >/brick/shared-d2.err 2>&1
 	echo "RC shared-disconnect2 $?"
 	echo "SHAREDAFTER2 ctrls=$(nctrl)"
@@ -172,7 +230,7 @@ if [[ $FORMAT == new ]]; then
 	XNQN=nqn.2014-08.org.brick:e2e-extend XU=5a5a5a5a-0000-4000-8000-0000000000e0
 	t0=$(now)
 	printf 'NQN=%s\nNSID=1\nUUID=%s\nSIZE=%d\n' "$XNQN" $XU $((1 << 30)) >/brick/exports/$XU.export
-	for i in $(seq 100); do [[ -e /brick/exports/$XU.ready ]] && break; sleep 0.1; done
+	waitfor PRESENT /brick/exports/$XU.ready
 	echo "{\"driver_volume_type\":\"nvmeof\",\"data\":{\"target_nqn\":\"$XNQN\",\"vol_uuid\":\"$XU\",\"portals\":[[\"127.0.0.1\",4420,\"tcp\"],[\"127.0.0.2\",4420,\"tcp\"]]}}" >/tmp/ext.json
 	$B connect --connection-info /tmp/ext.json -f json >/brick/ext-dev.json 2>/brick/ext-connect.err
 	echo "RC ext-connect $?"
@@ -182,11 +240,11 @@ if [[ $FORMAT == new ]]; then
 	echo "RC ext-extend $?"
 	sed 's/^/EXTOUT /' /tmp/ext.out
 	h=${XDEV#/dev/}
-	echo "EXTSIZES $h=$(blockdev --getsize64 "$XDEV") $(for p in /sys/class/nvme/nvme*/${h%n*}c*n${h##*n}; do [[ -e $p/size ]] && printf '%s=%s ' "$(basename "$p")" $(($(cat "$p/size") * 512)); done)"
+	echo "EXTSIZES $h=$(blockdev --getsize64 "$XDEV") $(for p in /sys/class/nvme/nvme*/${h%n*}c*n${h##*n}; do [[ -e $p/size ]] && read -r sz <"$p/size" && printf '%s=%s ' "${p##*/}" $((sz * 512)); done)"
 	$B disconnect --connection-info /tmp/ext.json >>/brick/ext-connect.err 2>&1
 	echo "RC ext-disconnect $?"
 	rm -f /brick/exports/$XU.export
-	for i in $(seq 100); do [[ ! -e /brick/exports/$XU.ready ]] && break; sleep 0.1; done
+	waitfor GONE /brick/exports/$XU.ready
 	rm -f /tmp/nvmet/$XU.img
 	took ext-all "$t0"
 	echo "EXTAFTER ctrls=$(nctrl)"
@@ -228,7 +286,7 @@ if [[ $FORMAT == new ]]; then
 	mkdir -p $R && echo rdma >$R/addr_trtype && echo ipv4 >$R/addr_adrfam && echo "$RADDR" >$R/addr_traddr && echo 4420 >$R/addr_trsvcid
 	echo "RC rdma-port $?"
 	printf 'NQN=%s\nNSID=1\nUUID=%s\nSIZE=%d\n' "$RNQN" $RU $((64 << 20)) >/brick/exports/$RU.export
-	for i in $(seq 100); do [[ -e /brick/exports/$RU.ready ]] && break; sleep 0.1; done
+	waitfor PRESENT /brick/exports/$RU.ready
 	ln -s /sys/kernel/config/nvmet/subsystems/$RNQN $R/subsystems/$RNQN
 	echo "{\"driver_volume_type\":\"nvmeof\",\"target_nqn\":\"$RNQN\",\"vol_uuid\":\"$RU\",\"portals\":[[\"$RADDR\",4420,\"RoCEv2\"]]}" >/tmp/rdma.json
 	took rdma-setup "$t0"
@@ -237,7 +295,9 @@ if [[ $FORMAT == new ]]; then
 	echo "RC rdma-connect $?"
 	took rdma-connect "$t0"
 	RDEV=$(jget /brick/rdma.json path)
-	echo "RDMA dev=$RDEV $(for c in /sys/class/nvme/nvme*; do [[ -e $c ]] && echo "$(cat $c/transport)"; done | tr '\n' ' ')"
+	rtr=()
+	for c in /sys/class/nvme/nvme*; do [[ -e $c ]] && read -r tr <"$c/transport" && rtr+=("$tr"); done
+	echo "RDMA dev=$RDEV ${rtr[*]} "
 	dd if=/brick/pattern of="$RDEV" bs=1M count=1 oflag=direct conv=notrunc status=none && dd if="$RDEV" of=/tmp/rback bs=1M count=1 iflag=direct status=none && cmp -s /tmp/rback /brick/pattern
 	echo "RC rdma-io $?"
 	t0=$(now)
@@ -256,7 +316,8 @@ fi
 if [[ $FORMAT == new && ${BENCH_ROUNDS:-0} -gt 0 ]]; then
 	BNQN=nqn.2014-08.org.brick:e2e-bench BU=5a5a5a5a-0000-4000-8000-0000000000b0
 	printf 'NQN=%s\nNSID=1\nUUID=%s\nSIZE=%d\n' "$BNQN" $BU $((64 << 20)) >/brick/exports/$BU.export
-	for i in $(seq 100); do [[ -e /brick/exports/$BU.ready ]] && break; sleep 0.1; done
+	waitfor PRESENT /brick/exports/$BU.ready
+	py() { /usr/bin/python3 -c "$@"; }
 	echo "{\"driver_volume_type\":\"nvmeof\",\"target_nqn\":\"$BNQN\",\"vol_uuid\":\"$BU\",\"portals\":[[\"127.0.0.1\",4420,\"tcp\"],[\"127.0.0.2\",4420,\"tcp\"]]}" >/tmp/bench.json
 	mkdir -p /tmp/osbrick-locks
 	sub() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
@@ -297,12 +358,60 @@ echo DONE
 
 func TestNVMeoF(t *testing.T) {
 	lane(t, laneServices)
+	g := bootNVMeGuest(t)
 	for _, format := range []string{testbed.NVMeOld, testbed.NVMeNew} {
-		t.Run(format, func(t *testing.T) { nvmeGuestRun(t, format) })
+		t.Run(format, func(t *testing.T) { nvmeGuestRun(t, g, format) })
 	}
 }
 
-func nvmeGuestRun(t *testing.T, format string) {
+// nvmeGuest is the one guest both formats' scripts run in, booting in the
+// background from the test's start so the boot overlaps Cinder's restart.
+type nvmeGuest struct {
+	done  chan struct{} // closed once s or err is set
+	s     *guest.Session
+	err   error
+	ready time.Duration
+}
+
+// bootNVMeGuest starts the boot (1 NIC, the share Cinder's export records
+// go through, emptied first: a reused share must hold no earlier run's
+// scripts or results); the test's cleanup powers the guest off.
+func bootNVMeGuest(t *testing.T) *nvmeGuest {
+	t.Helper()
+	require.NoError(t, os.RemoveAll(testbed.NVMeShareDir))
+	require.NoError(t, os.MkdirAll(testbed.NVMeShareDir, 0o755))
+	g := &nvmeGuest{done: make(chan struct{})}
+	start := time.Now()
+	go func() {
+		defer close(g.done)
+		ctx, cancel := context.WithTimeout(context.Background(), bootTimeout)
+		defer cancel()
+		g.s, g.err = guest.Start(ctx, guest.Options{NICs: 1, ShareDir: testbed.NVMeShareDir})
+		g.ready = time.Since(start)
+	}()
+	t.Cleanup(func() {
+		<-g.done
+		if g.s != nil {
+			if err := g.s.Close(); err != nil {
+				t.Errorf("nvme guest: %v", err)
+			}
+		}
+	})
+	return g
+}
+
+// session waits for the boot.
+func (g *nvmeGuest) session(t *testing.T) *guest.Session {
+	t.Helper()
+	wait := time.Now()
+	<-g.done
+	require.NoError(t, g.err, "boot the NVMe guest")
+	t.Logf("nvme guest: ready %s after the test's start (boot %s), waited %s for it", g.ready.Round(time.Millisecond),
+		g.s.Boot().Round(time.Millisecond), time.Since(wait).Round(time.Millisecond))
+	return g.s
+}
+
+func nvmeGuestRun(t *testing.T, ng *nvmeGuest, format string) {
 	limit := nvmeGuestLimit()
 	ctx, cancel := context.WithTimeout(context.Background(), limit+5*time.Minute)
 	defer cancel()
@@ -327,12 +436,15 @@ func nvmeGuestRun(t *testing.T, format string) {
 	if benchRounds != "0" && format == testbed.NVMeNew {
 		files[buildInproc(t)] = "inproc"
 	}
-	res, err := runGuest(t, ctx, guest.Options{
-		Script: script, NICs: 1, Timeout: limit, ShareDir: testbed.NVMeShareDir,
-		Files: files,
-		Env:   map[string]string{"PROJECT": c.ProjectID, "VOL": vol.ID, "FORMAT": format, "BENCH_ROUNDS": benchRounds},
+	s := ng.session(t)
+	res, err := s.Exec(ctx, guest.Exec{
+		Script: script, Timeout: limit, Files: files,
+		Env: map[string]string{"PROJECT": c.ProjectID, "VOL": vol.ID, "FORMAT": format, "BENCH_ROUNDS": benchRounds,
+			"DEAD_PORTAL_TIMEOUT": deadPortalTimeout.String()},
 	})
 	if res != nil {
+		t.Logf("guest %s: exec wall %s, script %s, exit %d, leftovers %q", res.KernelVersion, res.Duration.Round(time.Millisecond),
+			res.ScriptTime.Round(time.Millisecond), res.ExitCode, res.Leftovers)
 		t.Logf("guest output:\n%s", res.Output)
 		if log, err := os.ReadFile(filepath.Join(testbed.NVMeShareDir, "nvmet.log")); err == nil {
 			t.Logf("nvmet fixture:\n%s", log)
@@ -374,8 +486,8 @@ func nvmeGuestRun(t *testing.T, format string) {
 	require.NoError(t, err)
 	// Under TCG starting brick alone takes a good part of a second: the
 	// dead portal's cost is measured against a connect of live portals.
-	t.Logf("connect with a dead portal %.2f s, with live portals only %.2f s", took, live)
-	require.LessOrEqual(t, took-live, (nvmePortalTimeout + time.Second).Seconds(), "a dead portal costs at most its timeout + 1 s")
+	t.Logf("connect with a dead portal (--nvme-portal-timeout %s) %.2f s, with live portals only %.2f s", deadPortalTimeout, took, live)
+	require.LessOrEqual(t, took-live, (deadPortalTimeout + time.Second).Seconds(), "a dead portal costs at most its timeout + 1 s")
 	require.Equal(t, "1", g["DEADCTRLS"])
 	for _, rc := range []string{"shared-connect", "shared-disconnect1", "shared-read2", "shared-disconnect2"} {
 		require.Equal(t, "0", g["RC "+rc], rc)

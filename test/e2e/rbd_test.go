@@ -123,10 +123,10 @@ func TestRBD(t *testing.T) {
 	t.Logf("TestRBD wall time %v", time.Since(start).Round(time.Second))
 }
 
-const rbdScript = `
+const rbdScript = guestShellHelpers + `
 set -Eeuo pipefail` + extendLocalShell + `
 trap 'echo "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"; for f in *.err; do echo "--- $f"; tail -n 20 "$f"; done 2>/dev/null' ERR
-step() { echo "== $* ($(cut -d' ' -f1 /proc/uptime)s)"; }
+step() { local up; read -r up _ </proc/uptime; echo "== $* (${up}s)"; }
 # Run brick from the guest's tmpfs, as a user runs it from a local disk:
 # /brick is 9p without a cache, and each start there re-reads the binary
 # (about 2 s of every connect and disconnect under TCG).
@@ -177,16 +177,24 @@ info() { # name keyring-key [extra json] > stdout
 	printf '{"driver_volume_type":"rbd","data":{"name":"%s","hosts":["127.0.0.1"],"ports":["6789"],"cluster_name":"ceph","auth_enabled":true,"auth_username":"%s","secret_type":"ceph","secret_uuid":null,"discard":true,"qos_specs":null,"access_mode":"rw"%s%s}}\n' \
 		"$1" "$CEPH_USER" "$keyring" "${3:-}"
 }
-now() { date +%s.%N; }
-took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-# watch: record every process's argv and the temporary credentials while
-# brick runs (ps -ww: whole command lines).
+# took T0: seconds since T0 (now's format), with builtins.
+took() {
+	local d=$((10#${EPOCHREALTIME/./} - 10#${1/./}))
+	printf '%d.%02d' $((d / 1000000)) $((d % 1000000 / 10000))
+}
+# watch: record every process's argv (whole command lines, read from
+# /proc with builtins: a ps per round cost a core under TCG) and the
+# temporary credentials while brick runs.
 watch_start() {
 	: >ps.log; : >creds.log
-	( while :; do
-		ps -eww -o args= >>ps.log
-		stat -c '%a %U %n' /run/brick/ceph /run/brick/ceph/map-* /run/brick/ceph/map-*/* >>creds.log 2>/dev/null || true
-		sleep 0.05 # leave the CPU to rbd; a map lasts seconds
+	( set +e; trap - ERR
+	  while :; do
+		for f in /proc/[0-9]*/cmdline; do
+			mapfile -d '' a <"$f" 2>/dev/null || continue
+			((${#a[@]})) && printf '%s\n' "${a[*]}"
+		done >>ps.log
+		stat -c '%a %U %n' /run/brick/ceph /run/brick/ceph/map-* /run/brick/ceph/map-*/* >>creds.log 2>/dev/null
+		pause 0.05 # leave the CPU to rbd; a map lasts seconds
 	done ) &
 	WATCH=$!
 }
@@ -205,9 +213,10 @@ nmapped() {
 	else
 		for f in /sys/block/nbd*/pid; do
 			[[ -e $f ]] || continue
-			pid=$(cat "$f" 2>/dev/null || true)
-			argv0=$( { tr '\0' '\n' <"/proc/$pid/cmdline" | head -1; } 2>/dev/null || true)
-			[[ $argv0 == */rbd-nbd ]] && n=$((n + 1))
+			pid="" argv0=()
+			read -r pid <"$f" 2>/dev/null || true
+			[[ -n $pid ]] && { mapfile -d '' -n 1 argv0 <"/proc/$pid/cmdline"; } 2>/dev/null || true
+			[[ ${argv0[0]:-} == */rbd-nbd ]] && n=$((n + 1))
 		done
 	fi
 	echo $n
