@@ -6,9 +6,10 @@ package e2e
 // bed Cinder exports volumes over NVMe/TCP (brick_tb_driver.GuestNVMeT)
 // from the guest's own kernel nvmet (test/guest/fixtures/nvmet.sh serves
 // Cinder's export records), and brick inside the guest attaches what Cinder
-// answers. One guest boot serves both connection info formats (a
-// guest.Session, booted while Cinder restarts; each format's script runs
-// after Cinder was restarted for it, and must leave no controller):
+// answers. One guest boot and one Cinder start serve both connection info
+// formats (a guest.Session, booted while Cinder starts; each volume asks
+// for its format in its metadata, brick_tb_nvme_format; the first script
+// must leave no controller for the second):
 //
 //   - old (nqn/target_portal, as Cinder Zed sends it) and new
 //     (target_nqn/vol_uuid/portals): local-attach, write a pattern,
@@ -359,9 +360,37 @@ echo DONE
 func TestNVMeoF(t *testing.T) {
 	lane(t, laneServices)
 	g := bootNVMeGuest(t)
+	ctx, cancel := context.WithTimeout(context.Background(), serviceStartTimeout)
+	defer cancel()
+	start := time.Now()
+	c, err := testbed.EnsureCinderNVMe(ctx, testbed.CinderOptions{TargetIP: "127.0.0.1", SecondaryIPs: []string{"127.0.0.2"}}, testbed.NVMeOld, 4420)
+	require.NoError(t, err)
+	t.Logf("Cinder (nvmeof) ready in %s", time.Since(start).Round(time.Millisecond))
 	for _, format := range []string{testbed.NVMeOld, testbed.NVMeNew} {
-		t.Run(format, func(t *testing.T) { nvmeGuestRun(t, g, format) })
+		t.Run(format, func(t *testing.T) { nvmeGuestRun(t, g, c, format) })
 	}
+}
+
+// nvmeVolume creates a 1 GiB volume whose connection info comes in format
+// (its metadata brick_tb_nvme_format, read by the test bed's driver).
+func nvmeVolume(t *testing.T, c *testbed.Cinder, format string) *testbed.Volume {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var v struct{ Volume testbed.Volume }
+	require.NoError(t, c.Request(ctx, "POST", "/volumes", "3.0", map[string]any{"volume": map[string]any{
+		"size": 1, "name": "brick-e2e-nvmeof-" + format, "metadata": map[string]string{"brick_tb_nvme_format": format}}}, &v))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		_ = c.Request(ctx, "POST", "/volumes/"+v.Volume.ID+"/action", "", map[string]any{"os-reset_status": map[string]any{"status": "available", "attach_status": "detached"}}, nil)
+		if err := c.DeleteVolume(ctx, v.Volume.ID); err != nil {
+			t.Logf("cleanup: delete volume %s: %v", v.Volume.ID, err)
+		}
+	})
+	vol, err := c.WaitVolume(ctx, v.Volume.ID, "available")
+	require.NoError(t, err)
+	return vol
 }
 
 // nvmeGuest is the one guest both formats' scripts run in, booting in the
@@ -411,21 +440,17 @@ func (g *nvmeGuest) session(t *testing.T) *guest.Session {
 	return g.s
 }
 
-func nvmeGuestRun(t *testing.T, ng *nvmeGuest, format string) {
+func nvmeGuestRun(t *testing.T, ng *nvmeGuest, c *testbed.Cinder, format string) {
 	limit := nvmeGuestLimit()
 	ctx, cancel := context.WithTimeout(context.Background(), limit+5*time.Minute)
 	defer cancel()
 	exports := filepath.Join(testbed.NVMeShareDir, "exports")
 	require.NoError(t, os.RemoveAll(exports))
 	require.NoError(t, os.MkdirAll(exports, 0o755))
-	start := time.Now()
-	c, err := testbed.EnsureCinderNVMe(ctx, testbed.CinderOptions{TargetIP: "127.0.0.1", SecondaryIPs: []string{"127.0.0.2"}}, format, 4420)
-	require.NoError(t, err)
-	t.Logf("Cinder (nvmeof %s) ready in %s", format, time.Since(start).Round(time.Millisecond))
-	vol := newVolume(t, c, "brick-e2e-nvmeof-"+format)
+	vol := nvmeVolume(t, c, format)
 
 	pattern := make([]byte, 1<<20)
-	_, err = rand.Read(pattern)
+	_, err := rand.Read(pattern)
 	require.NoError(t, err)
 	patternFile := filepath.Join(t.TempDir(), "pattern")
 	require.NoError(t, os.WriteFile(patternFile, pattern, 0o644))
