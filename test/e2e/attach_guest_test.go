@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,30 +22,99 @@ import (
 	"github.com/brick-storage/brick/internal/testbed/guest"
 )
 
-var faultProxyBinary struct {
+// testTools holds the test tools (test/e2e/<name>) built by this test
+// process, once each.
+var testTools struct {
+	mu    sync.Mutex
+	built map[string]*testTool
+}
+
+type testTool struct {
 	once sync.Once
 	path string
 	err  error
 	out  []byte
 }
 
+// buildTool builds the test tool ./name once per test process and returns
+// the binary's path.
+func buildTool(t *testing.T, name string) string {
+	t.Helper()
+	testTools.mu.Lock()
+	if testTools.built == nil {
+		testTools.built = map[string]*testTool{}
+	}
+	tool := testTools.built[name]
+	if tool == nil {
+		tool = &testTool{}
+		testTools.built[name] = tool
+	}
+	testTools.mu.Unlock()
+	tool.once.Do(func() {
+		dir, err := os.MkdirTemp("", "brick-e2e-"+name+"-")
+		if err != nil {
+			tool.err = err
+			return
+		}
+		tool.path = filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", tool.path, "./"+name)
+		tool.out, tool.err = cmd.CombinedOutput()
+	})
+	if tool.err != nil {
+		t.Fatalf("build %s: %v\n%s", name, tool.err, tool.out)
+	}
+	return tool.path
+}
+
 // buildFaultProxy builds test/e2e/faultproxy once per test process.
 func buildFaultProxy(t *testing.T) string {
 	t.Helper()
-	faultProxyBinary.once.Do(func() {
-		dir, err := os.MkdirTemp("", "brick-e2e-faultproxy-")
-		if err != nil {
-			faultProxyBinary.err = err
-			return
-		}
-		faultProxyBinary.path = filepath.Join(dir, "faultproxy")
-		cmd := exec.Command("go", "build", "-o", faultProxyBinary.path, "./faultproxy")
-		faultProxyBinary.out, faultProxyBinary.err = cmd.CombinedOutput()
-	})
-	if faultProxyBinary.err != nil {
-		t.Fatalf("build faultproxy: %v\n%s", faultProxyBinary.err, faultProxyBinary.out)
+	return buildTool(t, "faultproxy")
+}
+
+// newVolumes is newVolume for several volumes at once: Cinder creates
+// them side by side, and the test's end deletes them side by side (each a
+// create or delete plus a status poll, seconds apiece one after another).
+func newVolumes(t *testing.T, c *testbed.Cinder, names ...string) []*testbed.Volume {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	vols := make([]*testbed.Volume, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vols[i], errs[i] = c.CreateVolume(ctx, name, 1)
+		}()
 	}
-	return faultProxyBinary.path
+	wg.Wait()
+	t.Cleanup(func() { deleteVolumes(t, c, vols) })
+	require.NoError(t, errors.Join(errs...), "create volumes %v", names)
+	return vols
+}
+
+// deleteVolumes deletes what a test left of vols (nil entries skipped):
+// back to available first, whatever state a failed test left, all at once.
+func deleteVolumes(t *testing.T, c *testbed.Cinder, vols []*testbed.Volume) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, v := range vols {
+		if v == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.Request(ctx, "POST", "/volumes/"+v.ID+"/action", "", map[string]any{"os-reset_status": map[string]any{"status": "available", "attach_status": "detached"}}, nil)
+			if err := c.DeleteVolume(ctx, v.ID); err != nil {
+				t.Logf("cleanup: delete volume %s: %v", v.ID, err)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // patternOffset is where the guest writes the test pattern (MiB).
@@ -59,6 +129,7 @@ set -uo pipefail
 ` + cinderGuestSetup + `
 COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 10s)
 echo "initiator $ISCSI_INITIATOR host $HOSTNAME"
+` + debInstallStart + `
 
 # attach_write_detach LABEL VOLUME [extra local-attach flags...]: the happy
 # path with the pattern written through the device.
@@ -100,7 +171,7 @@ attach_write_detach() {
 attach_write_detach legacy "$VOL_LEGACY" --os-volume-api-version 3.0
 attach_write_detach v3 "$VOL_V3"
 attach_write_detach mp "$VOL_MP" --multipath
-
+` + debGuestScript + `
 # 4. --mountpoint + --mkfs ext4: a file survives detach and a second attach.
 $B local-attach "$VOL_FS" "${COMMON[@]}" --mountpoint /mnt/brickfs --mkfs ext4 -f json >/brick/attach-fs1.json 2>&1
 echo "RC attach-fs1 $?"
@@ -120,7 +191,7 @@ echo "FILE fs2 $(cat /mnt/brickfs/hello.txt 2>&1)"
 $B local-detach "$VOL_FS" "${COMMON[@]}" >/brick/detach-fs2.out 2>&1
 echo "RC detach-fs2 $?"
 state fs "$VOL_FS"
-` + debGuestScript + `
+` + debRemoveWait + `
 echo DONE
 `
 
@@ -138,9 +209,13 @@ hostdo() {
 	for ((i = 0; i < 600; i++)); do [[ -e /brick/ack-$1 ]] && return 0; pause 0.2; done
 	echo "host did not answer $1"; return 1
 }
+# A refused login and a device that cannot appear fail whatever the time
+# limit, so 5a and 5b wait 3 s where the others allow 8 s and 10 s: the
+# proof is the clean failure, not the wait (the ERR lines name the step).
+SHORT=(--nic eth0 --iscsi-login-timeout 3s --device-timeout 3s)
 hostdo offline
 t0=$(now)
-$B local-attach "$VOL_FAIL" "${COMMON[@]}" >/brick/fail-connect.out 2>&1
+$B local-attach "$VOL_FAIL" "${SHORT[@]}" >/brick/fail-connect.out 2>&1
 echo "RC fail-connect $?"
 took fail-connect "$t0"
 hostdo ready
@@ -153,7 +228,8 @@ echo "install sd_mod /bin/false" >/etc/modprobe.d/brick-nodev.conf
 rmmod sd_mod 2>/dev/null
 echo "SDMOD $(grep -c '^sd_mod ' /proc/modules || true)"
 t0=$(now)
-$B local-attach "$VOL_FAIL" "${COMMON[@]}" >/brick/fail-nodev.out 2>&1
+# The login itself must succeed here: the usual login limit.
+$B local-attach "$VOL_FAIL" --nic eth0 --iscsi-login-timeout 8s --device-timeout 3s >/brick/fail-nodev.out 2>&1
 echo "RC fail-nodev $?"
 took fail-nodev "$t0"
 sed 's/^/ERR fail-nodev /' /brick/fail-nodev.out
@@ -328,9 +404,14 @@ func TestAttachGuest(t *testing.T) {
 	require.NoError(t, os.WriteFile(patternFile, pattern, 0o644))
 	vols := map[string]*testbed.Volume{}
 	env := map[string]string{}
-	for _, k := range []string{"LEGACY", "V3", "MP", "FS"} {
-		vols[k] = newVolume(t, c, "brick-e2e-attach-"+strings.ToLower(k))
-		env["VOL_"+k] = vols[k].ID
+	keys := []string{"LEGACY", "V3", "MP", "FS"}
+	var names []string
+	for _, k := range keys {
+		names = append(names, "brick-e2e-attach-"+strings.ToLower(k))
+	}
+	for i, v := range newVolumes(t, c, names...) {
+		vols[keys[i]] = v
+		env["VOL_"+keys[i]] = v.ID
 	}
 	deb, debVersion := buildDeb(t)
 	g := runSharedGuest(t, c, attachGuestScript, map[string]string{patternFile: "pattern", deb: "brick.deb"}, env, nil)
@@ -420,6 +501,8 @@ func TestAttachGuestFailures(t *testing.T) {
 		require.Equal(t, 1, strings.Count(g.out, "ERR "+label+" "), "%s: the error is one line", label)
 		t.Logf("%s: %s", label, msg)
 	}
+	require.Contains(t, strings.Join(g.lines["ERR fail-connect"], " "), "iscsi login", "fail-connect: the login failed")
+	require.Contains(t, strings.Join(g.lines["ERR fail-nodev"], " "), "wait for scsi device", "fail-nodev: logged in, no device")
 	require.Contains(t, g.out, "SDMOD 0")
 	for _, flow := range []string{"3.54", "3.0"} {
 		require.Equal(t, "137", g.rc("crash-"+flow), "SIGKILL")

@@ -158,9 +158,23 @@ par() {
 		read -r tm </tmp/t-$label-$i
 		echo "RC $label-$i $rc"
 		echo "$tm"
-		awk -v l="$label-$i" '!/^time=.* level=DEBUG / && n++ < 3 {print "ERR " l " " $0}' /brick/$label-$i.err
+		errlines "$label-$i" /brick/$label-$i.err
 	done
 	dupsessions "$label"
+}
+
+# errlines LABEL FILE: the first 3 lines of FILE that are not brick's debug
+# log, as ERR lines (a loop of builtins: no process per job; untraced, as
+# the trace's every line is a write to the 9p share).
+errlines() {
+	local -
+	set +x
+	local l n=0 re='^time=.* level=DEBUG '
+	while ((n < 3)) && IFS= read -r l; do
+		[[ $l =~ $re ]] && continue
+		echo "ERR $1 $l"
+		n=$((n + 1))
+	done <"$2"
 }
 
 # dupsessions LABEL: two sessions to one target through one portal are a
@@ -189,7 +203,11 @@ dupsessions() {
 }
 
 # Each volume gets its own 1 MiB pattern at 4 MiB; a reader compares what
-# it reads with it, so a read of the wrong volume counts as an error too.
+# it reads with O_DIRECT with it, so a read of the wrong volume counts as
+# an error too. A reader is one directreader process for its whole life
+# (a dd and a cmp per read cost the attaches under test their CPU), paced
+# at a read per 0.5 s: 8 readers in tight loops starve a 2-CPU TCG guest.
+cp /brick/directreader /tmp/directreader
 declare -A RPID DEV
 prepare() { # KEY DEVICE
 	DEV[$1]=$2
@@ -197,23 +215,41 @@ prepare() { # KEY DEVICE
 	dd if=/tmp/pat-$1 of="$2" bs=1M seek=4 count=1 oflag=direct conv=notrunc status=none
 	echo "RC write-$1 $?"
 }
-reader() { # KEY
-	local k=$1 n=0 e=0
-	while [[ ! -e /tmp/stop-$k ]]; do
-		if dd if="${DEV[$k]}" bs=1M skip=4 count=1 iflag=direct status=none 2>>/tmp/rerr-$k | cmp -s - /tmp/pat-$k; then
-			n=$((n+1))
-		else
-			e=$((e+1))
-		fi
-		# Paced: 8 readers in tight loops starve a 2-CPU TCG guest.
-		pause 0.5
-	done
-	echo "$n $e" >/tmp/rres-$k
+start_reader() {
+	rm -f /tmp/rres-$1 /tmp/rprog-$1
+	/tmp/directreader -dev "${DEV[$1]}" -pattern /tmp/pat-$1 -offset $((4 << 20)) -interval 0.5s \
+		-progress /tmp/rprog-$1 >/tmp/rres-$1 2>>/tmp/rerr-$1 &
+	RPID[$1]=$!
 }
-start_reader() { rm -f /tmp/stop-$1 /tmp/rres-$1; reader "$1" & RPID[$1]=$!; }
+# reads KEY: how many reads (good or bad) KEY's reader has done, in R.
+reads() {
+	local -
+	set +x
+	local n=0 e=0
+	[[ -e /tmp/rprog-$1 ]] && read -r n e </tmp/rprog-$1
+	R=$((n + e))
+}
+# await_reads N KEY...: wait (60 s at most each) until every reader named
+# has done N more reads than when called; a poll, not a fixed sleep
+# (untraced: its polls would flood the trace).
+await_reads() {
+	local -
+	set +x
+	local n=$1 k i
+	shift
+	local -A base=()
+	for k; do reads "$k"; base[$k]=$R; done
+	for k; do
+		for ((i = 0; i < 600; i++)); do
+			reads "$k"
+			((R >= base[$k] + n)) && break
+			pause 0.1
+		done
+	done
+}
 stop_reader() {
 	local res
-	: >/tmp/stop-$1
+	kill -TERM "${RPID[$1]}"
 	wait "${RPID[$1]}"
 	read -r res </tmp/rres-$1
 	echo "READER $1 $res"
@@ -230,7 +266,7 @@ vstatuses attached
 for i in "${ALL[@]}"; do prepare s$i "$(jget /brick/att1-$i.out path)"; done
 for i in "${ALL[@]}"; do start_reader s$i; done
 # Let every reader get going before the first detach.
-pause 3
+await_reads 2 s0 s1 s2 s3 s4 s5 s6 s7
 # One at a time while the other readers run ...
 for i in 0 1; do
 	stop_reader s$i
@@ -246,7 +282,7 @@ par local-attach att2 V -- 0 1 2 3
 hoststate att2
 for i in 0 1 2 3; do prepare t$i "$(jget /brick/att2-$i.out path)"; done
 for i in 0 1 2 3; do start_reader t$i; done
-pause 3
+await_reads 2 t0 t1 t2 t3
 for i in 4 5 6 7; do stop_reader s$i; done
 for i in 0 1 2 3; do stop_reader t$i; done
 # All 8 at once.
@@ -260,11 +296,12 @@ par local-attach matt MV --multipath -- 0 1
 hoststate matt
 for i in 0 1; do prepare m$i "$(jget /brick/matt-$i.out path)"; done
 for i in 0 1; do start_reader m$i; done
-pause 3
+await_reads 2 m0 m1
 stop_reader m0
 par local-detach mdet1 MV --multipath -- 0
 hoststate mdet1
-pause 2
+# m1 reads on after m0's map went away.
+await_reads 2 m1
 stop_reader m1
 par local-detach mdet2 MV --multipath -- 1
 hoststate mdet2
@@ -284,11 +321,14 @@ func TestConcurrency(t *testing.T) {
 	lane(t, laneServices)
 	sharedGuest.prestart() // boots while the host prepares
 	c := needCinder(t, guestCinderOptions)
-	var vols []string
+	var names, vols []string
 	for i := 0; i < 8; i++ {
-		vols = append(vols, newVolume(t, c, fmt.Sprintf("brick-e2e-conc-%d", i)).ID)
+		names = append(names, fmt.Sprintf("brick-e2e-conc-%d", i))
 	}
-	g := runSharedGuest(t, c, concurrencyGuestScript, map[string]string{}, map[string]string{"VOLS": strings.Join(vols, " ")}, nil)
+	for _, v := range newVolumes(t, c, names...) {
+		vols = append(vols, v.ID)
+	}
+	g := runSharedGuest(t, c, concurrencyGuestScript, map[string]string{buildTool(t, "directreader"): "directreader"}, map[string]string{"VOLS": strings.Join(vols, " ")}, nil)
 
 	rcs := func(label string, idx ...int) {
 		t.Helper()

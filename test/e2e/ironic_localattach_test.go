@@ -105,12 +105,16 @@ if [[ -n ${KS_VOL:-} ]]; then
 	env -u OS_AUTH_TYPE -u BRICK_CINDER_ENDPOINT -u BRICK_IRONIC_ENDPOINT OS_AUTH_URL=$KS_AUTH_URL OS_TOKEN=gAAAAAexpired \
 		OS_PROJECT_ID=$KS_PROJECT_ID OS_REGION_NAME=RegionGuest $B local-attach "$KS_VOL" "${COMMON[@]}" >/brick/ks-token.out 2>&1
 	echo "RC ks-token $?"
+	rm -f /root/clouds.yaml # the guest is shared with the next test
 fi
 echo DONE
 `
 
+// TestLocalAttachIronicNode runs in the suite's shared guest (no boot of
+// its own), which it leaves clean.
 func TestLocalAttachIronicNode(t *testing.T) {
 	lane(t, laneServices)
+	sharedGuest.prestart() // boots while the host prepares, unless up
 	c := needCinder(t, guestCinderOptions)
 	bed := realIronic(t)
 	k := needKeystone(t, testbed.KeystoneOptions{})
@@ -123,8 +127,9 @@ func TestLocalAttachIronicNode(t *testing.T) {
 	ksVol := newVolume(t, c.InProject(k.ProjectID), fmt.Sprintf("brick-e2e-keystone-%d", time.Now().UnixNano()))
 	guestAuthURL := strings.Replace(k.AuthURL, "127.0.0.1", testbed.GuestHostIP, 1)
 
-	share := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(share, "clouds.yaml"), []byte(`clouds:
+	share := guestShare(t)
+	clouds := filepath.Join(t.TempDir(), "clouds.yaml")
+	require.NoError(t, os.WriteFile(clouds, []byte(`clouds:
   brick:
     auth:
       auth_url: `+guestAuthURL+`
@@ -136,9 +141,9 @@ func TestLocalAttachIronicNode(t *testing.T) {
 `), 0o600))
 	gctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	res, err := guest.Run(gctx, guest.Options{
+	res, err := runSmokeGuest(t, gctx, guest.Options{
 		Script: localAttachIronicScript,
-		Files:  map[string]string{brick: "brick"},
+		Files:  map[string]string{brick: "brick", clouds: "clouds.yaml"},
 		NICs:   1,
 		Env: map[string]string{"VOL": vol.ID, "NODE": node.Name, "IRONIC_PORT": port,
 			"KS_VOL": ksVol.ID, "KS_AUTH_URL": guestAuthURL, "KS_USER": k.Member.Name, "KS_PASSWORD": k.Member.Password,

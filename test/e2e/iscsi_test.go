@@ -5,7 +5,8 @@ package e2e
 // iSCSI proofs in a real kernel: the qemu guest runs tgtd (two portals,
 // 127.0.0.1 and 127.0.0.2), iscsid, multipathd and udev, and the brick
 // binary built from this tree connects and disconnects volumes for real.
-// All checks share one boot (iscsi_proofs.sh) to keep the suite short.
+// All checks run in one script (iscsi_proofs.sh) in the suite's shared
+// guest (runSmokeGuest: no boot of its own), which it leaves clean.
 //
 //	go test -tags e2e -run TestISCSI -v ./test/e2e/
 
@@ -23,6 +24,7 @@ import (
 
 func TestISCSI(t *testing.T) {
 	lane(t, laneGuestOnly)
+	sharedGuest.prestart() // boots while brick builds, unless up
 	script, err := os.ReadFile("iscsi_proofs.sh")
 	if err != nil {
 		t.Fatal(err)
@@ -31,10 +33,11 @@ func TestISCSI(t *testing.T) {
 	// A loaded 2-core host boots slowly; give the one boot room.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	res, err := runGuest(t, ctx, guest.Options{
-		Script:  string(script),
-		Files:   map[string]string{brick: "brick"},
-		Timeout: 25 * time.Minute, // ~3 min on an idle host; far more while other guests run
+	res, err := runSmokeGuest(t, ctx, guest.Options{
+		Script:   string(script),
+		Files:    map[string]string{brick: "brick"},
+		Timeout:  25 * time.Minute, // ~3 min on an idle host; far more while other guests run
+		ShareDir: guestShare(t),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -25,9 +25,12 @@ const unrelatedIQN = "iqn.2026-12.org.example:unrelated"
 // reconcileBoot1Script is the first boot of TestReconcileGuest: drift,
 // reconcile, --apply, reconcile again; then data on the persistent
 // volumes, brick restore --shutdown, and brick's state plus /etc/iscsi and
-// /etc/multipath in the share as state.tar for the second boot.
+// /etc/multipath in the share as state.tar for the second boot. It runs in
+// the suite's shared guest (no boot of its own), which it leaves clean.
 const reconcileBoot1Script = reliabilityPrelude + `
 IQNP=iqn.2010-10.org.openstack:volume-
+# The WWIDs file as this guest had it, for the end.
+[[ -e /etc/multipath/wwids ]] && cp /etc/multipath/wwids /tmp/wwids.before
 # sessions_to IQN: how many sessions the guest has to a target.
 sessions_to() {
 	local s n=0 name
@@ -122,6 +125,12 @@ keep=(var/lib/brick etc/iscsi etc/multipath)
 [[ -d /etc/brick ]] && keep+=(etc/brick)
 tar -C / -cf /brick/state.tar "${keep[@]}"
 echo "RC tar $?"
+# This boot is the suite's shared guest, which goes on to the next test:
+# what state.tar carries to the second boot leaves it, as a new disk
+# would not have it.
+rm -f /var/lib/brick/volumes/*.json
+rm -rf /etc/iscsi/nodes/* /etc/iscsi/send_targets/*
+if [[ -e /tmp/wwids.before ]]; then cp /tmp/wwids.before /etc/multipath/wwids; else rm -f /etc/multipath/wwids; fi
 echo DONE
 `
 
@@ -239,29 +248,36 @@ func deleteAttachment(t *testing.T, c *testbed.Cinder, vol, id string) {
 	require.NoError(t, err)
 }
 
-// TestReconcileGuest proves issue 24 in two boots of one guest with the
-// real Cinder. Boot 1: drift (a lost path, a disk deleted under a map, a
-// stray session to a volume attached elsewhere, a local-attach killed
-// half-way, a session to a non-Cinder target) is reported exactly, repaired
-// by --apply and healthy afterwards; then brick restore --shutdown. Boot 2,
+// TestReconcileGuest proves issue 24 in two boots with the real Cinder.
+// Boot 1 (the suite's shared guest, left clean): drift (a lost path, a
+// disk deleted under a map, a stray session to a volume attached
+// elsewhere, a local-attach killed half-way, a session to a non-Cinder
+// target) is reported exactly, repaired by --apply and healthy afterwards;
+// then brick restore --shutdown. Boot 2 (a fresh guest),
 // with brick's state and /etc/iscsi, /etc/multipath kept, after one
 // volume's attachment was deleted in Cinder: brick restore brings the other
 // two back (mounted, data intact, same Cinder attachments) and leaves
 // nothing of the deleted one.
 func TestReconcileGuest(t *testing.T) {
 	lane(t, laneServices)
+	sharedGuest.prestart() // boot 1 runs there; it boots meanwhile, unless up
 	c := needCinder(t, guestCinderOptions)
 	patternFile := randomFile(t, 1<<20)
 	env := map[string]string{"UNRELATED_IQN": unrelatedIQN}
 	vols := map[string]string{}
-	for _, k := range []string{"A", "B", "G", "D", "C"} {
-		vols[k] = newVolume(t, c, "brick-e2e-reconcile-"+strings.ToLower(k)).ID
-		env["VOL_"+k] = vols[k]
+	keys := []string{"A", "B", "G", "D", "C"}
+	var names []string
+	for _, k := range keys {
+		names = append(names, "brick-e2e-reconcile-"+strings.ToLower(k))
+	}
+	for i, v := range newVolumes(t, c, names...) {
+		vols[keys[i]] = v.ID
+		env["VOL_"+keys[i]] = v.ID
 	}
 	stray, _ := strayAttachment(t, c, vols["C"])
 
 	start := time.Now()
-	g1 := runAttachGuest(t, c, reconcileBoot1Script, map[string]string{patternFile: "pattern", stray: "stray.json"}, env, nil)
+	g1 := runSharedGuest(t, c, reconcileBoot1Script, map[string]string{patternFile: "pattern", stray: "stray.json"}, env, nil)
 	boot1 := time.Since(start)
 	for _, l := range []string{"attach-a", "attach-b", "attach-g", "stray-c", "unrelated-login", "write-a", "write-b", "logout-a"} {
 		require.Equal(t, "0", g1.rc(l), l)
