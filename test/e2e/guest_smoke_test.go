@@ -78,9 +78,44 @@ func testContext(t *testing.T) context.Context {
 
 // TestGuestBoot: the guest boots Debian's kernel, runs a script as root with
 // the caller's environment and files, and both output and exit code come
-// back; a file written to $BRICK_SHARE is visible on the host.
+// back; a file written to $BRICK_SHARE is visible on the host. Its fails
+// fast/... subtests (TestGuestFailsFast until they were merged here) prove
+// that a hanging script, a kernel panic and a guest that overruns the
+// caller's deadline each end the run with an error that carries the
+// console's tail, without waiting for the runner's hard limit.
+//
+// Each case is a guest of its own: the deadline case first, alone (its
+// deadline must go to qemu, not to a wait for the guest slot when go test
+// runs outside test/e2e.sh), then the other three side by side, which on
+// the 2-core host costs little more than the longest of them.
 func TestGuestBoot(t *testing.T) {
 	lane(t, laneGuestOnly)
+	for _, tt := range failsFastCases {
+		if tt.deadline > 0 {
+			t.Run("fails fast/"+tt.name, func(t *testing.T) { checkFailsFast(t, tt) })
+		}
+	}
+	// A group that returns when its parallel subtests have ended, so go
+	// test's time for TestGuestBoot (the suite's times table) counts them.
+	t.Run("side by side", func(t *testing.T) {
+		t.Run("script", func(t *testing.T) {
+			t.Parallel()
+			checkGuestBoot(t)
+		})
+		for _, tt := range failsFastCases {
+			if tt.deadline == 0 {
+				t.Run("fails fast/"+tt.name, func(t *testing.T) {
+					t.Parallel()
+					checkFailsFast(t, tt)
+				})
+			}
+		}
+	})
+}
+
+// checkGuestBoot runs TestGuestBoot's script: output, exit code, files
+// and environment in, an artifact out.
+func checkGuestBoot(t *testing.T) {
 	share := t.TempDir()
 	input := filepath.Join(t.TempDir(), "input.txt")
 	if err := os.WriteFile(input, []byte("from the host\n"), 0o644); err != nil {
@@ -124,80 +159,76 @@ exit 7
 	}
 }
 
-// TestGuestFailsFast: a hanging script, a kernel panic and a guest that
-// overruns the caller's deadline each end the run with an error that carries
-// the console's tail, without waiting for the runner's hard limit. Bounds are
-// on what the runner controls (the guest-side timeout, qemu exiting on its
-// own, the kill at the caller's deadline), not on boot speed, which varies
-// 10x with the host's load.
-func TestGuestFailsFast(t *testing.T) {
-	lane(t, laneGuestOnly)
-	tests := []struct {
-		name      string
-		script    string
-		timeout   time.Duration
-		deadline  time.Duration // the caller's context; 0: the test's
-		wantErr   error
-		wantIn    string        // expected in the error (console tail or output)
-		notIn     string        // must not be in the error
-		maxScript time.Duration // bound on the script's run time in the guest
-		maxWall   time.Duration // bound on the host's wall time
-	}{
-		{
-			name:      "hanging script",
-			script:    "echo about to hang; sleep 3600",
-			timeout:   3 * time.Second,
-			wantErr:   guest.ErrTimeout,
-			wantIn:    "about to hang",
-			maxScript: 15 * time.Second, // 3 s plus the runner's TERM-to-KILL grace
-		},
-		{
-			name:    "kernel panic",
-			script:  "echo c >/proc/sysrq-trigger; sleep 3600",
-			timeout: time.Minute,
-			wantErr: guest.ErrNoExitCode,
-			wantIn:  "Kernel panic",
-			notIn:   "qemu killed", // qemu left by itself (panic=-1, -no-reboot)
-		},
-		{
-			name:     "caller deadline",
-			script:   "sleep 3600",
-			timeout:  time.Minute,
-			deadline: 4 * time.Second,
-			wantErr:  guest.ErrNoExitCode,
-			wantIn:   "context",
-			maxWall:  15 * time.Second,
-		},
+// failsFastCase is a guest run that must fail, and how. Bounds are on what
+// the runner controls (the guest-side timeout, qemu exiting on its own, the
+// kill at the caller's deadline), not on boot speed, which varies 10x with
+// the host's load.
+type failsFastCase struct {
+	name      string
+	script    string
+	timeout   time.Duration
+	deadline  time.Duration // the caller's context; 0: the test's
+	wantErr   error
+	wantIn    string        // expected in the error (console tail or output)
+	notIn     string        // must not be in the error
+	maxScript time.Duration // bound on the script's run time in the guest
+	maxWall   time.Duration // bound on the host's wall time
+}
+
+var failsFastCases = []failsFastCase{
+	{
+		name:      "hanging script",
+		script:    "echo about to hang; sleep 3600",
+		timeout:   time.Second,
+		wantErr:   guest.ErrTimeout,
+		wantIn:    "about to hang",
+		maxScript: 15 * time.Second, // 1 s plus the runner's TERM-to-KILL grace
+	},
+	{
+		name:    "kernel panic",
+		script:  "echo c >/proc/sysrq-trigger; sleep 3600",
+		timeout: time.Minute,
+		wantErr: guest.ErrNoExitCode,
+		wantIn:  "Kernel panic",
+		notIn:   "qemu killed", // qemu left by itself (panic=-1, -no-reboot)
+	},
+	{
+		name:     "caller deadline",
+		script:   "sleep 3600",
+		timeout:  time.Minute,
+		deadline: 4 * time.Second,
+		wantErr:  guest.ErrNoExitCode,
+		wantIn:   "context",
+		maxWall:  15 * time.Second,
+	},
+}
+
+func checkFailsFast(t *testing.T, tt failsFastCase) {
+	ctx := testContext(t)
+	if tt.deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, tt.deadline)
+		defer cancel()
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx := testContext(t)
-			if tt.deadline > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, tt.deadline)
-				defer cancel()
-			}
-			start := time.Now()
-			res, err := runGuest(t, ctx, guest.Options{Script: tt.script, Timeout: tt.timeout})
-			wall := time.Since(start)
-			t.Logf("error as a test sees it: %v", err)
-			if !errors.Is(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %v", err, tt.wantErr)
-			}
-			msg := err.Error()
-			if !strings.Contains(msg, tt.wantIn) || !strings.Contains(msg, "console tail") {
-				t.Errorf("error lacks %q or the console tail", tt.wantIn)
-			}
-			if tt.notIn != "" && strings.Contains(msg, tt.notIn) {
-				t.Errorf("error contains %q", tt.notIn)
-			}
-			if tt.maxScript > 0 && (res == nil || res.ScriptTime > tt.maxScript) {
-				t.Errorf("script ran %v in the guest, want at most %v", res.ScriptTime, tt.maxScript)
-			}
-			if tt.maxWall > 0 && wall > tt.maxWall {
-				t.Errorf("took %v, want at most %v", wall, tt.maxWall)
-			}
-		})
+	start := time.Now()
+	res, err := runGuest(t, ctx, guest.Options{Script: tt.script, Timeout: tt.timeout})
+	wall := time.Since(start)
+	t.Logf("error as a test sees it: %v", err)
+	if !errors.Is(err, tt.wantErr) {
+		t.Fatalf("err = %v, want %v", err, tt.wantErr)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, tt.wantIn) || !strings.Contains(msg, "console tail") {
+		t.Errorf("error lacks %q or the console tail", tt.wantIn)
+	}
+	if tt.notIn != "" && strings.Contains(msg, tt.notIn) {
+		t.Errorf("error contains %q", tt.notIn)
+	}
+	if tt.maxScript > 0 && (res == nil || res.ScriptTime > tt.maxScript) {
+		t.Errorf("script ran %v in the guest, want at most %v", res.ScriptTime, tt.maxScript)
+	}
+	if tt.maxWall > 0 && wall > tt.maxWall {
+		t.Errorf("took %v, want at most %v", wall, tt.maxWall)
 	}
 }
 
@@ -255,7 +286,10 @@ func TestGuestISCSI(t *testing.T) {
 // backing file lives in the share so the host can check it after power-off.
 const iscsiSmokeScript = `
 set -euo pipefail
-step() { echo "== $* ($(cut -d' ' -f1 /proc/uptime)s)"; }
+step() { local up _; read -r up _ </proc/uptime; echo "== $* (${up}s)"; }
+# pause SECONDS: a sleep without a process (each costs under TCG).
+[[ -p /tmp/.pause ]] || mkfifo /tmp/.pause
+pause() { read -r -t "$1" _ <>/tmp/.pause || true; }
 
 step setup
 eval "$("$BRICK_FIXTURES/iscsi.sh")"
@@ -279,7 +313,7 @@ step "wait for by-path links"
 links=()
 for p in $TGT_PORTALS; do
 	link=/dev/disk/by-path/ip-$p-iscsi-$TGT_IQN-lun-1
-	for _ in $(seq 100); do [[ -e $link ]] && break; sleep 0.1; done
+	for _ in {1..100}; do [[ -e $link ]] && break; pause 0.1; done
 	[[ -b $link ]] || { echo "no $link"; ls -l /dev/disk/by-path/ || true; exit 1; }
 	links+=("$link")
 done
@@ -291,13 +325,14 @@ multipath -a "$wwid"
 # The paths came before the WWID was known: have multipathd look again.
 for l in "${links[@]}"; do multipathd add path "$(basename "$(readlink -f "$l")")" >/dev/null; done
 map=/dev/mapper/$wwid
-for _ in $(seq 100); do [[ -e $map ]] && break; sleep 0.1; done
+for _ in {1..100}; do [[ -e $map ]] && break; pause 0.1; done
 [[ -b $map ]] || { echo "no map $map"; multipath -ll; exit 1; }
 dm=$(basename "$(readlink -f "$map")")
-for _ in $(seq 100); do
-	n=$(ls /sys/block/"$dm"/slaves | wc -l)
+for _ in {1..100}; do
+	slaves=(/sys/block/"$dm"/slaves/*)
+	n=${#slaves[@]}
 	((n == 2)) && break
-	sleep 0.1
+	pause 0.1
 done
 multipath -ll "$wwid"
 echo "map paths: $n"
@@ -315,7 +350,7 @@ echo "read back after failover: ok"
 step teardown
 udevadm settle
 # Right after I/O, udev's blkid probe can hold the map for a moment.
-for i in $(seq 20); do multipath -f "$wwid" && break; sleep 0.5; done
+for i in {1..20}; do multipath -f "$wwid" && break; pause 0.5; done
 [[ ! -e $map ]]
 iscsiadm -m node -T "$TGT_IQN" --logout >/dev/null
 iscsiadm -m node -T "$TGT_IQN" -o delete
@@ -390,6 +425,9 @@ cmp /tmp/fc-pattern <(head -c 1M "$FC_BACKING_1")
 // TestGuestStorageStack: in one boot, the NFS server and v3/v4.2 client
 // mounts, a cephx-protected Ceph cluster with krbd mapping, and a software
 // FCoE fabric with LIO FC LUNs each work, with data checked end to end.
+// The three sections run side by side: they share nothing but the kernel,
+// and the NFS and FC set-ups mostly wait (for nfsd, for VN2VN's address
+// claim) while the Ceph cluster keeps the CPUs busy.
 func TestGuestStorageStack(t *testing.T) {
 	lane(t, laneGuestOnly)
 	var script strings.Builder
@@ -397,9 +435,14 @@ func TestGuestStorageStack(t *testing.T) {
 	script.WriteString("step() { echo \"== $* ($(cut -d' ' -f1 /proc/uptime)s)\"; }\nexport -f step\n")
 	for _, s := range guestStackSections {
 		// Each section gets its own bash so a failure stays in its
-		// section; the RESULT line is what the subtests read.
-		fmt.Fprintf(&script, "step %[1]s\nbash -euo pipefail -c %[2]s\necho \"RESULT %[1]s rc=$?\"\n",
+		// section, and its own output file, printed whole below; the
+		// RESULT line is what the subtests read.
+		fmt.Fprintf(&script, "(\n\tstep %[1]s\n\tbash -euo pipefail -c %[2]s\n\techo \"RESULT %[1]s rc=$?\"\n) >/tmp/section-%[1]s.out 2>&1 &\n",
 			s.name, guestShellQuote(s.script))
+	}
+	script.WriteString("wait\n")
+	for _, s := range guestStackSections {
+		fmt.Fprintf(&script, "cat /tmp/section-%s.out\n", s.name)
 	}
 	script.WriteString("step done\n")
 
