@@ -35,7 +35,6 @@ package e2e
 import (
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -48,11 +47,7 @@ import (
 func TestFC(t *testing.T) {
 	lane(t, laneGuestOnly)
 	dir := t.TempDir()
-	brick := filepath.Join(dir, "brick")
-	build := exec.CommandContext(testContext(t), "go", "build", "-o", brick, "../../cmd/brick")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build brick: %v\n%s", err, out)
-	}
+	brick := buildBrick(t)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 6))
 	files := map[string]string{brick: "brick"}
 	for _, name := range []string{"p0", "p1", "p2"} {
@@ -91,7 +86,7 @@ func TestFC(t *testing.T) {
 }
 
 const fcScript = `
-set -Eeuo pipefail` + extendLocalShell + `
+set -Eeuo pipefail` + extendLocalShell + guestShellHelpers + `
 trap 'echo "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"; echo "--- brick log"; cat brick.log 2>/dev/null; grep -H . /sys/class/fc_host/*/port_state /sys/class/fc_remote_ports/*/{port_name,scsi_target_id} 2>/dev/null; ls /sys/class/scsi_device/ 2>/dev/null' ERR
 trap 'echo "--- killed; brick log:"; cat brick.log 2>/dev/null; exit 124' TERM
 step() { echo "== $* ($(cut -d' ' -f1 /proc/uptime)s)"; }
@@ -99,9 +94,14 @@ step() { echo "== $* ($(cut -d' ' -f1 /proc/uptime)s)"; }
 # over 9p again.
 cp /brick/brick /tmp/brick
 B=/tmp/brick
+# since T0: the seconds since $EPOCHREALTIME was T0, without a process.
+since() {
+	local d=$((${EPOCHREALTIME/./} - ${1/./}))
+	printf '%d.%02d' $((d / 1000000)) $((d % 1000000 / 10000))
+}
 # What one brick run costs before it does any work (TCG page-in).
-t0=$(date +%s.%N); "$B" version >/dev/null; "$B" version >/dev/null; t1=$(date +%s.%N)
-echo "brick version x2 took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')s"
+t0=$EPOCHREALTIME; "$B" version >/dev/null; "$B" version >/dev/null
+echo "brick version x2 took $(since "$t0")s"
 OFF=4 # MiB
 
 # No automatic scans: whatever disk appears, brick's targeted scan made it.
@@ -121,11 +121,9 @@ info() { # file lun [extra json]
 }
 jpath() { sed -n 's/.*"path": *"\([^"]*\)".*/\1/p' "$1"; }
 timed() { # args... : run brick, log its stderr, print the wall time, keep its rc
-	local t0 t1 rc=0
-	t0=$(date +%s.%N)
+	local t0=$EPOCHREALTIME rc=0
 	"$B" --debug "$@" 2>>brick.log || rc=$?
-	t1=$(date +%s.%N)
-	echo "brick $1 $3 took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')s (rc $rc)" >&2
+	echo "brick $1 $3 took $(since "$t0")s (rc $rc)" >&2
 	return $rc
 }
 # "! cmd" never trips set -e, hence a function.
@@ -206,11 +204,14 @@ for i in fc2 fc3; do echo 1 >"$(ls -d /sys/class/net/$i/ctlr_*)/enabled"; done
 ini2=$(basename "$(ls -d /sys/class/net/fc2/ctlr_*/host*)")
 echo "second link: $ini2 $ini2_wwpn -> $tgt2_wwpn"
 # VN2VN claims its address for a few seconds before the ports log in.
-for _ in $(seq 300); do
+for _ in {1..300}; do
 	for r in /sys/class/fc_remote_ports/rport-${ini2#host}:*; do
-		[[ -e $r/port_name && $(cat $r/port_name) == "$tgt2_wwpn" && $(cat $r/port_state) == Online ]] && break 2
+		[[ -e $r/port_name ]] || continue
+		read -r pn <"$r/port_name" || continue
+		read -r ps <"$r/port_state" || continue
+		[[ $pn == "$tgt2_wwpn" && $ps == Online ]] && break 2
 	done
-	sleep 0.1
+	pause 0.1
 done
 grep -H . /sys/class/fc_remote_ports/rport-${ini2#host}:*/{port_name,port_state,roles}
 printf '{"driver_volume_type":"fibre_channel","data":{"target_wwns":["%s","%s"],"target_lun":0,"initiator_target_map":{"%s":["%s"],"%s":["%s"]}}}\n' \

@@ -93,19 +93,25 @@ OFF=4 # MiB
 step "nfs server"
 eval "$("$BRICK_FIXTURES/nfs-server.sh" --size 128M)"
 modprobe loop
-for v in a b c d; do truncate -s 16M "$NFS_EXPORT/volume-$v"; done
+truncate -s 16M "$NFS_EXPORT"/volume-{a,b,c,d}
 
 info() { # export name > file
 	printf '{"driver_volume_type":"nfs","data":{"export":"%s","name":"%s","format":"raw"}}\n' "$1" "$2" >"$2.json"
 }
-took() { echo "brick $1 took $(echo "$EPOCHREALTIME - $2" | bc)s" | tee -a times.log; }
+# Shell arithmetic, not bc and tee: under TCG every process start costs.
+took() {
+	local d=$((${EPOCHREALTIME/./} - ${2/./})) line
+	printf -v line 'brick %s took %d.%06ds' "$1" $((d / 1000000)) $((d % 1000000))
+	echo "$line"
+	echo "$line" >>times.log
+}
 connect() { # name [flags...]: sets DEV_* and keeps the printed device
 	local name=$1 t0=$EPOCHREALTIME; shift
 	"$B" connect --connection-info "$name.json" -f json "$@" >"$name.dev" 2>>drive.log
 	took connect "$t0"
 	local vars
 	vars=$(jq -r '"DEV_PATH=\(.path)", "DEV_TYPE=\(.type)", (.extra | to_entries[] | "DEV_\(.key | ascii_upcase)=\(.value)")' "$name.dev")
-	echo "$vars" | sed 's/^/   /'
+	echo "   ${vars//$'\n'/$'\n'   }"
 	eval "$vars"
 }
 disconnect() { # name [device file] [flags...]
@@ -115,7 +121,13 @@ disconnect() { # name [device file] [flags...]
 }
 # "! cmd" never trips set -e, hence a function.
 unmounted() { if mountpoint -q "$1" 2>/dev/null; then echo "$1 is still mounted"; exit 1; fi; [[ ! -e $1 ]]; }
-nfs_mounts() { awk '$3 == "nfs" || $3 == "nfs4"' /proc/mounts | wc -l; }
+nfs_mounts() {
+	local n=0 src mnt type rest
+	while read -r src mnt type rest; do
+		[[ $type == nfs || $type == nfs4 ]] && n=$((n + 1))
+	done </proc/mounts
+	echo "$n"
+}
 on_export() { # name: the pattern sits at OFF MiB in the server's copy of the file
 	dd if="$NFS_EXPORT/$1" of=/tmp/readback bs=1M skip=$OFF count=1 status=none
 	cmp pattern /tmp/readback

@@ -21,7 +21,7 @@ import (
 // the share as state.tar, then cuts the power (sysrq b: reset without
 // sync; qemu runs with -no-reboot, so it exits) while unacknowledged
 // writes run.
-const powerLossBoot1Script = reliabilityPrelude + `
+const powerLossBoot1Script = reliabilityPrelude + fastShell + `
 echo 1 >/proc/sys/kernel/sysrq
 $B local-attach "$VOL_P" "${COMMON[@]}" --mountpoint /mnt/p --mkfs ext4 >/brick/att.out 2>&1
 echo "RC att $?"
@@ -44,7 +44,9 @@ echo "RC tar $?"
 		i=$((i + 1))
 	done
 ) &
-pause 2
+# Once the second file is being written, the first went into the page
+# cache unacknowledged: cut the power then.
+for _ in {1..100}; do [[ -e /mnt/p/busy-1 ]] && break; pause 0.05; done
 echo "POWER off"
 echo b >/proc/sysrq-trigger
 pause 30
@@ -60,29 +62,29 @@ tar -C / -xf /brick/state.tar
 echo "RC untar $?"
 read -r line </etc/iscsi/initiatorname.iscsi
 echo "${line#InitiatorName=}" >/run/brick-initiator
-` + reliabilityPrelude + `
+` + reliabilityPrelude + fastShell + `
 hoststate boot
 t0=$(now)
 $B cleanup "$VOL_P" "${COMMON[@]}" -f value >/brick/cleanup.out 2>&1
 echo "RC cleanup $?"
 took cleanup "$t0"
-sed 's/^/CLEANUP p /' /brick/cleanup.out | head -5
+lines "CLEANUP p" /brick/cleanup.out 5
 state cleaned "$VOL_P"
 t0=$(now)
 $B local-detach "$VOL_P" "${COMMON[@]}" >/brick/det1.out 2>&1
 echo "RC det1 $?"
 took det1 "$t0"
-sed 's/^/ERR det1 /' /brick/det1.out | head -3
+lines "ERR det1" /brick/det1.out 3
 state det1 "$VOL_P"
 t0=$(now)
 $B local-attach "$VOL_P" "${COMMON[@]}" -f json >/brick/att2.json 2>/brick/att2.err
 echo "RC att2 $?"
 took att2 "$t0"
-sed 's/^/ERR att2 /' /brick/att2.err | head -3
+lines "ERR att2" /brick/att2.err 3
 dev=$(jget /brick/att2.json path)
 fsck.ext4 -f -p "$dev" >/brick/fsck1.out 2>&1
 echo "RC fsck-repair $?"
-sed 's/^/FSCK repair /' /brick/fsck1.out | head -8
+lines "FSCK repair" /brick/fsck1.out 8
 fsck.ext4 -f -n "$dev" >/brick/fsck2.out 2>&1
 echo "RC fsck-check $?"
 mkdir -p /mnt/p
@@ -90,7 +92,7 @@ mount -o ro,nosuid,nodev "$dev" /mnt/p
 echo "RC mount $?"
 (cd /mnt/p && sha256sum -c --quiet /brick/acked.sha) >/brick/check.out 2>&1
 echo "RC acked $?"
-sed 's/^/CHECK /' /brick/check.out | head -3
+lines CHECK /brick/check.out 3
 n=0 b=0
 for f in /mnt/p/ack-* /mnt/p/busy-*; do
 	[[ -e $f ]] || continue
@@ -100,7 +102,7 @@ echo "FILES p $n $b"
 umount /mnt/p
 $B local-detach "$VOL_P" "${COMMON[@]}" >/brick/det2.out 2>&1
 echo "RC det2 $?"
-sed 's/^/ERR det2 /' /brick/det2.out | head -3
+lines "ERR det2" /brick/det2.out 3
 state end "$VOL_P"
 echo "NODES end $(iscsiadm -m node 2>/dev/null | grep -c . || true)"
 echo DONE

@@ -19,11 +19,14 @@ import (
 // "LEAKS <label> <count>" line per secret.
 const secretsGuestScript = `
 set -uo pipefail
-` + cinderGuestSetup + `
+t0=$EPOCHREALTIME
+` + cinderGuestSetup + fastShell + `
+took setup "$t0"
 COMMON=(--nic eth0 --iscsi-login-timeout 8s --device-timeout 10s --debug)
 mkdir -p /brick/out /root/in
 
 # 1. The real Cinder's CHAP: attach, write, detach, all with --debug.
+t0=$(now)
 $B local-attach "$VOL" "${COMMON[@]}" -f json >/brick/out/attach.json 2>/brick/out/attach.err
 echo "RC attach $?"
 att=$(jget /brick/out/attach.json attachment_id)
@@ -36,18 +39,22 @@ $B list --debug -f json >/brick/out/list.json 2>/brick/out/list.err
 echo "RC list $?"
 $B local-detach "$VOL" "${COMMON[@]}" >/brick/out/detach.out 2>/brick/out/detach.err
 echo "RC detach $?"
+took cinder-cycle "$t0"
 
 # 2. An attach that fails after the CHAP login: the rollback's logs too.
 /brick/faultproxy -listen 127.0.0.1:18776 -target http://10.0.2.2:8776 -fail os-complete,os-attach 2>/brick/out/faultproxy.log &
-for ((i = 0; i < 50; i++)); do curl -s -o /dev/null http://127.0.0.1:18776/ && break; pause 0.1; done
+for ((i = 0; i < 50; i++)); do listening 127.0.0.1 18776 && break; pause 0.1; done
+t0=$(now)
 BRICK_CINDER_ENDPOINT=http://127.0.0.1:18776/v3 $B local-attach "$VOL" "${COMMON[@]}" >/brick/out/fail-attach.out 2>/brick/out/fail-attach.err
 echo "RC fail-attach $?"
+took fail-attach "$t0"
 kill %1
 
 # 3. brick connect with CHAP and discovery CHAP against a tgtd in the guest.
 CHAP_PW=own-CHAP-s3cret-$RANDOM$RANDOM
 DISC_PW=disc-CHAP-s3cret-$RANDOM$RANDOM
 WRONG_PW=wrong-CHAP-s3cret-$RANDOM$RANDOM
+t0=$(now)
 printf %s "$CHAP_PW" >/root/in/chap-pw; printf %s "$DISC_PW" >/root/in/disc-pw; printf %s "$WRONG_PW" >/root/in/wrong-pw
 eval "$("$BRICK_FIXTURES/tgt-target.sh" --tid 7 --chap chapuser:"$CHAP_PW" --discovery-chap discuser:"$DISC_PW")"
 info() {
@@ -59,6 +66,8 @@ JSON
 }
 info "$CHAP_PW" >/root/in/ci.json
 info "$WRONG_PW" >/root/in/ci-wrong.json
+took tgt-setup "$t0"
+t0=$(now)
 $B connect --connection-info /root/in/ci.json --multipath --iscsi-login-timeout 8s --device-timeout 10s --debug -f json >/brick/out/connect.json 2>/brick/out/connect.err
 echo "RC connect $?"
 grep -o 'iscsi: discover[a-z ]*' /brick/out/connect.err | sed 's/^/DISCOVERY /'
@@ -67,26 +76,52 @@ $B disconnect --connection-info /root/in/ci.json --device-info /brick/out/connec
 echo "RC disconnect $?"
 $B connect --connection-info /root/in/ci-wrong.json --iscsi-login-timeout 8s --device-timeout 10s --debug >/brick/out/connect-wrong.out 2>/brick/out/connect-wrong.err
 echo "RC connect-wrong $?"
+took connect-cycle "$t0"
 echo "SESSIONS end $(iscsiadm -m session 2>/dev/null | grep -c . || true)"
 echo "RECORDS end $(ls -A /etc/iscsi/nodes /etc/iscsi/send_targets /var/lib/iscsi/nodes /var/lib/iscsi/send_targets 2>/dev/null | grep -v ':$' | grep -c . || true)"
 
 # 4. Search: outputs, state, run, temp and open-iscsi directories.
+t0=$(now)
 places=(/brick/out /var/lib/brick /run/brick /run/lock /tmp /etc/iscsi /var/lib/iscsi)
 ls -laR /brick/out /var/lib/brick /run/brick 2>/dev/null | sed 's/^/FILES /'
 total=0
+# One grep reads every file once for all the secrets (-a: binary files
+# too, -o: each match as FILE:SECRET); the counting per secret is done
+# with builtins (every process start costs under TCG).
+declare -A pws
 for s in cinder-pw chap-pw disc-pw wrong-pw; do
-	pw=$(cat /root/in/$s)
+	pw=""
+	read -r pw </root/in/$s
+	pws[$s]=$pw
+	[[ -n $pw ]] && printf '%s\n' "$pw"
+done >/root/in/all
+# (not tee /dev/stderr: reopening the output file would truncate it)
+mapfile -t hits < <(grep -rHoaF --exclude-dir=tgt -f /root/in/all -- "${places[@]}" 2>/dev/null)
+for s in cinder-pw chap-pw disc-pw wrong-pw; do
+	pw=${pws[$s]}
 	if [[ -z $pw ]]; then echo "LEAKS $s unknown"; continue; fi
-	# (not tee /dev/stderr: reopening the output file would truncate it)
-	hits=$(grep -rlF --exclude-dir=tgt -- "$pw" "${places[@]}" 2>/dev/null)
-	n=$(printf '%s' "$hits" | grep -c . || true)
-	printf '%s\n' "$hits" | grep . | sed "s/^/LEAKFILE $s /"
+	declare -A seen=()
+	n=0
+	for h in "${hits[@]}"; do
+		[[ $h == *":$pw" ]] || continue
+		f=${h%":$pw"}
+		[[ -n ${seen[$f]:-} ]] && continue
+		seen[$f]=1
+		echo "LEAKFILE $s $f"
+		n=$((n + 1))
+	done
+	unset seen
 	echo "LEAKS $s $n"
 	total=$((total + n))
 done
-for f in /brick/out/*.err; do echo "ERRLINES $(basename "$f") $(grep -c . "$f")"; done
+for f in /brick/out/*.err; do
+	n=0
+	while IFS= read -r l || [[ -n $l ]]; do [[ -n $l ]] && n=$((n + 1)); done <"$f"
+	echo "ERRLINES ${f##*/} $n"
+done
 echo "SEARCHED files $(find "${places[@]}" -xdev -type f 2>/dev/null | grep -c .)"
 echo "SECRETS found $total"
+took search "$t0"
 echo DONE
 `
 
