@@ -53,6 +53,7 @@ func launch(ctx context.Context, opts Options, share string, session bool, hard 
 	if err != nil {
 		return nil, err
 	}
+	k.Image = bootImage(ctx, opts.CacheDir, k)
 	// Queue behind other test runs' guests before anything is started.
 	release, err := acquireSlot(ctx, os.Stderr)
 	if err != nil {
