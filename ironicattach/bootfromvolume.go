@@ -188,6 +188,12 @@ func (m *Manager) planBootOn(ctx context.Context, node *nodes.Node, vol *cindera
 	if err := planNodePatch(p, o.Deploy); err != nil {
 		return nil, err
 	}
+	if p.deploy && vol.Status != "available" {
+		// Ironic's cinder storage interface skips a volume attached to the
+		// node already and then writes no portal into its iPXE script.
+		return nil, fmt.Errorf("volume %s is %s (attached to node %s already, not by a deploy): Ironic's deploy would not attach it again and the node's iPXE script would have no portal; detach it in Cinder first: %w",
+			vol.ID, vol.Status, display(node), ErrNotReady)
+	}
 	return p, checkStates(p)
 }
 

@@ -147,6 +147,9 @@ func (f *bfvIronic) provision(w http.ResponseWriter, body any) {
 		}
 	case "deleted":
 		f.node["provision_state"], f.node["power_state"] = "available", "power off"
+		// Ironic 21.4's undeploy deletes the node's volume targets
+		// (deploy_utils.tear_down_storage_configuration).
+		*f.list("targets") = []map[string]any{}
 		delete(f.node, "last_error")
 	}
 	w.WriteHeader(202)
@@ -345,6 +348,11 @@ func TestBootFromVolumeRefusesBeforeChanging(t *testing.T) {
 			f.cinder.vols[0].Status = "in-use"
 			f.cinder.vols[0].Attachments = []volumes.Attachment{{ServerID: "other"}}
 		}, "is in-use, not available"},
+		{"deploy onto a volume attached to the node", func(f *bfvFixture, o *BootOpts) {
+			f.cinder.vols[0].Status = "in-use"
+			f.cinder.vols[0].Attachments = []volumes.Attachment{{ServerID: nodeUUID}}
+			o.Deploy = true
+		}, "detach it in Cinder first"},
 		{"volume size 0", func(f *bfvFixture, _ *BootOpts) { f.cinder.vols[0].Size = 0 }, "too small"},
 		{"no initiator", func(_ *bfvFixture, o *BootOpts) { o.Initiator = "" }, "no iqn, wwpn or wwnn"},
 		{"bad initiator", func(_ *bfvFixture, o *BootOpts) { o.Initiator = "iqn.x;rm" }, "--initiator"},

@@ -3,11 +3,14 @@
 package e2e
 
 // boot-from-volume end to end: in the qemu guest, brick writes a tiny
-// bootable disk image onto a new Cinder volume (--image) and sets the
-// Ironic node up; then a second, diskless qemu plays the node: its iPXE
-// ROM runs the iPXE configuration Ironic's own code renders from what brick
-// registered, sanboots the volume over iSCSI from the test Cinder's tgtd,
-// and the image's init prints a marker on the serial console.
+// bootable disk image onto a new Cinder volume (--image), sets the Ironic
+// node up and deploys it (--deploy). Ironic's conductor does the deploy for
+// real: its cinder storage interface attaches the volume in Cinder to the
+// node's iqn, its ipxe boot interface writes the node's iPXE script under
+// http_root. Then a second, diskless qemu plays the node: its iPXE ROM runs
+// Ironic's boot.ipxe, which chains Ironic's per-MAC script, sanboots the
+// volume over iSCSI from the test Cinder's tgtd, and the image's init
+// prints a marker on the serial console.
 
 import (
 	"bufio"
@@ -16,16 +19,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/stretchr/testify/require"
 
-	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/internal/testbed"
 	"github.com/brick-storage/brick/internal/testbed/guest"
 	"github.com/brick-storage/brick/ironicapi"
@@ -45,14 +47,15 @@ eval "$("$BRICK_FIXTURES/iscsi.sh")"
 `
 
 const bootFromImageScript = ironicGuestPrelude + `
-# 1. a new volume from the image: create, attach here, write, detach, set up.
+# 1. a new volume from the image: create, attach here, write, detach, set
+# the node up, and have Ironic deploy it.
 $B ironic boot-from-volume "$NODE" --image /brick/boot.img --size 1 --volume-name "$VOLNAME" \
-	--initiator "$IQN" "${COMMON[@]}" -f json >/brick/bfv.json 2>/brick/bfv.err
+	--initiator "$IQN" --deploy --wait 2m "${COMMON[@]}" -f json >/brick/bfv.json 2>/brick/bfv.err
 echo "RC bfv $?"
 echo "SESSIONS after-bfv $(iscsiadm -m session 2>/dev/null | grep -c . || true)"
 echo "RECORDS after-bfv $(ls /var/lib/brick/volumes/ 2>/dev/null | grep -c . || true)"
-# 2. again, on the volume it made: nothing to change.
-$B ironic boot-from-volume "$NODE" --volume "$VOLNAME" -f json >/brick/bfv2.json 2>/brick/bfv2.err
+# 2. again, on the volume it made and Ironic attached: nothing to change.
+$B ironic boot-from-volume "$NODE" --volume "$VOLNAME" --deploy -f json >/brick/bfv2.json 2>/brick/bfv2.err
 echo "RC bfv2 $?"
 # 3. another image for the same node: refused before any volume is made.
 $B ironic boot-from-volume "$NODE" --image /brick/boot.img --size 1 --volume-name "$VOLNAME-again" \
@@ -61,45 +64,16 @@ echo "RC bfv3 $?"
 echo DONE
 `
 
-// renderIronicIPXE renders the iPXE configuration Ironic 21.4 writes for
-// a node booting from an iSCSI volume, with Ironic's own code:
-// get_volume_pxe_options (its database read answered with the target and
-// connectors from the API), the ipxe_config.template and
-// switch_pxe_config (which sends the script to :boot_iscsi), as
-// pxe_base's prepare_instance does at deploy.
-const renderIronicIPXE = `
-import json, os, sys, tempfile, types
-from ironic.common import pxe_utils, utils
-from ironic.drivers.modules import deploy_utils
-
-d = json.load(sys.stdin)
-class Target(dict):
-    __getattr__ = dict.get
-t = Target(d['target'])
-pxe_utils.objects = types.SimpleNamespace(VolumeTarget=types.SimpleNamespace(get_by_uuid=lambda ctx, uuid: t))
-node = types.SimpleNamespace(uuid=d['node_uuid'], driver_internal_info={'boot_from_volume': t['uuid']})
-task = types.SimpleNamespace(node=node, context=None, volume_targets=[t],
-    volume_connectors=[types.SimpleNamespace(type=c['type'], connector_id=c['connector_id']) for c in d['connectors']])
-opts = pxe_utils.get_volume_pxe_options(task)
-opts['ipxe_timeout'] = 0
-tmpl = os.path.join(os.path.dirname(deploy_utils.__file__), 'ipxe_config.template')
-text = utils.render_template(tmpl, {'pxe_options': opts, 'ROOT': '{{ ROOT }}', 'DISK_IDENTIFIER': '{{ DISK_IDENTIFIER }}'})
-with tempfile.NamedTemporaryFile('w', suffix='.ipxe', delete=False) as f:
-    f.write(text)
-deploy_utils.switch_pxe_config(f.name, None, 'bios', False, iscsi_boot=True, ipxe_enabled=True)
-sys.stdout.write(open(f.name).read())
-os.unlink(f.name)
-`
-
 func TestIronicBootFromVolumeImage(t *testing.T) {
 	lane(t, laneServices)
 	c := needCinder(t, guestCinderOptions)
-	bed := realIronic(t)
+	ir := needIronic(t, testbed.IronicOptions{MaxLimit: ironicMaxLimit})
+	bed := ironicBed{endpoint: ir.Endpoint, maxLimit: ir.MaxLimit}
 	brick := buildBrick(t)
 	ctx := testContext(t)
 	sc, _ := bed.client(t)
 	sc.Microversion = ironicattach.BootMicroversion // storage_interface shows from 1.33
-	node := newNode(t, ctx, sc, "bfv-boot", ironicapi.PowerOff)
+	node := deployableNode(t, ctx, sc, "bfv-boot")
 	iqn := "iqn.2026-12.org.example.brick:" + node.Name
 	volName := fmt.Sprintf("brick-e2e-bfv-%d", time.Now().UnixNano())
 	port := bed.endpoint[strings.LastIndex(bed.endpoint, ":")+1:]
@@ -137,9 +111,12 @@ func TestIronicBootFromVolumeImage(t *testing.T) {
 	t.Cleanup(func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
+		undeployNode(cctx, sc, node.UUID) // Ironic's undeploy detaches the volume
 		_ = c.DeleteVolume(cctx, volID)
 	})
 	t.Logf("image %s: %v bytes written in %v s (%v MiB/s) in the guest", disk.Path, made["image_bytes"], made["image_write_seconds"], made["image_write_mib_per_s"])
+	require.Equal(t, "active", made["provision_state"], files["bfv.json"])
+	require.Contains(t, fmt.Sprint(made["changes"]), "deployed the node")
 	require.Equal(t, "0", lines["SESSIONS after-bfv"], "nothing left attached in the guest")
 	require.Equal(t, "0", lines["RECORDS after-bfv"])
 	require.Equal(t, "0", lines["RC bfv2"], files["bfv2.err"])
@@ -149,55 +126,167 @@ func TestIronicBootFromVolumeImage(t *testing.T) {
 	require.Equal(t, "1", lines["RC bfv3"], files["bfv3.out"])
 	require.Contains(t, files["bfv3.out"], "undo that first")
 
-	v, err := c.GetVolume(ctx, volID)
-	require.NoError(t, err)
-	require.Equal(t, "available", v.Status)
-	require.Equal(t, volName, v.Name)
 	var list struct {
 		Volumes []struct{ ID string } `json:"volumes"`
 	}
 	require.NoError(t, c.Request(ctx, "GET", "/volumes?name="+volName+"-again", "", nil, &list))
 	require.Empty(t, list.Volumes, "the refused run made no volume")
 
-	n, err := ironicapi.GetNode(ctx, sc, node.UUID).Extract()
-	require.NoError(t, err)
-	require.Equal(t, "cinder", n.StorageInterface)
-	require.Equal(t, "ipxe", n.BootInterface)
-	require.Contains(t, fmt.Sprint(n.Properties["capabilities"]), "iscsi_boot:True")
-	targets, err := ironicapi.AllTargets(ctx, ironicapi.ListNodeTargets(sc, node.UUID, ironicapi.TargetListOpts{Detail: true}), 0)
-	require.NoError(t, err)
-	require.Len(t, targets, 1)
-	require.Equal(t, 0, targets[0].BootIndex)
-	require.Equal(t, volID, targets[0].VolumeID)
-
-	cfg, undeploy := deployLikeIronic(t, c, sc, node.UUID, targets[0].UUID, volID)
-	boot, err := guest.SANBoot(ctx, guest.SANBootOptions{Script: cfg, Dir: t.TempDir(), Timeout: 100 * time.Second})
+	cfg := checkIronicDeployed(t, ctx, c, sc, ir, node.UUID, volID, iqn)
+	bootStart := time.Now()
+	boot, err := guest.SANBoot(ctx, guest.SANBootOptions{Script: cfg.boot, Files: map[string]string{cfg.macPath: cfg.node}, Dir: t.TempDir(), Timeout: 100 * time.Second})
 	if boot != nil {
 		t.Logf("node console (%v):\n%s", boot.Duration.Round(time.Millisecond), boot.Plain())
 	}
 	require.NoError(t, err)
 	require.Contains(t, boot.Plain(), marker, "the node booted the image from the volume")
-	t.Logf("san boot: marker seen, qemu start to power off %v", boot.Duration.Round(time.Millisecond))
+	require.Contains(t, boot.Plain(), "Attempting to boot from MAC", "Ironic's boot.ipxe ran")
+	t.Logf("san boot: marker seen, qemu start to power off %v (with the slot wait %v)", boot.Duration.Round(time.Millisecond), time.Since(bootStart).Round(time.Millisecond))
 
-	// Undeploy as Ironic would (end the export), then brick's --undo.
-	require.NoError(t, undeploy())
+	// brick deployed, so --undo undeploys (Ironic detaches the volume in
+	// Cinder, removes the node's iPXE script and deletes its volume
+	// targets), then deletes the connector and restores the node.
 	env := []string{"OS_AUTH_TYPE=noauth", "BRICK_CONFIG=/dev/null", "BRICK_CINDER_ENDPOINT=" + c.Endpoint,
 		"OS_PROJECT_ID=" + c.ProjectID, "BRICK_IRONIC_ENDPOINT=" + bed.endpoint}
 	r := runBrickBin(t, ctx, env, "ironic", "boot-from-volume", node.Name, "--undo", "-f", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	targets, err = ironicapi.AllTargets(ctx, ironicapi.ListNodeTargets(sc, node.UUID, nil), 0)
+	require.Contains(t, r.stdout, "undeployed the node")
+	targets, err := ironicapi.AllTargets(ctx, ironicapi.ListNodeTargets(sc, node.UUID, nil), 0)
 	require.NoError(t, err)
 	require.Empty(t, targets)
 	conns, err := ironicapi.AllConnectors(ctx, ironicapi.ListNodeConnectors(sc, node.UUID, nil), 0)
 	require.NoError(t, err)
 	require.Empty(t, conns, "the connector brick registered is gone")
-	n, err = ironicapi.GetNode(ctx, sc, node.UUID).Extract()
+	n, err := ironicapi.GetNode(ctx, sc, node.UUID).Extract()
 	require.NoError(t, err)
+	require.Equal(t, "available", n.ProvisionState)
 	require.NotContains(t, n.Extra, ironicattach.RecordKey)
 	require.NotEqual(t, "cinder", n.StorageInterface)
-	v, err = c.WaitVolume(ctx, volID, "available")
+	v, err := c.WaitVolume(ctx, volID, "available")
 	require.NoError(t, err)
 	require.Empty(t, v.Attachments)
+	_, err = os.Stat(filepath.Join(ir.StateDir, cfg.macPath))
+	require.True(t, os.IsNotExist(err), "Ironic removed the node's iPXE script: %v", err)
+}
+
+// deployableNode makes a fake-hardware node Ironic can deploy from a
+// volume for real: the direct deploy interface (with no image_source it
+// boots no agent), a port with the diskless machine's MAC (the ipxe boot
+// interface wants one and names the per-MAC script after it), available.
+func deployableNode(t *testing.T, ctx context.Context, sc *gophercloud.ServiceClient, prefix string) nodes.Node {
+	t.Helper()
+	node := newNode(t, ctx, sc, prefix, ironicapi.PowerOff)
+	t.Cleanup(func() { // before newNode's delete: an active node cannot be deleted
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		undeployNode(cctx, sc, node.UUID)
+	})
+	_, err := ironicapi.UpdateNode(ctx, sc, node.UUID, nodes.UpdateOpts{
+		nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/deploy_interface", Value: "direct"}}).Extract()
+	require.NoError(t, err)
+	_, err = sc.Post(ctx, sc.ServiceURL("ports"), map[string]any{"node_uuid": node.UUID, "address": guest.SANBootMAC}, nil,
+		&gophercloud.RequestOpts{OkCodes: []int{201}})
+	require.NoError(t, err, "a port with %s (a node left over from an earlier run holds it?)", guest.SANBootMAC)
+	for _, step := range []struct {
+		target nodes.TargetProvisionState
+		want   string
+	}{{nodes.TargetManage, "manageable"}, {nodes.TargetProvide, "available"}} {
+		require.NoError(t, ironicapi.SetProvisionState(ctx, sc, node.UUID, step.target))
+		require.Eventually(t, func() bool {
+			n, err := ironicapi.GetNode(ctx, sc, node.UUID).Extract()
+			return err == nil && n.ProvisionState == step.want && n.TargetProvisionState == ""
+		}, time.Minute, 200*time.Millisecond, "node to %s", step.want)
+	}
+	return node
+}
+
+// undeployNode undeploys the node if it is deployed (or failed to) and
+// waits a while for available; best effort, for cleanups.
+func undeployNode(ctx context.Context, sc *gophercloud.ServiceClient, uuid string) {
+	n, err := ironicapi.GetNode(ctx, sc, uuid).Extract()
+	if err != nil || (n.ProvisionState != "active" && n.ProvisionState != "deploy failed") {
+		return
+	}
+	if ironicapi.SetProvisionState(ctx, sc, uuid, nodes.TargetDeleted) != nil {
+		return
+	}
+	for ctx.Err() == nil {
+		if n, err := ironicapi.GetNode(ctx, sc, uuid).Extract(); err != nil || n.ProvisionState == "available" {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// ironicScripts are the iPXE scripts Ironic wrote under its http_root (the
+// test bed Ironic's state dir) for the node.
+type ironicScripts struct {
+	boot    string // boot.ipxe: chains pxelinux.cfg/<MAC>
+	macPath string // pxelinux.cfg/52-54-00-12-34-56, a link to <node>/config
+	node    string // the node's own script
+}
+
+// checkIronicDeployed checks what Ironic's deploy did for real: the node
+// active, the volume attached in Cinder to the node (Ironic's legacy
+// attach: server_id is the node), the connection data in the target's
+// properties, and the node's iPXE script; it returns the scripts.
+func checkIronicDeployed(t *testing.T, ctx context.Context, c *testbed.Cinder, sc *gophercloud.ServiceClient, ir *testbed.Ironic, nodeUUID, volID, iqn string) ironicScripts {
+	t.Helper()
+	n, err := ironicapi.GetNode(ctx, sc, nodeUUID).Extract()
+	require.NoError(t, err)
+	require.Equal(t, "active", n.ProvisionState, n.LastError)
+	require.Equal(t, "power on", n.PowerState)
+	require.Equal(t, "cinder", n.StorageInterface)
+	require.Equal(t, "ipxe", n.BootInterface)
+	require.Equal(t, "direct", n.DeployInterface)
+	require.Contains(t, fmt.Sprint(n.Properties["capabilities"]), "iscsi_boot:True")
+	targets, err := ironicapi.AllTargets(ctx, ironicapi.ListNodeTargets(sc, nodeUUID, ironicapi.TargetListOpts{Detail: true}), 0)
+	require.NoError(t, err)
+	require.Len(t, targets, 1)
+	require.Equal(t, 0, targets[0].BootIndex)
+	require.Equal(t, volID, targets[0].VolumeID)
+	require.Equal(t, testbed.GuestHostIP+":3260", targets[0].Properties["target_portal"], "Ironic stored Cinder's connection data")
+	v, err := c.GetVolume(ctx, volID)
+	require.NoError(t, err)
+	require.Equal(t, "in-use", v.Status)
+	require.Len(t, v.Attachments, 1)
+	require.Equal(t, nodeUUID, v.Attachments[0].ServerID, "attached by Ironic to the node")
+	t.Logf("node %s: %s, %s; volume %s %s, attachment %s (server %s, device %s)", nodeUUID, n.ProvisionState, n.PowerState,
+		volID, v.Status, v.Attachments[0].AttachmentID, v.Attachments[0].ServerID, v.Attachments[0].Device)
+
+	var s ironicScripts
+	s.macPath = "pxelinux.cfg/" + strings.ReplaceAll(guest.SANBootMAC, ":", "-")
+	for _, f := range []struct {
+		dst  *string
+		path string
+	}{{&s.boot, "boot.ipxe"}, {&s.node, s.macPath}} {
+		b, err := os.ReadFile(filepath.Join(ir.StateDir, f.path))
+		require.NoError(t, err, "Ironic's %s", f.path)
+		*f.dst = string(b)
+	}
+	shown := s.node
+	if i := strings.Index(shown, ":boot_iscsi"); i >= 0 {
+		shown = shown[i:]
+	}
+	if pw := lineValue(s.node, "set password "); pw != "" {
+		shown = strings.ReplaceAll(shown, pw, "******")
+	}
+	t.Logf("Ironic's iPXE script for the node, from :boot_iscsi (password masked here):\n%s", shown)
+	require.Contains(t, s.boot, "chain pxelinux.cfg/${mac:hexhyp}")
+	require.Contains(t, s.node, "goto boot_iscsi")
+	require.Contains(t, s.node, "sanhook --drive 0x80 iscsi:"+testbed.GuestHostIP+"::3260:1:iqn.")
+	require.Contains(t, s.node, "set initiator-iqn "+iqn)
+	return s
+}
+
+// lineValue returns the rest of the first line starting with prefix.
+func lineValue(text, prefix string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(l, prefix); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
 }
 
 // scriptLines maps "WORD KEY" to the rest of each script output line.
@@ -211,74 +300,4 @@ func scriptLines(b []byte) map[string]string {
 		}
 	}
 	return lines
-}
-
-// deployLikeIronic does what Ironic's cinder storage interface and iPXE
-// boot interface do when they deploy a boot-from-volume node (the test
-// bed's fake deploy does neither): export the volume to the node's
-// connector in Cinder (reserve, initialize the connection, attach, with
-// brick's Cinder flow), store the connection data in the target's
-// properties, and render the node's iPXE configuration. It returns the
-// configuration and the undeploy's release of the export.
-func deployLikeIronic(t *testing.T, c *testbed.Cinder, sc *gophercloud.ServiceClient, nodeUUID, targetUUID, volID string) (string, func() error) {
-	ctx := testContext(t)
-	conns, err := ironicapi.AllConnectors(ctx, ironicapi.ListNodeConnectors(sc, nodeUUID, ironicapi.ConnectorListOpts{Detail: true}), 0)
-	require.NoError(t, err)
-	cc, err := ironicattach.CinderConnector(nodeUUID, conns, false)
-	require.NoError(t, err)
-	flow := cinderClient(t, c, "").Flow()
-	attID, err := flow.Reserve(ctx, volID, "rw")
-	require.NoError(t, err)
-	release := func() error {
-		return flow.Release(ctx, volID, cinderapi.ReleaseOpts{AttachmentID: attID, Connector: cc, HostName: nodeUUID})
-	}
-	info, err := flow.Export(ctx, volID, attID, cc)
-	require.NoError(t, err)
-	done, err := flow.Complete(ctx, volID, attID, cinderapi.CompleteOpts{HostName: nodeUUID, Mode: "rw"})
-	require.NoError(t, err)
-	if done != "" {
-		attID = done
-	}
-	props := map[string]any{}
-	for _, k := range []string{"target_iqn", "target_portal", "target_lun", "auth_method", "auth_username", "auth_password"} {
-		if v, ok := info.Data[k]; ok {
-			props[k] = v
-		}
-	}
-	_, err = ironicapi.UpdateTarget(ctx, sc, targetUUID, ironicapi.TargetUpdateOpts{{Op: "add", Path: "/properties", Value: props}}).Extract()
-	require.NoError(t, err)
-
-	tg, err := ironicapi.GetTarget(ctx, sc, targetUUID, nil).Extract()
-	require.NoError(t, err)
-	// The API masks auth_password; Ironic's conductor reads it unmasked
-	// from its database.
-	if pw, ok := props["auth_password"]; ok {
-		tg.Properties["auth_password"] = pw
-	}
-	var cs []map[string]string
-	for _, c := range conns {
-		cs = append(cs, map[string]string{"type": c.Type, "connector_id": c.ConnectorID})
-	}
-	in, err := json.Marshal(map[string]any{"node_uuid": nodeUUID, "connectors": cs,
-		"target": map[string]any{"uuid": tg.UUID, "volume_type": tg.VolumeType, "boot_index": tg.BootIndex, "properties": tg.Properties}})
-	require.NoError(t, err)
-	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "-c", renderIronicIPXE)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cfg, err := cmd.Output()
-	require.NoError(t, err, stderr.String())
-	text := string(cfg)
-	// The guest Cinder's portal is the slirp host address already; a
-	// 127.0.0.1 portal would be unreachable from the node's slirp.
-	text = strings.ReplaceAll(text, "iscsi:127.0.0.1:", "iscsi:10.0.2.2:")
-	shown := text
-	if pw, _ := props["auth_password"].(string); pw != "" {
-		shown = strings.ReplaceAll(shown, pw, "******")
-	}
-	t.Logf("Ironic's iPXE configuration for the node (password masked here):\n%s", shown)
-	require.Contains(t, text, "goto boot_iscsi")
-	require.Contains(t, text, "sanhook --drive 0x80 iscsi:10.0.2.2::3260:")
-	require.Contains(t, text, "set initiator-iqn "+conns[0].ConnectorID)
-	return text, release
 }

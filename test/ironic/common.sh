@@ -20,6 +20,9 @@ else
   STATE=${BRICK_TB_IRONIC_STATE:-/var/tmp/brick-testbed/ironic}
   API_PORT=${BRICK_TB_IRONIC_PORT:-6385}
 fi
+# The cinder storage interface attaches boot volumes at this noauth Cinder.
+CINDER_PORT=${BRICK_TB_CINDER_PORT:-8776}
+CINDER_URL=http://127.0.0.1:$CINDER_PORT/v3
 MAX_LIMIT=${BRICK_TB_IRONIC_MAX_LIMIT:-1000}
 DEBUG=${BRICK_TB_DEBUG:-0}
 START_TIMEOUT=${BRICK_TB_IRONIC_TIMEOUT:-120}

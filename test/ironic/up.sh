@@ -15,6 +15,8 @@
 #                              keystone: /var/tmp/brick-testbed/ironic-keystone)
 #   BRICK_TB_IRONIC_PORT       API port on 127.0.0.1  (6385, keystone: 6386)
 #   BRICK_TB_KEYSTONE_PORT     the test bed Keystone's port          (5000)
+#   BRICK_TB_CINDER_PORT       the test bed Cinder's noauth API port,
+#                              for the cinder storage interface      (8776)
 #   BRICK_TB_IRONIC_MAX_LIMIT  [api] max_limit, the largest page     (1000)
 #   BRICK_TB_IRONIC_KEEP       1: keep the database across a restart (0)
 #   BRICK_TB_DEBUG             1: debug logging                      (0)
@@ -37,6 +39,7 @@ elapsed() { awk -v a="$started_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f",
 [[ $MAX_LIMIT =~ ^[0-9]+$ ]] && ((MAX_LIMIT > 0)) || fail "BRICK_TB_IRONIC_MAX_LIMIT must be a positive integer"
 [[ $STATE == /* ]] || fail "BRICK_TB_IRONIC_STATE must be an absolute path"
 [[ $AUTH == noauth || $AUTH == keystone ]] || fail "BRICK_TB_IRONIC_AUTH must be noauth or keystone, not '$AUTH'"
+[[ $CINDER_PORT =~ ^[0-9]+$ ]] && ((CINDER_PORT > 0 && CINDER_PORT < 65536)) || fail "bad BRICK_TB_CINDER_PORT '$CINDER_PORT'"
 [[ $KEYSTONE_PORT =~ ^[0-9]+$ ]] && ((KEYSTONE_PORT > 0 && KEYSTONE_PORT < 65536)) || fail "bad BRICK_TB_KEYSTONE_PORT '$KEYSTONE_PORT'"
 STARTER=${BRICK_TB_STARTER:-manual}
 [[ $STARTER =~ ^[0-9A-Za-z_-]+$ ]] || fail "BRICK_TB_STARTER must be a plain token"
@@ -51,6 +54,7 @@ text=${text//@API_PORT@/$API_PORT}
 text=${text//@MAX_LIMIT@/$MAX_LIMIT}
 text=${text//@DEBUG@/$debug}
 text=${text//@AUTH@/$AUTH}
+text=${text//@CINDER_URL@/$CINDER_URL}
 keystone_opts=
 if [[ $AUTH == keystone ]]; then
   # The ironic service user is made by test/keystone/seed.py.

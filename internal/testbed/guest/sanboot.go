@@ -109,11 +109,18 @@ func markerInitramfs(marker string) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
+// SANBootMAC is the diskless machine's NIC address, e.g. for the Ironic
+// port whose per-MAC iPXE configuration it boots.
+const SANBootMAC = "52:54:00:12:34:56"
+
 // SANBootOptions describe a diskless machine that network-boots iPXE.
 type SANBootOptions struct {
 	// Script is the iPXE script ("#!ipxe" first) the machine gets by
 	// DHCP and TFTP from slirp, as a PXE server hands out Ironic's.
 	Script string
+	// Files are more files under the TFTP root (relative path to
+	// content), e.g. the per-MAC configuration Ironic's boot.ipxe chains.
+	Files map[string]string
 	// Dir holds the TFTP root and the console log.
 	Dir string
 	// Timeout bounds the machine's life (default 100 s).
@@ -148,8 +155,21 @@ func SANBoot(ctx context.Context, o SANBootOptions) (*SANBootResult, error) {
 	if err := os.MkdirAll(tftp, 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(tftp, "boot.ipxe"), []byte(o.Script), 0o644); err != nil {
-		return nil, err
+	files := map[string]string{"boot.ipxe": o.Script}
+	for name, data := range o.Files {
+		if !filepath.IsLocal(name) {
+			return nil, fmt.Errorf("san boot: file %q is not under the TFTP root", name)
+		}
+		files[name] = data
+	}
+	for name, data := range files {
+		path := filepath.Join(tftp, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			return nil, err
+		}
 	}
 	release, err := acquireSlot(ctx, os.Stderr)
 	if err != nil {
@@ -177,13 +197,17 @@ func SANBoot(ctx context.Context, o SANBootOptions) (*SANBootResult, error) {
 }
 
 // sanBootArgs: no disk and no VGA, boot from the network; sgabios copies
-// iPXE's screen to the serial console; -no-reboot ends a panic.
+// iPXE's screen to the serial console; -no-reboot ends a panic. slirp's
+// network is a /16 around the usual 10.0.2.x addresses: a second portal
+// such as 10.0.3.2 is then on-link, slirp answers no ARP for it, and that
+// iPXE path fails inside the machine instead of slirp connecting to it
+// off this host.
 func sanBootArgs(tftp string) []string {
 	return []string{
 		"-accel", "tcg", "-m", "256", "-display", "none", "-no-reboot", "-nodefaults",
 		"-serial", "stdio", "-device", "sga",
-		"-netdev", "user,id=n0,tftp=" + qemuOptValue(tftp) + ",bootfile=boot.ipxe",
-		"-device", "virtio-net-pci,netdev=n0",
+		"-netdev", "user,id=n0,net=10.0.0.0/16,host=10.0.2.2,dhcpstart=10.0.2.15,tftp=" + qemuOptValue(tftp) + ",bootfile=boot.ipxe",
+		"-device", "virtio-net-pci,netdev=n0,mac=" + SANBootMAC,
 		"-boot", "n",
 	}
 }

@@ -65,13 +65,16 @@ func TestBuildBootDisk(t *testing.T) {
 
 func TestSANBootArgs(t *testing.T) {
 	got := strings.Join(sanBootArgs("/tmp/a,b"), " ")
-	for _, want := range []string{"-boot n", "tftp=/tmp/a,,b,bootfile=boot.ipxe", "-device sga", "-no-reboot", "-device virtio-net-pci,netdev=n0"} {
+	for _, want := range []string{"-boot n", "tftp=/tmp/a,,b,bootfile=boot.ipxe", "-device sga", "-no-reboot", "-device virtio-net-pci,netdev=n0,mac=" + SANBootMAC, "net=10.0.0.0/16,host=10.0.2.2,"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("args %q lack %q", got, want)
 		}
 	}
 	if _, err := SANBoot(context.Background(), SANBootOptions{Script: "echo hi", Dir: t.TempDir()}); err == nil {
 		t.Error("a script without #!ipxe was accepted")
+	}
+	if _, err := SANBoot(context.Background(), SANBootOptions{Script: "#!ipxe\n", Files: map[string]string{"../x": ""}, Dir: t.TempDir()}); err == nil {
+		t.Error("a file outside the TFTP root was accepted")
 	}
 }
 
