@@ -188,12 +188,6 @@ func (m *Manager) planBootOn(ctx context.Context, node *nodes.Node, vol *cindera
 	if err := planNodePatch(p, o.Deploy); err != nil {
 		return nil, err
 	}
-	if p.deploy && vol.Status != "available" {
-		// Ironic's cinder storage interface skips a volume attached to the
-		// node already and then writes no portal into its iPXE script.
-		return nil, fmt.Errorf("volume %s is %s (attached to node %s already, not by a deploy): Ironic's deploy would not attach it again and the node's iPXE script would have no portal; detach it in Cinder first: %w",
-			vol.ID, vol.Status, display(node), ErrNotReady)
-	}
 	return p, checkStates(p)
 }
 
@@ -225,8 +219,11 @@ func (m *Manager) checkIronic(ctx context.Context, node *nodes.Node) error {
 	return nil
 }
 
-// checkVolume wants a volume Ironic can export at deploy (available), or
-// one Ironic exported to this node already.
+// checkVolume wants a volume Ironic can attach at deploy (available), or,
+// on a deployed node, the one Ironic attached to it (server_id = node).
+// brick never exports the boot volume itself: Ironic's cinder storage
+// interface takes a volume attached to the node as done and writes no
+// portal for it, and reserves any other in-use volume, which fails.
 func checkVolume(node *nodes.Node, vol *cinderapi.Volume) error {
 	if vol.Size < 1 {
 		return fmt.Errorf("volume %s has size %d GiB: too small to boot from: %w", vol.ID, vol.Size, ErrNotReady)
@@ -235,11 +232,18 @@ func checkVolume(node *nodes.Node, vol *cinderapi.Volume) error {
 		return nil
 	}
 	for _, a := range vol.Attachments {
-		if a.ServerID == node.UUID || a.HostName == node.UUID {
+		switch {
+		case a.ServerID == node.UUID && node.ProvisionState == stateActive:
 			return nil
+		case a.ServerID == node.UUID:
+			return fmt.Errorf("volume %s is attached to node %s, which is %s, not deployed: Ironic's deploy would take it as attached and write no portal into the node's iPXE script; detach it in Cinder first: %w",
+				vol.ID, display(node), connector.Quote(node.ProvisionState), ErrNotReady)
+		case a.HostName == node.UUID:
+			return fmt.Errorf("volume %s is exported to node %s already (brick ironic attach-volume?): Ironic's deploy attaches the boot volume itself and would fail to reserve it; detach it first (brick ironic detach-volume): %w",
+				vol.ID, display(node), ErrNotReady)
 		}
 	}
-	return fmt.Errorf("volume %s is %s, not available: Ironic exports it when it deploys the node: %w", vol.ID, vol.Status, ErrNotReady)
+	return fmt.Errorf("volume %s is %s, not available: Ironic attaches it when it deploys the node: %w", vol.ID, vol.Status, ErrNotReady)
 }
 
 // planInitiator picks the node's iqn connector, or plans one for

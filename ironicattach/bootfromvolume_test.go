@@ -294,6 +294,10 @@ func TestBootFromVolumeDeploy(t *testing.T) {
 	require.Empty(t, res.Next)
 	require.True(t, res.Record.Deployed)
 
+	// Ironic's deploy attached the volume to the node (legacy os-attach:
+	// server_id is the node): that is the expected state now.
+	f.cinder.vols[0].Status = "in-use"
+	f.cinder.vols[0].Attachments = []volumes.Attachment{{ServerID: nodeUUID}}
 	res, err = f.m.BootFromVolume(ctx, f.opts(func(o *BootOpts) { o.Deploy = true }))
 	require.NoError(t, err, "active and set up: nothing to do")
 	require.Empty(t, res.Changes)
@@ -348,11 +352,15 @@ func TestBootFromVolumeRefusesBeforeChanging(t *testing.T) {
 			f.cinder.vols[0].Status = "in-use"
 			f.cinder.vols[0].Attachments = []volumes.Attachment{{ServerID: "other"}}
 		}, "is in-use, not available"},
-		{"deploy onto a volume attached to the node", func(f *bfvFixture, o *BootOpts) {
+		{"volume attached to the undeployed node", func(f *bfvFixture, o *BootOpts) {
 			f.cinder.vols[0].Status = "in-use"
 			f.cinder.vols[0].Attachments = []volumes.Attachment{{ServerID: nodeUUID}}
 			o.Deploy = true
 		}, "detach it in Cinder first"},
+		{"volume exported by attach-volume", func(f *bfvFixture, _ *BootOpts) {
+			f.cinder.vols[0].Status = "in-use"
+			f.cinder.vols[0].Attachments = []volumes.Attachment{{HostName: nodeUUID}}
+		}, "brick ironic detach-volume"},
 		{"volume size 0", func(f *bfvFixture, _ *BootOpts) { f.cinder.vols[0].Size = 0 }, "too small"},
 		{"no initiator", func(_ *bfvFixture, o *BootOpts) { o.Initiator = "" }, "no iqn, wwpn or wwnn"},
 		{"bad initiator", func(_ *bfvFixture, o *BootOpts) { o.Initiator = "iqn.x;rm" }, "--initiator"},

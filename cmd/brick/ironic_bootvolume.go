@@ -53,7 +53,9 @@ index 0, the iscsi_boot:True capability, and the cinder storage and ipxe
 boot interfaces. Then print what is left (the deploy), or with --deploy
 ask Ironic to deploy the node and wait until it is active. Ironic's cinder
 storage interface exports the volume to the node's initiator when it
-deploys, and its iPXE configuration sanboots the volume.
+deploys (brick never does: the volume must be available, or on a deployed
+node attached by Ironic), its iPXE configuration sanboots the volume, and
+its undeploy detaches the volume and deletes the node's volume targets.
 
 Everything is checked before the first change: the node exists and is
 enroll, manageable or available and not powered on, this Ironic serves API
