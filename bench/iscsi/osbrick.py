@@ -24,8 +24,8 @@ python-brick-cinderclient-ext does.
 
 With OSBRICK_GO=FILE in the environment the process imports os-brick, then
 waits until FILE exists before it reads CONNECTION_INFO.json and acts: a
-caller starts it early, so that the imports (a minute under TCG) overlap
-its other steps.
+caller starts it early (and niced), so that the imports (a minute under
+TCG) overlap its other steps; it then returns to priority 0 (root).
 """
 import json
 import os
@@ -38,8 +38,12 @@ from os_brick.initiator import connector
 
 action, info_file, mode, lock_path = sys.argv[1:5]
 go = os.environ.get("OSBRICK_GO")
-while go and not os.path.exists(go):
-    time.sleep(0.1)
+if go:
+    while not os.path.exists(go):
+        time.sleep(0.1)
+    # The caller may have niced the imports; the timed part (and the
+    # commands it starts) runs at normal priority, as brick's does.
+    os.setpriority(os.PRIO_PROCESS, 0, 0)
 lockutils.set_defaults(lock_path)
 privileged.default.set_client_mode(False)
 with open(info_file) as f:

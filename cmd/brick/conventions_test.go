@@ -44,7 +44,7 @@ func TestFlagsWhereTheyMeanSomething(t *testing.T) {
 	}{
 		{[]string{"get-connector"}, []string{"multipath", "format", "nic"}, nil, []string{"os-cloud", "cinder-endpoint", "mode"}},
 		{[]string{"local-attach"}, []string{"os-cloud", "multipath", "rbd-driver", "fc-device-timeout", "iscsi-login-timeout", "mode", "format"}, []string{"sort-column", "sort-descending"}, nil},
-		{[]string{"extend"}, []string{"os-cloud", "size", "format"}, []string{"sort-column"}, []string{"multipath"}},
+		{[]string{"extend"}, []string{"os-cloud", "size", "format", "multipath-map-timeout"}, []string{"sort-column"}, []string{"multipath", "rbd-driver"}},
 		{[]string{"local-detach"}, []string{"os-cloud", "force", "iscsi-command-timeout", "fc-command-timeout", "hostname"}, []string{"multipath", "iscsi-login-timeout", "device-timeout", "rbd-driver", "device-info", "format"}, []string{"mode", "mountpoint"}},
 		{[]string{"get-volume-paths"}, []string{"os-cloud", "format", "hostname"}, []string{"multipath", "iscsi-command-timeout"}, []string{"mode"}},
 		{[]string{"get-all-volume-paths"}, []string{"protocol", "format"}, []string{"nic"}, []string{"os-cloud"}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +14,7 @@ import (
 
 func (a *app) extendCommand() *cobra.Command {
 	var eo attach.ExtendOptions
+	var co connectorOptions
 	var fixedKeyFile string
 	cmd := &cobra.Command{
 		Use:   "extend VOLUME (--size GiB | --local-only)",
@@ -41,7 +43,7 @@ its old size; the error names the step that failed.`,
 			if err := a.needRoot("extend"); err != nil {
 				return err
 			}
-			m, err := a.manager(cmd.Context(), connectorOptions{}, !eo.LocalOnly, "extend", args[0])
+			m, err := a.manager(cmd.Context(), co, !eo.LocalOnly, "extend", args[0])
 			if err != nil {
 				return err
 			}
@@ -65,6 +67,11 @@ its old size; the error names the step that failed.`,
 	f.BoolVar(&eo.LocalOnly, "local-only", false, "grow the host side only: the volume grew elsewhere, or an earlier extend stopped part-way")
 	f.StringVar(&fixedKeyFile, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, for its encrypted volumes")
 	f.DurationVar(&eo.CinderTimeout, "cinder-timeout", cinderapi.DefaultExtendTimeout, "how long to wait for Cinder to finish the extend")
+	// The same limit as local-attach's flag: here it bounds the wait for
+	// a path that is not running to come back before the host side is
+	// refused (a session in recovery comes back by itself).
+	f.DurationVar(&co.ISCSI.MultipathOptions.MapTimeout, "multipath-map-timeout", 30*time.Second,
+		"how long a path that is not running may take to come back before the host side is refused (and the limit for each multipathd query)")
 	return cmd
 }
 

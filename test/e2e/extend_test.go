@@ -22,6 +22,11 @@ import (
 // finishes the job.
 const extendGuestScript = guestShellHelpers + `
 set -uo pipefail
+# Every step with its time in /brick/trace.log (BRICK_E2E_KEEP_SHARES keeps it).
+exec 19>>/brick/trace.log
+BASH_XTRACEFD=19
+PS4='+ $EPOCHREALTIME '
+set -x
 cp /brick/brick /tmp/brick
 B=/tmp/brick
 P=$PROJECT
@@ -130,8 +135,12 @@ multipathd fail path $PATH1 >/dev/null
 echo "DOWN $PATH1 $(multipathd show paths raw format '%d:%t' | grep "^$PATH1:")"
 sha256sum /mnt/mp/writer.bin >/tmp/sum-mp2
 start_writer mp
-$B extend "$VOL_MP" --size 3 >/brick/extend-down.out 2>&1
+# A path that is not running may come back within --multipath-map-timeout
+# (default 30 s); here it stays down, and 5 s prove the refusal as well.
+t0=$(now)
+$B extend "$VOL_MP" --size 3 --multipath-map-timeout 5s >/brick/extend-down.out 2>&1
 echo "RC extend-down $?"
+took extend-down "$t0"
 stop_writer mp down
 sed 's/^/ERR extend-down /' /brick/extend-down.out
 echo "SIZE mp-down $(blockdev --getsize64 "$DEV") $(dfsize /mnt/mp) $(csize "$VOL_MP")"
@@ -273,7 +282,7 @@ func TestExtendGuest(t *testing.T) {
 	require.Less(t, df, int64(2*gib+1), "the filesystem kept its size")
 	require.Equal(t, "3 in-use", cinder, "Cinder grew the volume")
 	require.Equal(t, "errors=0", g.lines["WRITER down"][1])
-	t.Logf("path down (%s): %s", down[2], msg)
+	t.Logf("path down (%s), refused after %v s (Cinder's extend and --multipath-map-timeout 5s): %s", down[2], g.lines["TIME extend-down"], msg)
 
 	require.Equal(t, "0", g.rc("extend-finish"), g.out)
 	dev, df, _ = size("mp-finish")
