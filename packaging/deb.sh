@@ -46,9 +46,6 @@ for unit in packaging/systemd/*; do
   [ -f "$unit" ] && install -D -m 0644 "$unit" "$root/lib/systemd/system/${unit##*/}"
 done
 install -d -m 0700 "$root/var/lib/brick"
-for unit in packaging/systemd/*; do
-  install -D -m 0644 "$unit" "$root/lib/systemd/system/${unit##*/}"
-done
 install -D -m 0644 packaging/copyright "$doc/copyright"
 install -D -m 0644 packaging/lintian-overrides "$root/usr/share/lintian/overrides/brick"
 {
@@ -65,6 +62,7 @@ size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" packaging/control.in >"$root/DEBIAN/control"
 (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
 chmod 0644 "$root/DEBIAN/"*
+install -m 0755 packaging/maintscripts/postinst packaging/maintscripts/postrm "$root/DEBIAN/"
 find "$root" -exec touch -h -d "@$epoch" {} +
 
 mkdir -p "$out"

@@ -75,8 +75,8 @@ DPKG_I=$!
 // debInstallStart: get-connector and one attach/detach of $VOL_LEGACY
 // (then available again) with the packaged binary and its own
 // /etc/brick/brick.yaml; then starts the removal (debRemoveWait ends it):
-// dpkg -r must leave only the config, and dpkg --purge nothing but brick's
-// state.
+// dpkg -r must leave only the config (and mask a unit the operator
+// enabled), and dpkg --purge nothing but brick's state.
 const debGuestScript = `
 # 5. The Debian package.
 tpkg=$(now)
@@ -99,9 +99,14 @@ state attached-pkg "$VOL_LEGACY"
 "${PB[@]}" local-detach "$VOL_LEGACY" "${COMMON[@]}" >/brick/detach-pkg.out 2>&1
 echo "RC detach-pkg $?"
 state detached-pkg "$VOL_LEGACY"
+# The operator enables the restore unit (offline: no systemd in the guest):
+# remove masks it, purge removes the operator's link and the mask.
+systemctl --root=/ enable brick-restore.service >/dev/null 2>&1
+echo "PKGENABLED $(find /etc/systemd/system -name brick-restore.service -lname '/lib/*' | grep -c .)"
 (
 	dpkg -r brick >/brick/dpkg-r.out 2>&1
 	echo "RC dpkg-r $?"
+	echo "PKGMASKED $(readlink /etc/systemd/system/brick-restore.service)"
 	while read -r f; do
 		[[ -e $f && ! -d $f ]] && echo "PKGLEFT removed $f"
 	done </brick/pkg-files.txt
@@ -113,6 +118,7 @@ state detached-pkg "$VOL_LEGACY"
 	while read -r f; do
 		[[ -e $f && $f == *brick* && $f != /var/lib/brick* ]] && echo "PKGLEFT purged $f"
 	done </brick/pkg-files.txt
+	echo "PKGUNITLINKS $(find /etc/systemd/system -name 'brick-*' | grep -c .)"
 ) >/tmp/dpkg-r.lines 2>&1 &
 DPKG_R=$!
 `
@@ -140,6 +146,9 @@ func checkDeb(t *testing.T, g *guestRun, version string) {
 	g.clean("detached-pkg")
 	require.Equal(t, "0", g.rc("dpkg-r"))
 	require.Equal(t, "0", g.rc("dpkg-purge"))
+	require.Contains(t, g.out, "PKGENABLED 1\n", "the operator enabled brick-restore.service")
+	require.Contains(t, g.out, "PKGMASKED /dev/null\n", "dpkg -r masks an enabled unit whose binary is gone")
+	require.Contains(t, g.out, "PKGUNITLINKS 0\n", "dpkg --purge leaves no enablement or mask")
 	var left []string
 	for _, l := range strings.Split(g.out, "\n") {
 		if strings.HasPrefix(l, "PKGLEFT ") {
