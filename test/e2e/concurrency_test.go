@@ -121,12 +121,19 @@ pause() { read -r -t "$1" _ <>/tmp/.pause || true; }
 // reads and failed or wrong ones (each volume holds its own pattern).
 const concurrencyGuestScript = reliabilityPrelude + `
 read -ra V <<<"$VOLS"
-# vstatuses LABEL: every volume of V with its status.
+# vstatuses LABEL: every volume of V with its status (the 8 API calls side
+# by side: each is a curl start).
 vstatuses() {
-	local out=() id st
-	for id in "${V[@]}"; do
-		st=$(vstatus "$id")
-		out+=("$id=${st%% *}")
+	local out=() pids=() i st
+	for i in "${!V[@]}"; do
+		vstatus "${V[i]}" >/tmp/vst-$i &
+		pids+=($!)
+	done
+	# Only these jobs: the readers run on in the background.
+	wait "${pids[@]}"
+	for i in "${!V[@]}"; do
+		read -r st _ </tmp/vst-$i
+		out+=("${V[i]}=$st")
 	done
 	echo "VSTATUS $1 ${out[*]}"
 }
