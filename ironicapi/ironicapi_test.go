@@ -415,3 +415,28 @@ func TestUnreachableErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestNodeHasPort(t *testing.T) {
+	var query string
+	ports := `[]`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query = r.URL.Path + "?" + r.URL.RawQuery
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ports": ` + ports + `}`))
+	}))
+	defer srv.Close()
+	sc := &gophercloud.ServiceClient{ProviderClient: &gophercloud.ProviderClient{HTTPClient: *srv.Client()}, Endpoint: srv.URL + "/"}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		ports string
+		want  bool
+	}{{`[]`, false}, {`[{"uuid": "` + nodeA + `", "address": "52:54:00:12:34:56"}]`, true}} {
+		ports = tc.ports
+		got, err := NodeHasPort(ctx, sc, nodeA)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got, tc.ports)
+		require.Equal(t, "/v1/ports?limit=1&node_uuid="+nodeA, query)
+	}
+	_, err := NodeHasPort(ctx, sc, "node-a")
+	require.ErrorContains(t, err, "is not a UUID")
+}

@@ -7,6 +7,8 @@ import (
 	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
+	"github.com/gophercloud/gophercloud/v2/pagination"
 )
 
 // Power states as Ironic reports them; a node whose power was never set
@@ -69,4 +71,21 @@ func UpdateNode(ctx context.Context, client *gophercloud.ServiceClient, nodeUUID
 	r = nodes.Update(ctx, volumeClient(client), nodeUUID, opts)
 	r.Err = convert(c, r.Err)
 	return r
+}
+
+// NodeHasPort reports whether the node has a port, reading one page of
+// one port with gophercloud's ports.List (Ironic's ipxe boot interface
+// refuses to deploy a node without one).
+func NodeHasPort(ctx context.Context, client *gophercloud.ServiceClient, nodeUUID string) (bool, error) {
+	c := call{op: "list ports of", resource: "node", ident: nodeUUID}
+	if !ident.IsUUID(nodeUUID) {
+		return false, invalid(c.String(), "node", "%s is not a UUID", quote(nodeUUID))
+	}
+	found := false
+	err := ports.List(volumeClient(client), ports.ListOpts{NodeUUID: nodeUUID, Limit: 1}).EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+		ps, err := ports.ExtractPorts(page)
+		found = len(ps) > 0
+		return false, err
+	})
+	return found, convert(c, err)
 }

@@ -188,7 +188,27 @@ func (m *Manager) planBootOn(ctx context.Context, node *nodes.Node, vol *cindera
 	if err := planNodePatch(p, o.Deploy); err != nil {
 		return nil, err
 	}
+	if p.deploy {
+		if err := m.checkPort(ctx, node); err != nil {
+			return nil, err
+		}
+	}
 	return p, checkStates(p)
+}
+
+// checkPort wants a port on the node before a deploy: Ironic's ipxe boot
+// interface refuses a node without one (and names the node's iPXE script
+// after its MAC), which brick would otherwise learn only after changing
+// the node.
+func (m *Manager) checkPort(ctx context.Context, node *nodes.Node) error {
+	found, err := ironicapi.NodeHasPort(ctx, m.Ironic, node.UUID)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("node %s has no port: Ironic's ipxe boot interface needs the node's MAC to deploy (baremetal port create MAC --node %s): %w", display(node), node.UUID, ErrNotReady)
+	}
+	return nil
 }
 
 // checkIronic refuses an Ironic without the volume API or a hardware type

@@ -32,8 +32,9 @@ type bfvIronic struct {
 	storage    []string // enabled storage interfaces
 	conns      []map[string]any
 	targets    []map[string]any
-	fail       map[string]int // "METHOD /path-prefix" -> HTTP status
-	deployTo   string         // provision state a deploy ends in
+	ports      []map[string]any // the node's ports (a deploy needs one)
+	fail       map[string]int   // "METHOD /path-prefix" -> HTTP status
+	deployTo   string           // provision state a deploy ends in
 	requests   []string
 	seq        int
 }
@@ -47,6 +48,7 @@ func newBFVIronic() *bfvIronic {
 		storage:  []string{"noop", "cinder"},
 		conns:    []map[string]any{},
 		targets:  []map[string]any{},
+		ports:    []map[string]any{{"uuid": "00000000-0000-4000-8000-0000000000e1", "node_uuid": nodeUUID, "address": "52:54:00:12:34:56"}},
 		fail:     map[string]int{},
 		deployTo: "active",
 	}
@@ -85,6 +87,8 @@ func (f *bfvIronic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/v1/" || p == "/v1":
 		w.Header().Set("X-OpenStack-Ironic-API-Maximum-Version", f.maxVersion)
 		writeJSONBody(w, 200, map[string]any{"version": map[string]any{"version": f.maxVersion}})
+	case p == "/v1/ports":
+		writeJSONBody(w, 200, map[string]any{"ports": f.ports})
 	case strings.HasPrefix(p, "/v1/drivers/"):
 		writeJSONBody(w, 200, map[string]any{"name": "manual-management", "enabled_storage_interfaces": f.storage, "enabled_boot_interfaces": []string{"pxe", "ipxe"}})
 	case p == "/v1/nodes/node-1" || p == "/v1/nodes/"+nodeUUID:
@@ -347,6 +351,7 @@ func TestBootFromVolumeRefusesBeforeChanging(t *testing.T) {
 		{"powered on", func(f *bfvFixture, _ *BootOpts) { f.ironic.node["power_state"] = "power on" }, "is powered on"},
 		{"deploying", func(f *bfvFixture, _ *BootOpts) { f.ironic.node["provision_state"] = "deploying" }, `is "deploying"`},
 		{"active", func(f *bfvFixture, _ *BootOpts) { f.ironic.node["provision_state"] = "active" }, "undeploy it first"},
+		{"deploy without a port", func(f *bfvFixture, o *BootOpts) { f.ironic.ports = nil; o.Deploy = true }, "has no port"},
 		{"deploy from manageable", func(f *bfvFixture, o *BootOpts) { f.ironic.node["provision_state"] = "manageable"; o.Deploy = true }, "needs it available"},
 		{"volume in use", func(f *bfvFixture, _ *BootOpts) {
 			f.cinder.vols[0].Status = "in-use"

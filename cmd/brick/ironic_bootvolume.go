@@ -60,7 +60,8 @@ its undeploy detaches the volume and deletes the node's volume targets.
 Everything is checked before the first change: the node exists and is
 enroll, manageable or available and not powered on, this Ironic serves API
 1.32 or later, the node's hardware type has the cinder storage and ipxe
-boot interfaces enabled, the volume is available and at least 1 GiB, the
+boot interfaces enabled, the volume is available and at least 1 GiB (with
+--deploy: the node has a port, whose MAC Ironic's ipxe boot needs), the
 node's iqn is unambiguous, and boot index 0 is free. A failure later
 undoes what this run did, newest first. A second run changes nothing.
 
