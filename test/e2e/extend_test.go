@@ -176,10 +176,39 @@ osbext() {
 	read -r j </tmp/osb-ext.json
 	[[ $j =~ $re ]] && printf '%.3f %s' "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" || echo "failed -"
 }
+# settle: until every path of the map is running in sysfs and active and
+# ready in multipathd (up to 30 s). Cinder's extend re-creates the tgt
+# target, which drops the sessions for a moment; brick's host side waits
+# for them, os-brick's resize fails meanwhile ("fail"). os-brick's process
+# used to start here and spend a minute on its imports, long enough for
+# them to come back: it is handed the map in the same state now.
+settle() {
+	local i p st ok out=""
+	for ((i = 0; i < 150; i++)); do
+		ok=1
+		for p in /sys/block/$MAP/slaves/*; do
+			read -r st <"$p/device/state" || st=gone
+			[[ $st == running ]] || ok=0
+		done
+		if ((ok)); then
+			out=$(multipathd show paths raw format '%d:%t:%T' 2>/dev/null)
+			for p in /sys/block/$MAP/slaves/*; do
+				[[ $out == *"${p##*/}:active:ready"* ]] || ok=0
+			done
+		fi
+		((ok)) && return 0
+		pause 0.2
+	done
+	return 1
+}
 jq -c .connection_info "/var/lib/brick/volumes/$VOL_MP.json" >/tmp/mp-ci.json
 gb=3
 for ((round = 1; round <= ${EXTEND_ROUNDS:-1}; round++)); do
 	gb=$((gb + 1)); cext "$VOL_MP" $gb; echo "RC cext-osb-$round $?"
+	t0=$(now)
+	settle
+	echo "RC settle-osb-$round $?"
+	took settle-osb-$round "$t0"
 	if ((round == 1)); then
 		# The process started at the top, its imports done by now (or soon).
 		t0=$(now)
@@ -293,7 +322,8 @@ func TestExtendGuest(t *testing.T) {
 	t.Logf("--local-only after the path came back: %v s wall, host side %v", g.lines["TIME extend-finish"], g.lines["HOSTSIDE finish"])
 
 	extendVsOSBrick(t, g, rounds)
-	t.Logf("os-brick's process, started at the script's top: waited %v s for its imports and extend_volume", g.lines["TIME osbext-wait"])
+	t.Logf("os-brick's process, started at the script's top: waited %v s for its imports and extend_volume (after %v s for the paths to settle)",
+		g.lines["TIME osbext-wait"], g.lines["TIME settle-osb-1"])
 
 	require.Equal(t, "0", g.rc("detach-"+single.ID))
 	require.Equal(t, "0", g.rc("detach-"+mp.ID))
