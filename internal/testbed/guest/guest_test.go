@@ -468,3 +468,29 @@ func mustWrite(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+func TestClearStale(t *testing.T) {
+	share := t.TempDir()
+	ctl := filepath.Join(share, ctlDir)
+	for _, p := range []string{"ready", "rc", "exec-1/rc", "exec-12/output", "fixtures/iscsi.sh", "script.sh"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ctl, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ctl, p), []byte("0"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := clearStale(share); err != nil {
+		t.Fatal(err)
+	}
+	left, err := filepath.Glob(filepath.Join(ctl, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(ctl, "fixtures"), filepath.Join(ctl, "script.sh")}; !reflect.DeepEqual(left, want) {
+		t.Fatalf("left %v, want %v: results go, inputs stay", left, want)
+	}
+	if err := clearStale(t.TempDir()); err != nil {
+		t.Fatalf("nothing to clear: %v", err)
+	}
+}

@@ -3,7 +3,6 @@ package guest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -78,16 +77,29 @@ func launch(ctx context.Context, opts Options, share string, session bool, hard 
 	return m, nil
 }
 
+// clearStale removes the results of an earlier run or session in a reused
+// share (a session's exec-N directories too), which must not be mistaken
+// for this run's.
+func clearStale(share string) error {
+	stale := []string{"rc", "rc.tmp", "output", "uptime", "leftovers", "session", "ready", "close"}
+	execs, err := filepath.Glob(filepath.Join(share, ctlDir, "exec-*"))
+	if err != nil {
+		return fmt.Errorf("clear stale results: %w", err)
+	}
+	for _, f := range append(stale, execs...) {
+		if err := os.RemoveAll(filepath.Join(share, ctlDir, filepath.Base(f))); err != nil {
+			return fmt.Errorf("clear stale results: %w", err)
+		}
+	}
+	return nil
+}
+
 func startQemu(ctx context.Context, qemu string, k Kernel, initrd string, opts Options, share string, session bool) (*machine, error) {
 	if err := prepareShare(share, opts, int(math.Ceil(opts.Timeout.Seconds()))); err != nil {
 		return nil, err
 	}
-	// Stale results from an earlier run in a reused ShareDir must not be
-	// mistaken for this run's.
-	for _, f := range []string{"rc", "rc.tmp", "output", "uptime", "leftovers", "session", "ready", "close"} {
-		if err := os.Remove(filepath.Join(share, ctlDir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("clear %s: %w", f, err)
-		}
+	if err := clearStale(share); err != nil {
+		return nil, err
 	}
 	if session {
 		if err := os.WriteFile(filepath.Join(share, ctlDir, "session"), nil, 0o644); err != nil {
