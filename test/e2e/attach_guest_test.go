@@ -225,6 +225,9 @@ state fail-connect "$VOL_FAIL"
 # 5b. the device never appears: the LUN logs in and is scanned, but sd_mod
 # may not load, so no block device shows up.
 echo "install sd_mod /bin/false" >/etc/modprobe.d/brick-nodev.conf
+# udevd's module loading keeps the modprobe.d it read at its start (and
+# rechecks at most every 3 s): without a reload it may load sd_mod anyway.
+udevadm control --reload
 rmmod sd_mod 2>/dev/null
 echo "SDMOD $(grep -c '^sd_mod ' /proc/modules || true)"
 t0=$(now)
