@@ -189,18 +189,22 @@ func (m *Manager) planBootOn(ctx context.Context, node *nodes.Node, vol *cindera
 		return nil, err
 	}
 	if p.deploy {
-		if err := m.checkPort(ctx, node); err != nil {
+		if err := m.checkDeployable(ctx, node); err != nil {
 			return nil, err
 		}
 	}
 	return p, checkStates(p)
 }
 
-// checkPort wants a port on the node before a deploy: Ironic's ipxe boot
-// interface refuses a node without one (and names the node's iPXE script
-// after its MAC), which brick would otherwise learn only after changing
-// the node.
-func (m *Manager) checkPort(ctx context.Context, node *nodes.Node) error {
+// checkDeployable wants, before a deploy, a deploy interface that runs the
+// storage interface's attach (fake goes active without exporting the
+// volume) and a port: Ironic's ipxe boot interface refuses a node without
+// one (and names the node's iPXE script after its MAC), which brick would
+// otherwise learn only after changing the node.
+func (m *Manager) checkDeployable(ctx context.Context, node *nodes.Node) error {
+	if node.DeployInterface == "fake" {
+		return fmt.Errorf("node %s has the fake deploy interface: it would go active without Ironic exporting the volume or writing its iPXE script; set a real one (baremetal node set %s --deploy-interface direct): %w", display(node), node.UUID, ErrNotReady)
+	}
 	found, err := ironicapi.NodeHasPort(ctx, m.Ironic, node.UUID)
 	if err != nil {
 		return err

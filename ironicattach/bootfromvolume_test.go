@@ -352,6 +352,7 @@ func TestBootFromVolumeRefusesBeforeChanging(t *testing.T) {
 		{"deploying", func(f *bfvFixture, _ *BootOpts) { f.ironic.node["provision_state"] = "deploying" }, `is "deploying"`},
 		{"active", func(f *bfvFixture, _ *BootOpts) { f.ironic.node["provision_state"] = "active" }, "undeploy it first"},
 		{"deploy without a port", func(f *bfvFixture, o *BootOpts) { f.ironic.ports = nil; o.Deploy = true }, "has no port"},
+		{"deploy with the fake deploy interface", func(f *bfvFixture, o *BootOpts) { f.ironic.node["deploy_interface"] = "fake"; o.Deploy = true }, "has the fake deploy interface"},
 		{"deploy from manageable", func(f *bfvFixture, o *BootOpts) { f.ironic.node["provision_state"] = "manageable"; o.Deploy = true }, "needs it available"},
 		{"volume in use", func(f *bfvFixture, _ *BootOpts) {
 			f.cinder.vols[0].Status = "in-use"
