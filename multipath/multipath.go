@@ -26,7 +26,8 @@ import (
 type Options struct {
 	// CommandTimeout bounds one multipath/multipathd/udevadm command. Default 30 s.
 	CommandTimeout time.Duration
-	// MapTimeout bounds the wait for multipathd to build a map. Default 30 s.
+	// MapTimeout bounds the wait for multipathd to build a map. Default
+	// DefaultMapTimeout.
 	MapTimeout time.Duration
 	// ReadWriteTimeout bounds the wait for a new map to turn read-write. Default 10 s.
 	ReadWriteTimeout time.Duration
@@ -42,12 +43,15 @@ type Options struct {
 	Daemon Daemon
 }
 
+// DefaultMapTimeout is Options.MapTimeout's default, and the CLI's.
+const DefaultMapTimeout = 30 * time.Second
+
 func (o Options) withDefaults() Options {
 	if o.CommandTimeout <= 0 {
 		o.CommandTimeout = 30 * time.Second
 	}
 	if o.MapTimeout <= 0 {
-		o.MapTimeout = 30 * time.Second
+		o.MapTimeout = DefaultMapTimeout
 	}
 	if o.ReadWriteTimeout <= 0 {
 		o.ReadWriteTimeout = 10 * time.Second

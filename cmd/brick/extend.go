@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/multipath"
 )
 
 func (a *app) extendCommand() *cobra.Command {
@@ -70,7 +70,7 @@ its old size; the error names the step that failed.`,
 	// The same limit as local-attach's flag: here it bounds the wait for
 	// a path that is not running to come back before the host side is
 	// refused (a session in recovery comes back by itself).
-	f.DurationVar(&co.ISCSI.MultipathOptions.MapTimeout, "multipath-map-timeout", 30*time.Second,
+	f.DurationVar(&co.ISCSI.MultipathOptions.MapTimeout, "multipath-map-timeout", multipath.DefaultMapTimeout,
 		"how long a path that is not running may take to come back before the host side is refused (and the limit for each multipathd query)")
 	return cmd
 }
