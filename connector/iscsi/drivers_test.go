@@ -77,6 +77,11 @@ func TestDriverShapes(t *testing.T) {
 			want:   []triple{{"192.0.2.80:3260", "iqn.2009-11.com.infinidat:storage:infinibox-sn-1234", 7}, {"192.0.2.81:3260", "iqn.2009-11.com.infinidat:storage:infinibox-sn-1234", 7}},
 		},
 		{
+			driver: "TOYOU TYDS (cinder/volume/drivers/toyou/tyds/tyds.py initialize_connection: target_portal and the lists, no target_iqn)",
+			info:   `{"target_discovered":false,"target_portal":"192.0.2.95:3260","target_lun":4,"target_iqns":["iqn.2023-06.com.toyou:tyds.target1","iqn.2023-06.com.toyou:tyds.target1"],"target_portals":["192.0.2.95:3260","192.0.2.96:3260"],"target_luns":[4,4]}`,
+			want:   []triple{{"192.0.2.95:3260", "iqn.2023-06.com.toyou:tyds.target1", 4}, {"192.0.2.96:3260", "iqn.2023-06.com.toyou:tyds.target1", 4}},
+		},
+		{
 			driver: "unbracketed IPv6 portal with the port (seen from drivers that format ip:port without brackets)",
 			info:   `{"target_iqn":"` + iqn1 + `","target_portal":"fd00::1:3260","target_lun":1}`,
 			want:   []triple{{"[fd00::1:3260]:3260", iqn1, 1}},

@@ -214,11 +214,11 @@ func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	single, hasSingle, err := singularTarget(ci, mode)
+	plural, err := pluralTargets(ci, mode)
 	if err != nil {
 		return nil, err
 	}
-	plural, err := pluralTargets(ci, mode)
+	single, hasSingle, err := singularTarget(ci, mode, completeLists(ci))
 	if err != nil {
 		return nil, err
 	}
@@ -287,12 +287,24 @@ func addressingMode(ci connector.ConnectionInfo) (string, error) {
 	return mode, nil
 }
 
-func singularTarget(ci connector.ConnectionInfo, mode string) (Target, bool, error) {
+// completeLists reports whether the info carries target_portals and
+// target_iqns: os-brick then takes its paths from the lists alone.
+func completeLists(ci connector.ConnectionInfo) bool {
+	return ci.Has("target_portals") && ci.Has("target_iqns")
+}
+
+// singularTarget reads target_portal, target_iqn and target_lun. With
+// complete lists, a singular target without target_iqn is no target (the
+// lists name every path); otherwise target_iqn is required.
+func singularTarget(ci connector.ConnectionInfo, mode string, lists bool) (Target, bool, error) {
 	ps, hasPortal, err := ci.String("target_portal")
 	if err != nil {
 		return Target{}, false, err
 	}
 	if !hasPortal || ps == "" {
+		return Target{}, false, nil
+	}
+	if lists && !ci.Has("target_iqn") {
 		return Target{}, false, nil
 	}
 	p, err := ParsePortal(ps)

@@ -29,6 +29,11 @@ func TestDriverShapes(t *testing.T) {
 			export: "nfs-host:/export this", name: "volume-1", fmt: "qcow2", options: []string{"vers=4.1", "proto=tcp"},
 		},
 		{
+			driver: "generic NFS, a share with a space (cinder/volume/drivers/remotefs.py _load_shares_config turns \\040 into a space, so initialize_connection's export has it raw)",
+			data:   `{"export":"192.0.2.91:/srv/cinder vols","name":"volume-0b9e5a55-3f6b-4d1e-9b58-6f9f1e2f0a11","options":null,"format":"raw","mount_point_base":"/var/lib/cinder/mnt"}`,
+			export: "192.0.2.91:/srv/cinder vols", name: "volume-0b9e5a55-3f6b-4d1e-9b58-6f9f1e2f0a11", fmt: "raw",
+		},
+		{
 			driver: "NetApp ONTAP NFS (cinder/volume/drivers/netapp/dataontap/nfs_base.py, IPv6 data LIF)",
 			data:   `{"export":"[2001:db8::7]:/vol_cinder","name":"volume-2","options":null,"format":"raw"}`,
 			export: "[2001:db8::7]:/vol_cinder", name: "volume-2", fmt: "raw",

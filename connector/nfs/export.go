@@ -48,9 +48,9 @@ const (
 // ParseExport validates an export given as host:/path or [IPv6]:/path.
 // The host must be a DNS name or an IP address, the path absolute with no
 // "." or ".." component and only characters from a conservative set, plus
-// spaces written \040 as Cinder does (decoded: mount gets them in its argv);
-// the result can never be read as an option by mount or name a second
-// source. Repeated and trailing slashes are cleaned away.
+// spaces, raw (as Cinder's remotefs hands out a share it read as \040) or
+// written \040 (mount gets them inside one argv element); the result can
+// never be read as an option by mount or name a second source. Repeated and trailing slashes are cleaned away.
 func ParseExport(s string) (Export, error) {
 	const key = "export"
 	if s == "" {
@@ -179,7 +179,8 @@ func cleanServerPath(p string) (string, error) {
 const spaceEscape = `\040`
 
 // decodeComponent turns each \040 into a space and refuses any other
-// character outside pathChar, backslashes and raw white space included.
+// character outside pathChar, backslashes and white space other than a
+// space included.
 func decodeComponent(c string) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(c); i++ {
@@ -197,9 +198,9 @@ func decodeComponent(c string) (string, error) {
 }
 
 // pathChar is the set allowed in server paths: what real exports use, and
-// nothing that is white space, a quote, a backslash or a glob.
+// nothing that is a quote, a backslash, a glob or white space but a space.
 func pathChar(c byte) bool {
-	return isAlnum(c) || strings.IndexByte("._-+~@%=,:", c) >= 0
+	return isAlnum(c) || strings.IndexByte("._-+~@%=,: ", c) >= 0
 }
 
 func isAlnum(c byte) bool {

@@ -11,7 +11,8 @@ import (
 
 // TestHostileConnectionInfo feeds hostile exports, names, mount options and
 // formats to Connect, Disconnect and DevicePaths: each is refused naming
-// the key and nothing runs (no mount, no losetup, no umount).
+// the key and nothing runs (no mount, no losetup, no umount). A space in
+// the path is no attack: the export is one argv element (TestExportWithSpace).
 func TestHostileConnectionInfo(t *testing.T) {
 	base := map[string]any{
 		"driver_volume_type": "nfs",
@@ -24,7 +25,7 @@ func TestHostileConnectionInfo(t *testing.T) {
 	cases := hostile.Common("export")
 	cases = append(cases, hostile.Strings("export",
 		"10.0.0.1:/srv/../../etc", "10.0.0.1:/srv/./x", "10.0.0.1:srv", "10.0.0.1:", ":/srv", "/srv", "-o:/srv", "--bind:/srv",
-		"10.0.0.1:/srv;reboot", "$(reboot):/srv", "10.0.0.1:/srv -o exec", "a b:/srv", "[::1:/srv", "[fe80::1%eth0;x]:/srv",
+		"10.0.0.1:/srv;reboot", "$(reboot):/srv", "10.0.0.1:/srv\t-o exec", "a b:/srv", "[::1:/srv", "[fe80::1%eth0;x]:/srv",
 		"10.0.0.1:/srv\nx", "fe80::1:/srv", "10.0.0.1:/srv/"+hostile.Huge)...)
 	cases = append(cases, hostile.Common("name")...)
 	cases = append(cases, hostile.Strings("name",

@@ -194,13 +194,20 @@ func TestConnectDisconnect(t *testing.T) {
 	require.Empty(t, paths)
 }
 
-// TestExportWithSpace: Cinder's remotefs writes a space in an export as
-// \040; mount gets the real space as one argv element, and the mount is
-// recognised again in mountinfo (where the kernel writes \040).
+// TestExportWithSpace: a share path with a space, as Cinder's remotefs hands
+// it out (raw) or as its shares file spells it (\040); mount gets the real
+// space inside one argv element, and the mount is recognised again in
+// mountinfo (where the kernel writes \040).
 func TestExportWithSpace(t *testing.T) {
+	for _, export := range []string{`10.0.0.5:/srv/my\\040vols`, "10.0.0.5:/srv/my vols"} {
+		t.Run(export, func(t *testing.T) { testExportWithSpace(t, export) })
+	}
+}
+
+func testExportWithSpace(t *testing.T, export string) {
 	c, k, r := newFake(t)
 	ctx := context.Background()
-	info := nfsInfo(t, `{"export":"10.0.0.5:/srv/my\\040vols","name":"volume-a"}`)
+	info := nfsInfo(t, `{"export":"`+export+`","name":"volume-a"}`)
 	dev, err := c.Connect(ctx, info)
 	require.NoError(t, err)
 	var srcs []string
