@@ -27,10 +27,12 @@ short_run='^(TestISCSI|TestFC|TestNFS|TestRBD|TestLocalAttachIronicNode)$'
 # a lane (test/e2e/lanes_test.go) prints "=== LANE <lane> TestX ran 12.34s";
 # that time replaces go test's, which counts the wait for the lane too. A
 # test that started but never reported (a timeout or panic ended the run) is
-# listed as unfinished.
+# listed as unfinished; with LISTED (the suite's test names, one a line) a
+# test that never started is listed as "not run".
 times_table() {
-  local log=$1 tsv=$2 wall=$3
-  awk '
+  local log=$1 tsv=$2 wall=$3 listed=${4:-/dev/null}
+  awk -v listed="$listed" '
+    BEGIN { while ((getline l < listed) > 0) if (l ~ /^Test/) want[++w] = l }
     /^=== RUN +Test[^\/ ]+$/ { if (!($3 in res)) { order[++n] = $3; res[$3] = "unfinished"; secs[$3] = "-"; lane[$3] = "-" } }
     /^=== LANE [^ ]+ Test[^\/ ]+ ran [0-9.]+s/ { ran[$4] = $6; sub(/s$/, "", ran[$4]); lanes[$4] = $3 }
     /^--- (PASS|FAIL|SKIP): Test[^\/ ]+ \([0-9.]+s\)$/ {
@@ -38,6 +40,7 @@ times_table() {
       res[name] = tolower($2); sub(/:$/, "", res[name]); s = $4; gsub(/[()s]/, "", s); secs[name] = s
     }
     END {
+      for (i = 1; i <= w; i++) if (!(want[i] in res)) { order[++n] = want[i]; res[want[i]] = "not-run"; secs[want[i]] = "-" }
       for (i = 1; i <= n; i++) {
         t = order[i]
         if (t in ran && res[t] != "unfinished") secs[t] = ran[t]
@@ -81,6 +84,13 @@ done
 
 bash test/install.sh
 go vet -tags e2e ./test/e2e/
+# The whole suite's test names, so a run that ends early (a timeout, a
+# panic) still shows every test in the table, as "not run".
+listed=$(mktemp)
+trap 'rm -f "$listed"' EXIT
+if [[ " ${args[*]} " != *" -run"[\ =]* ]]; then
+  go test -tags e2e -list . ./test/e2e/ >"$listed" 2>/dev/null || true
+fi
 
 # shellcheck source=test/guest-slot.sh
 source test/guest-slot.sh
@@ -115,6 +125,6 @@ fi
 # The summary lines go to the console; everything else stays in the log.
 grep -E '^(\s*--- (PASS|FAIL|SKIP)|PASS$|FAIL|ok |panic:)' "$log" || true
 
-times_table "$log" "$times" "$wall" | tee -a "$log"
+times_table "$log" "$times" "$wall" "$listed" | tee -a "$log"
 echo "e2e: $wall s"
 exit "$rc"

@@ -369,6 +369,25 @@ func guestShare(t *testing.T) string {
 	return dir
 }
 
+// word is the i-th word after a line's label (its first two words): the
+// test fails showing the guest's output when the line is missing or shorter,
+// instead of the index panicking the test binary.
+func (g *guestRun) word(label string, i int) string {
+	g.t.Helper()
+	return g.words(label, i+1)[i]
+}
+
+// words is a line's words after its label, at least n of them, or the
+// test fails showing the guest's output.
+func (g *guestRun) words(label string, n int) []string {
+	g.t.Helper()
+	v, ok := g.lines[label]
+	if !ok || len(v) < n {
+		g.t.Fatalf("guest output: line %q has %d words after its label, want at least %d (present: %v); output:\n%s", label, len(v), n, ok, g.out)
+	}
+	return v
+}
+
 func (g *guestRun) rc(label string) string {
 	g.t.Helper()
 	v := g.lines["RC "+label]

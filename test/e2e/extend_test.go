@@ -281,7 +281,7 @@ func TestExtendGuest(t *testing.T) {
 		require.Greater(t, df, int64(19*gib/10), "%s: df shows the new size", l)
 		require.Equal(t, "2 in-use", cinder, l)
 		require.Equal(t, "0", g.rc("checksum-"+l), "%s: data written before is unchanged", l)
-		require.Equal(t, []string{"2", "GiB"}, g.lines["LIST "+l][1:], "%s: brick list", l)
+		require.Equal(t, []string{"2", "GiB"}, g.words("LIST "+l, 1)[1:], "%s: brick list", l)
 		require.Equal(t, []string{strconv.Itoa(2 * gib)}, g.lines["RECORD "+l], "%s: record", l)
 		w := g.lines["WRITER "+l]
 		require.Len(t, w, 2)
@@ -310,7 +310,7 @@ func TestExtendGuest(t *testing.T) {
 	require.Equal(t, int64(2*gib), dev, "the map kept its size")
 	require.Less(t, df, int64(2*gib+1), "the filesystem kept its size")
 	require.Equal(t, "3 in-use", cinder, "Cinder grew the volume")
-	require.Equal(t, "errors=0", g.lines["WRITER down"][1])
+	require.Equal(t, "errors=0", g.word("WRITER down", 1))
 	t.Logf("path down (%s), refused after %v s (Cinder's extend and --multipath-map-timeout 5s): %s", down[2], g.lines["TIME extend-down"], msg)
 
 	require.Equal(t, "0", g.rc("extend-finish"), g.out)
@@ -318,7 +318,7 @@ func TestExtendGuest(t *testing.T) {
 	require.Equal(t, int64(3*gib), dev)
 	require.Greater(t, df, int64(28*gib/10))
 	require.Equal(t, "0", g.rc("checksum-mp-finish"))
-	require.Equal(t, "errors=0", g.lines["WRITER finish"][1])
+	require.Equal(t, "errors=0", g.word("WRITER finish", 1))
 	t.Logf("--local-only after the path came back: %v s wall, host side %v", g.lines["TIME extend-finish"], g.lines["HOSTSIDE finish"])
 
 	extendVsOSBrick(t, g, rounds)

@@ -551,7 +551,7 @@ func TestFaults(t *testing.T) {
 	require.True(t, strings.HasPrefix(msg, "brick: local-attach "+volT.ID+": "), "names the volume: %q", msg)
 	require.Contains(t, msg, "login")
 	require.Contains(t, msg, "timed out after 4s", "each login run is bounded by the login + command timeout (1 + 3 s)")
-	took, err := strconv.ParseFloat(g.lines["TIME hang"][0], 64)
+	took, err := strconv.ParseFloat(g.word("TIME hang", 0), 64)
 	require.NoError(t, err)
 	require.Less(t, took, 25.0, "two portals at login 1 s + command 3 s each, then rollback")
 	require.Equal(t, []string{"0"}, g.lines["NODES hang"], "node records removed")
@@ -608,7 +608,7 @@ func checkPathFaults(t *testing.T, c *testbed.Cinder, g *guestRun, vol string, p
 	require.Contains(t, warn, "multipathd is not running")
 	require.Contains(t, warn, "using a single path")
 	require.Equal(t, []string{"0"}, g.lines["MPD mpd-att"], "the wrapper killed multipathd")
-	require.True(t, strings.HasPrefix(g.lines["DEVICE mpd-att"][0], "/dev/sd"), "%v", g.lines["DEVICE mpd-att"])
+	require.True(t, strings.HasPrefix(g.word("DEVICE mpd-att", 0), "/dev/sd"), "%v", g.lines["DEVICE mpd-att"])
 	require.Equal(t, []string{"0", "1"}, g.st("mpd-att")[4:], "no map, the record")
 	tookAttach := seconds(t, g, "mpd-att")
 	require.Less(t, tookAttach, 20.0, "not the map timeout")
@@ -625,7 +625,7 @@ func checkPathFaults(t *testing.T, c *testbed.Cinder, g *guestRun, vol string, p
 	// target and reads back through the map.
 	require.Equal(t, "0", g.rc("tgt-att"))
 	require.NotEmpty(t, g.lines["ACK tgt"], "host restart of tgtd")
-	require.Equal(t, "ok", g.lines["ACK tgt"][0], "host restart of tgtd: %v", g.lines["ACK tgt"])
+	require.Equal(t, "ok", g.word("ACK tgt", 0), "host restart of tgtd: %v", g.lines["ACK tgt"])
 	require.Equal(t, []string{"AA"}, g.lines["PATHS tgt-after"], "both paths back")
 	var tmo []int
 	for _, l := range strings.Split(g.out, "\n") {
@@ -673,7 +673,7 @@ func checkPathFaults(t *testing.T, c *testbed.Cinder, g *guestRun, vol string, p
 	stall, err := strconv.Atoi(r[2])
 	require.NoError(t, err)
 	require.Len(t, g.lines["TMO bh"], 1, "the blackholed session's recovery_tmo")
-	bhTmo, err := strconv.Atoi(g.lines["TMO bh"][0])
+	bhTmo, err := strconv.Atoi(g.word("TMO bh", 0))
 	require.NoError(t, err)
 	require.Positive(t, bhTmo)
 	require.GreaterOrEqual(t, stall, 1000*bhTmo, "a read waited out the replacement timeout (recovery_tmo %v s) and then succeeded", bhTmo)

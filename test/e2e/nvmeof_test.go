@@ -483,7 +483,7 @@ func nvmeGuestRun(t *testing.T, ng *nvmeGuest, c *testbed.Cinder, format string)
 	want := map[string]string{testbed.NVMeOld: "nqn ns_id target_port target_portal transport_type",
 		testbed.NVMeNew: "ns_id portals target_nqn vol_uuid"}[format]
 	require.Contains(t, string(res.Output), "CONNINFO "+want+"\n", "Cinder answered in the %s format", format)
-	dev1 := strings.Fields(g["DEVICE 1"])[0]
+	dev1 := firstWord(t, g["DEVICE 1"], res.Output)
 	require.Equal(t, vol.ID+" nvmeof", g["LIST"], "brick list knows the NVMe attachment")
 	require.Contains(t, g["PATHS"], dev1, "get-volume-paths finds the namespace")
 	for _, l := range []string{"1", "2"} {
@@ -495,7 +495,7 @@ func nvmeGuestRun(t *testing.T, ng *nvmeGuest, c *testbed.Cinder, format string)
 		return
 	}
 	require.True(t, strings.Contains(g["DEVICE 2"], "ctrls=2 "), "two portals, two controllers: %s", g["DEVICE 2"])
-	dev := strings.Fields(g["DEVICE 2"])[0]
+	dev := firstWord(t, g["DEVICE 2"], res.Output)
 	require.Regexp(t, `^/dev/nvme[0-9]+n[0-9]+$`, dev, "the multipath head")
 	reader := strings.Fields(g["READER"])
 	require.Len(t, reader, 2)
@@ -622,6 +622,17 @@ func nvmeMedian(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// firstWord is s's first word; an empty s fails the test showing the
+// guest's output instead of panicking the test binary.
+func firstWord(t *testing.T, s string, output []byte) string {
+	t.Helper()
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		t.Fatalf("guest output lacks an expected line; output:\n%s", output)
+	}
+	return f[0]
 }
 
 // parseLines maps "KEY LABEL rest" and "KEY rest" lines of guest output to

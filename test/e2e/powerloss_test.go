@@ -156,7 +156,7 @@ func TestPowerLoss(t *testing.T) {
 	require.Equal(t, "0", g2.rc("fsck-check"), "fsck -n after the repair")
 	require.Equal(t, "0", g2.rc("mount"))
 	require.Equal(t, "0", g2.rc("acked"), "every acknowledged file intact: %v", g2.lines["CHECK"])
-	require.Equal(t, "8", g2.lines["FILES p"][0])
+	require.Equal(t, "8", g2.word("FILES p", 0))
 	require.Equal(t, "0", g2.rc("det2"), "%v", g2.lines["ERR det2"])
 	g2.clean("end")
 	require.Equal(t, []string{"0"}, g2.lines["NODES end"])

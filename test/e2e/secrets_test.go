@@ -139,7 +139,7 @@ func TestSecretsGuest(t *testing.T) {
 
 	require.Equal(t, "0", g.rc("attach"))
 	require.Len(t, g.lines["CINDERPW len"], 1)
-	require.NotEqual(t, "0", g.lines["CINDERPW len"][0], "the Cinder export carries a CHAP password")
+	require.NotEqual(t, "0", g.word("CINDERPW len", 0), "the Cinder export carries a CHAP password")
 	require.Equal(t, "0", g.rc("write"))
 	require.Equal(t, "0", g.rc("list"))
 	require.Equal(t, "0", g.rc("detach"))
