@@ -131,22 +131,12 @@ func (a *app) localAttachCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "local-attach VOLUME",
 		Short: "Attach a Cinder volume (ID or name) to this host",
-		Long: `Attach a Cinder volume to this host, without Nova.
-
-brick locks the volume, sends this host's connector to Cinder (the v3
-attachments API when Cinder allows microversion 3.44, else the legacy
-reserve + initialize_connection actions; --os-volume-api-version forces one),
-connects the volume with the protocol's connector, completes the attachment
-(Cinder then shows the volume in-use, attached to this host name), and keeps
-a record under /var/lib/brick (0600, no secrets) that local-detach and
-cleanup use. With --mountpoint the device is mounted there, nosuid,nodev,
-with the filesystem type blkid finds if it is a common one; --mkfs TYPE
-formats it first, but only when it is blank (no filesystem, partition table
-or other signature, and the first and last MiB all zeros).
-
-Any failure undoes every step already done, newest first, so the volume is
-available again and no session or device is left; then the first error is
-printed. If brick itself is killed, 'brick cleanup' finishes the job.`,
+		Long: `Attach a Cinder volume to this host, without Nova: export it to this host
+(Cinder's v3 attachments, else reserve + initialize_connection), connect it,
+complete the attachment and keep a record under /var/lib/brick (0600, no
+secrets). --mountpoint mounts it (nosuid,nodev); --mkfs TYPE formats it
+first, and only when it is blank. Any failure undoes every step already
+done, newest first; if brick itself is killed, 'brick cleanup' finishes.`,
 		Example: `  brick local-attach my-volume --os-cloud mycloud
   brick local-attach 0b7d... --cinder-endpoint http://cinder:8776/v3 --os-auth-type noauth -f json
   brick local-attach data --multipath --mountpoint /srv/data --mkfs ext4`,

@@ -95,6 +95,7 @@ same volume.`,
 		},
 	}
 	a.addConnectFlags(cmd.Flags(), &cf)
+	hideFlags(cmd.Flags(), "rbd-unmap-timeout") // a failed map is not unmapped
 	a.addRecordOutputFlags(cmd.Flags())
 	return cmd
 }

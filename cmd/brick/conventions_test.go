@@ -119,17 +119,17 @@ func TestHelpLengths(t *testing.T) {
 	}
 }
 
-// TestHelpGroupsCloudFlags: the auth flags get a section of their own on
-// cloud commands and appear nowhere on get-connector.
+// TestHelpGroupsCloudFlags: with --help-all the auth flags get a section
+// of their own on cloud commands and appear nowhere on get-connector.
 func TestHelpGroupsCloudFlags(t *testing.T) {
 	tests := []struct {
 		args      []string
 		wantCloud bool
 	}{
-		{[]string{"local-attach", "--help"}, true},
-		{[]string{"ironic", "connector", "list", "--help"}, true},
-		{[]string{"get-connector", "--help"}, false},
-		{[]string{"connect", "--help"}, false},
+		{[]string{"local-attach", "--help-all"}, true},
+		{[]string{"ironic", "connector", "list", "--help-all"}, true},
+		{[]string{"get-connector", "--help-all"}, false},
+		{[]string{"connect", "--help-all"}, false},
 	}
 	for _, tc := range tests {
 		code, out, _ := runVolumeCmd(t, tc.args...)
@@ -172,7 +172,7 @@ func TestSettingsErrors(t *testing.T) {
 		{"bad BRICK enum", map[string]string{"BRICK_RBD_DRIVER": "fuse"}, "/dev/null", []string{"connect"}, 2, "BRICK_RBD_DRIVER=\"fuse\" is not valid for --rbd-driver: want one of krbd, nbd"},
 		// Fixed sets fail before any Cinder call (none is configured here).
 		{"bad BRICK mode", map[string]string{"BRICK_MODE": "rx"}, "/dev/null", []string{"local-attach", "v"}, 2, `BRICK_MODE="rx" is not valid for --mode: want one of rw, ro`},
-		{"bad --mode", nil, "/dev/null", []string{"local-attach", "v", "--mode", "rx"}, 2, `"rx" is not one of rw, ro`},
+		{"bad --mode", nil, "/dev/null", []string{"local-attach", "v", "--mode", "rx"}, 2, `--mode "rx": want one of rw, ro`},
 		{"bad BRICK quote", map[string]string{"BRICK_QUOTE": "some"}, "/dev/null", []string{"get-connector"}, 2, `BRICK_QUOTE="some" is not valid for --quote: want one of nonnumeric, minimal, all, none`},
 		{"bad BRICK format", map[string]string{"BRICK_FORMAT": "xml"}, "/dev/null", []string{"get-connector"}, 2, "BRICK_FORMAT: unknown output format"},
 		{"bad OS variable", map[string]string{"OS_INSECURE": "perhaps"}, "/dev/null", []string{"list"}, 2, `OS_INSECURE="perhaps" is not valid for --insecure`},

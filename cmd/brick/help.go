@@ -25,8 +25,72 @@ func isCloudFlag(f *pflag.Flag) bool {
 	return ok
 }
 
-// usage is cobra's usage text with the cloud flags grouped apart.
-func usage(c *cobra.Command) error {
+// tuningFlags are the protocols' limits and switches: a user rarely needs
+// them, so --help leaves them to --help-all and 'brick help tuning'.
+var tuningFlags = []string{
+	"iscsi-login-timeout", "iscsi-command-timeout", "device-timeout", "multipath-map-timeout", "multipath-flush-timeout",
+	"fc-device-timeout", "fc-command-timeout", "as-block", "nfs-mount-base", "nfs-mount-options", "nfs-mount-timeout",
+	"rbd-driver", "rbd-map-timeout", "rbd-unmap-timeout", "nvme-portal-timeout", "nvme-device-timeout",
+}
+
+// otherProtocolFlags are the tuning flags of every protocol but iSCSI.
+var otherProtocolFlags = []string{
+	"fc-device-timeout", "fc-command-timeout", "as-block", "nfs-mount-base", "nfs-mount-options", "nfs-mount-timeout",
+	"rbd-driver", "rbd-map-timeout", "rbd-unmap-timeout", "nvme-portal-timeout", "nvme-device-timeout",
+}
+
+// hideFlags leaves flags out of every help; they are still accepted, so
+// one set of flags fits every command.
+func hideFlags(fs *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		_ = fs.MarkHidden(n)
+	}
+}
+
+// briefFlags are the flags --help shows of those every command shares;
+// the rest of them (and every cloud and tuning flag) --help-all shows.
+var briefFlags = []string{"format", "column", "sort-column", "os-cloud", "verbose", "timeout"}
+
+// moreFlags are a command's own flags that only some users need: --help
+// leaves them to --help-all.
+var moreFlags = []string{"enforce-multipath", "ip", "hostname", "mkfs-force", "mount-fstype", "mount-suid-dev", "boot-index", "no-decrypt"}
+
+// sharedFlags are the flags many commands share (output, cloud, global):
+// --help shows only briefFlags of them.
+func sharedFlag(f *pflag.Flag) bool {
+	switch f.Name {
+	case "help":
+		return false
+	case "format", "column", "sort-column", "sort-descending", "noindent", "quote", "max-width", "fit-width",
+		"debug", "verbose", "timeout", "host-root", "config":
+		return true
+	}
+	return isCloudFlag(f)
+}
+
+// helpAllFlag asks for every flag in a command's help.
+const helpAllFlag = "--help-all"
+
+// helpAllArgs turns --help-all into --help and reports whether it was
+// given (before a "--").
+func helpAllArgs(args []string) ([]string, bool) {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == helpAllFlag {
+			out := slices.Clone(args)
+			out[i] = "--help"
+			return out, true
+		}
+	}
+	return args, false
+}
+
+// usage is cobra's usage text: with all, every flag with the cloud flags
+// grouped apart; else the command's own flags and the few every user
+// needs, and where to find the others.
+func usage(c *cobra.Command, all bool) error {
 	var b strings.Builder
 	b.WriteString("Usage:")
 	if c.Runnable() {
@@ -42,18 +106,84 @@ func usage(c *cobra.Command) error {
 		b.WriteString("\n\nExamples:\n" + c.Example)
 	}
 	writeSubcommands(&b, c)
-	own, cloud := splitFlags(c.LocalFlags())
-	inherited, inheritedCloud := splitFlags(c.InheritedFlags())
-	cloud.AddFlagSet(inheritedCloud)
-	writeFlagSection(&b, "Flags", own)
-	writeFlagSection(&b, "Cloud flags (or OS_* variables, or clouds.yaml with --os-cloud)", cloud)
-	writeFlagSection(&b, "Global Flags", inherited)
+	if all {
+		writeAllFlags(&b, c)
+	} else {
+		writeBriefFlags(&b, c)
+	}
 	if c.HasAvailableSubCommands() {
 		fmt.Fprintf(&b, "\n\nUse \"%s [command] --help\" for more information about a command.", c.CommandPath())
 	}
 	b.WriteString("\n")
 	_, err := fmt.Fprint(c.OutOrStderr(), b.String())
 	return err
+}
+
+func writeAllFlags(b *strings.Builder, c *cobra.Command) {
+	own, cloud := splitFlags(c.LocalFlags())
+	inherited, inheritedCloud := splitFlags(c.InheritedFlags())
+	cloud.AddFlagSet(inheritedCloud)
+	writeFlagSection(b, "Flags", own)
+	writeFlagSection(b, "Cloud flags (or OS_* variables, or clouds.yaml with --os-cloud)", cloud)
+	writeFlagSection(b, "Global Flags", inherited)
+}
+
+// writeBriefFlags writes the command's own flags, then the shared ones
+// worth a line, then a footer naming what --help-all adds.
+func writeBriefFlags(b *strings.Builder, c *cobra.Command) {
+	own := pflag.NewFlagSet("own", pflag.ContinueOnError)
+	common := pflag.NewFlagSet("common", pflag.ContinueOnError)
+	left, tuning, cloud := 0, 0, false
+	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		switch {
+		case f.Hidden || f.Name == "help":
+		case isCloudFlag(f) && !cloud:
+			cloud = true
+			fallthrough
+		case sharedFlag(f) || slices.Contains(tuningFlags, f.Name) || slices.Contains(moreFlags, f.Name):
+			if slices.Contains(briefFlags, f.Name) {
+				common.AddFlag(f)
+				return
+			}
+			if slices.Contains(tuningFlags, f.Name) {
+				tuning++
+			}
+			left++
+		default:
+			own.AddFlag(f)
+		}
+	})
+	c.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden || f.Name == "help" {
+			return
+		}
+		if slices.Contains(briefFlags, f.Name) {
+			common.AddFlag(f)
+		} else {
+			left++
+		}
+	})
+	writeFlagSection(b, "Flags", own)
+	writeFlagSection(b, "Common flags", common)
+	writeHelpFooter(b, left, tuning, cloud)
+}
+
+func writeHelpFooter(b *strings.Builder, left, tuning int, cloud bool) {
+	if left == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n\n%s shows %d more flags", helpAllFlag, left)
+	var topics []string
+	if cloud {
+		topics = append(topics, "'brick help auth' (cloud flags, OS_* variables)")
+	}
+	if tuning > 0 {
+		topics = append(topics, "'brick help tuning' (protocol limits)")
+	}
+	if len(topics) > 0 {
+		b.WriteString("; see also " + strings.Join(topics, ", "))
+	}
+	b.WriteString(".")
 }
 
 // commandGroup is a heading of the root help and its commands, in order.
@@ -102,6 +232,7 @@ func writeSubcommands(b *strings.Builder, c *cobra.Command) {
 	}
 	rest := slices.DeleteFunc(subs, func(sub *cobra.Command) bool { return grouped[sub.Name()] })
 	writeCommandList(b, "Other commands", rest)
+	writeHelpTopics(b, c)
 }
 
 func writeCommandList(b *strings.Builder, title string, cmds []*cobra.Command) {

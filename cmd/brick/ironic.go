@@ -42,12 +42,35 @@ Authentication: --os-cloud / OS_* for Keystone, or --os-auth-type noauth
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	a.addAuthFlags(cmd.PersistentFlags())
 	a.addOutputFlags(cmd.PersistentFlags())
 	cmd.AddCommand(a.ironicConnectorCommand(), a.ironicTargetCommand(), a.ironicRegisterCommand())
 	cmd.AddCommand(a.ironicAttachCommands()...)
 	cmd.AddCommand(a.ironicBootVolumeCommand())
+	a.addIronicAuthFlags(cmd)
 	return cmd
+}
+
+// usesCinder are the ironic commands that talk to Cinder too.
+var usesCinder = []string{"attach-volume", "detach-volume", "boot-from-volume"}
+
+// cinderOnlyFlags mean nothing to a command that talks to Ironic alone.
+var cinderOnlyFlags = []string{"cinder-endpoint", "os-volume-api-version"}
+
+// addIronicAuthFlags gives each ironic command the auth flags; those only
+// Cinder uses are accepted but unlisted on the commands that do not.
+func (a *app) addIronicAuthFlags(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		a.addIronicAuthFlags(sub)
+	}
+	if !c.Runnable() || c.HasSubCommands() {
+		return
+	}
+	a.addAuthFlags(c.Flags())
+	if !slices.Contains(usesCinder, c.Name()) {
+		for _, n := range cinderOnlyFlags {
+			_ = c.Flags().MarkHidden(n)
+		}
+	}
 }
 
 // ironicClient builds the Ironic client from the auth flags.

@@ -37,6 +37,7 @@ func (a *app) ironicBootVolumeCommand() *cobra.Command {
 	f.IntVar(&img.SizeGiB, "size", 0, "size in GiB of the new volume for --image")
 	f.StringVar(&img.Name, "volume-name", "", "name of the new volume for --image (default brick-boot-NODE)")
 	addVolumeFlags(f, &vf, forAttach)
+	hideFlags(f, otherProtocolFlags...) // Ironic boots from iSCSI volumes only
 	f.StringVar(&o.Volume, "volume", "", "Cinder volume (name or ID) to boot from")
 	f.StringVar(&o.Initiator, "initiator", "", "the node's iSCSI name, registered as its iqn connector if it has none")
 	f.BoolVar(&o.Deploy, "deploy", false, "deploy the node and wait until it is active")

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,24 +26,12 @@ func main() {
 	os.Exit(code)
 }
 
-// Exit codes scripts can rely on.
-const (
-	exitOK    = 0
-	exitError = 1
-	exitUsage = 2
-)
-
-// usageError marks a mistake in the command line (exit code 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return runApp(ctx, newApp(stdout, stderr), args)
 }
 
 func runApp(ctx context.Context, a *app, args []string) int {
+	args, a.helpAll = helpAllArgs(args)
 	root := a.rootCommand(args)
 	root.SetArgs(joinBoolValues(args))
 	err := root.ExecuteContext(ctx)
@@ -56,11 +43,7 @@ func runApp(ctx context.Context, a *app, args []string) int {
 	}
 	err = a.timeoutError(err)
 	printError(a.stderr, a.redactor.Redact(err.Error()))
-	var ue usageError
-	if errors.As(err, &ue) || !a.ready {
-		return exitUsage
-	}
-	return exitError
+	return exitStatus(err, a.ready)
 }
 
 // oneLine keeps an error to one line whatever it quotes: joined errors are

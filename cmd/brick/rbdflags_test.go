@@ -16,7 +16,7 @@ func TestRBDDriverFlag(t *testing.T) {
 
 	_, errOut, code := runBrick(t, []string{"BRICK_CONFIG="}, "connect", "--host-root", root, "--connection-info", ci, "--rbd-driver", "ggate")
 	require.Equal(t, 2, code, errOut)
-	require.Contains(t, errOut, `unknown RBD driver "ggate"`)
+	require.Contains(t, errOut, `brick: --rbd-driver "ggate": want one of krbd, nbd`)
 
 	_, errOut, code = runBrick(t, []string{"BRICK_CONFIG=", "BRICK_RBD_DRIVER=rbd-nbd"}, "connect", "--host-root", root, "--connection-info", ci)
 	require.Equal(t, 2, code, errOut)

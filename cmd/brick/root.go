@@ -52,6 +52,8 @@ type app struct {
 	ready bool
 	// formatSet: -f came from the environment or the config file.
 	formatSet bool
+	// helpAll: --help-all was given; help lists every flag.
+	helpAll bool
 
 	verbose bool
 	timeout time.Duration
@@ -93,7 +95,7 @@ users type them.`,
 		PersistentPreRunE: a.setup,
 	}
 	root.SetOut(a.stdout)
-	root.SetUsageFunc(usage)
+	root.SetUsageFunc(func(c *cobra.Command) error { return usage(c, a.helpAll) })
 	root.SetErr(a.stderr)
 	pf := root.PersistentFlags()
 	pf.BoolVar(&a.debug, "debug", false, "log every step and every command run to stderr (secrets masked)")
@@ -118,9 +120,13 @@ users type them.`,
 		for _, c := range a.extraCommands() {
 			root.AddCommand(c)
 		}
+		root.AddCommand(helpTopics()...)
+		root.SetHelpCommand(newHelpCommand(root))
+		root.InitDefaultCompletionCmd()
+		strictGroups(root)
 		a.registerCompletions(root)
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	// Accept --enforce_multipath for --enforce-multipath everywhere.
 	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
