@@ -18,6 +18,8 @@ packages=(
   ipxe-qemu syslinux syslinux-common mtools dosfstools
   # what runs inside the guest
   open-iscsi multipath-tools dmsetup cryptsetup-bin sg3-utils udev e2fsprogs util-linux iproute2 procps
+  # md RAID1 over a replicated NVMe volume's legs (connector/nvmeof, md)
+  mdadm
   nfs-kernel-server nfs-common rpcbind
   # dockerd, containerd and runc for the Docker volume plugin (docker import of busybox-static, no registry)
   docker.io

@@ -14,6 +14,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/md"
 )
 
 // Options configure the connector; every zero field takes its default.
@@ -33,6 +34,16 @@ type Options struct {
 	// size when the new size is not known (default 3s): a size unchanged
 	// by then means the namespace was already at its size.
 	SettleTimeout time.Duration
+	// StateDir holds the record of the namespaces attached per subsystem
+	// (default DefaultStateDir).
+	StateDir string
+	// LegIOFailTimeout is fast_io_fail_tmo of a replicated volume's legs
+	// (default 5s): I/O to a leg whose target vanished fails after it,
+	// so md fails the leg and goes on with the others instead of
+	// queueing writes until the kernel gives the controller up.
+	LegIOFailTimeout time.Duration
+	// MD tunes mdadm for replicated volumes.
+	MD md.Options
 }
 
 func (o Options) withDefaults() Options {
@@ -46,6 +57,10 @@ func (o Options) withDefaults() Options {
 	def(&o.DeleteTimeout, 30*time.Second)
 	def(&o.FlushTimeout, 30*time.Second)
 	def(&o.SettleTimeout, 3*time.Second)
+	def(&o.LegIOFailTimeout, 5*time.Second)
+	if o.StateDir == "" {
+		o.StateDir = DefaultStateDir
+	}
 	return o
 }
 
@@ -64,13 +79,15 @@ type Connector struct {
 	h    *host.Host
 	opts Options
 	fab  fabrics
+	md   *md.MD
 }
 
 var _ connector.Connector = (*Connector)(nil)
 
 // New returns a connector using h.
 func New(h *host.Host, opts Options) *Connector {
-	return &Connector{h: h, opts: opts.withDefaults(), fab: devFabrics{fsys: h.FS}}
+	o := opts.withDefaults()
+	return &Connector{h: h, opts: o, fab: devFabrics{fsys: h.FS}, md: md.New(h, o.MD)}
 }
 
 // Extra keys of the Device this connector returns.
@@ -85,14 +102,6 @@ const (
 // ErrNoPortal marks a connect where no portal gave a controller.
 var ErrNoPortal = errors.New("no portal connected")
 
-func (c *Connector) prepare(info connector.ConnectionInfo) (Volume, error) {
-	v, err := ParseVolume(info)
-	if err != nil {
-		return v, fmt.Errorf("nvmeof: %w", err)
-	}
-	return v, nil
-}
-
 // lockName serialises brick processes working on one subsystem, so a
 // detach deleting its controllers never races an attach reusing them.
 func lockName(nqn string) string {
@@ -102,12 +111,22 @@ func lockName(nqn string) string {
 
 // Connect makes (or reuses) one controller per portal, proceeds when at
 // least one is up, and returns the namespace's device: the native
-// multipath head when nvme_core runs with multipath on.
+// multipath head when nvme_core runs with multipath on. A replicated
+// volume's legs are connected alike and mirrored by an md RAID1.
 func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) (*connector.Device, error) {
-	v, err := c.prepare(info)
+	req, err := c.parseRequest(info)
 	if err != nil {
 		return nil, err
 	}
+	if req.Replicated {
+		return c.connectReplicated(ctx, req)
+	}
+	return c.connectTarget(ctx, req.Legs[0], "")
+}
+
+// connectTarget attaches one target's namespace under its subsystem's
+// lock and records it; extra is appended to each new controller's options.
+func (c *Connector) connectTarget(ctx context.Context, v Volume, extra string) (*connector.Device, error) {
 	hostNQN, hostID, err := c.hostIdentity(v)
 	if err != nil {
 		return nil, fmt.Errorf("nvmeof connect %s: %w", v.NQN, err)
@@ -118,13 +137,17 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 	}
 	defer unlock()
 
-	ctrls, err := c.connectPortals(ctx, v, hostNQN, hostID)
+	ctrls, created, err := c.connectPortals(ctx, v, hostNQN, hostID, extra)
 	if err != nil {
 		return nil, err
 	}
 	dev, err := c.waitDevice(ctx, v)
 	if err != nil {
+		c.undoControllers(v, created)
 		return nil, err
+	}
+	if err := c.record(v.NQN, nsKey(readNS(c.h.FS, path.Base(dev.Path))), true); err != nil {
+		return nil, fmt.Errorf("nvmeof connect %s: %w", v.NQN, err)
 	}
 	sort.Strings(ctrls)
 	dev.Extra[ExtraControllers] = strings.Join(ctrls, ",")
@@ -137,6 +160,23 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 	return dev, nil
 }
 
+// undoControllers deletes the controllers a failed connect created,
+// unless another namespace of the subsystem needs them.
+func (c *Connector) undoControllers(v Volume, created []string) {
+	if len(created) == 0 {
+		return
+	}
+	st, err := c.readState(v.NQN)
+	if err != nil || len(st.Namespaces) > 0 {
+		return
+	}
+	for _, name := range created {
+		if err := c.fab.Delete(name); err != nil {
+			c.h.Log.Warn("nvmeof: delete a controller of a failed connect", "controller", name, "err", err)
+		}
+	}
+}
+
 // waitDevice waits for the namespace's block device and its /dev node.
 func (c *Connector) waitDevice(ctx context.Context, v Volume) (*connector.Device, error) {
 	wctx, cancel := context.WithTimeout(ctx, c.opts.DeviceTimeout)
@@ -147,8 +187,8 @@ func (c *Connector) waitDevice(ctx context.Context, v Volume) (*connector.Device
 		if err != nil {
 			return false, err
 		}
-		name, _ = findNamespace(c.h.FS, v, ctrls)
-		return name != "" && c.h.FS.Exists("/dev/"+name), nil
+		name, _, err = findNamespace(c.h.FS, v, ctrls)
+		return err == nil && name != "" && c.h.FS.Exists("/dev/"+name), err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("nvmeof connect %s: namespace %s: %w", v.NQN, v.idString(), err)
@@ -173,24 +213,31 @@ func (v Volume) idString() string {
 		return "uuid " + v.UUID
 	case v.NGUID != "":
 		return "nguid " + v.NGUID
+	case v.NSID != 0:
+		return fmt.Sprintf("nsid %d", v.NSID)
 	}
-	return fmt.Sprintf("nsid %d", v.NSID)
+	return "(the subsystem's only one)"
 }
 
 // DevicePaths returns the namespace's device when it is present.
 func (c *Connector) DevicePaths(ctx context.Context, info connector.ConnectionInfo) ([]string, error) {
-	v, err := c.prepare(info)
+	req, err := c.parseRequest(info)
 	if err != nil {
 		return nil, err
 	}
+	if req.Replicated {
+		return c.replicatedPaths(req)
+	}
+	v := req.Legs[0]
 	ctrls, err := controllers(c.h.FS, v.NQN)
 	if err != nil {
 		return nil, fmt.Errorf("nvmeof %s: %w", v.NQN, err)
 	}
-	if name, _ := findNamespace(c.h.FS, v, ctrls); name != "" {
-		return []string{"/dev/" + name}, nil
+	name, _, err := findNamespace(c.h.FS, v, ctrls)
+	if err != nil || name == "" {
+		return nil, err
 	}
-	return nil, nil
+	return []string{"/dev/" + name}, nil
 }
 
 // devFabrics talks to the kernel's fabrics control device.

@@ -274,29 +274,47 @@ func TestConnectDeadPortal(t *testing.T) {
 	require.Zero(t, r.k.connects())
 }
 
-func TestDisconnectKeepsSharedControllers(t *testing.T) {
+// TestSharedSubsystemLastDetach: two volumes as two namespaces of one
+// subsystem (Cinder's nvmet with shared targets). The first detach keeps
+// the controllers (the other volume is attached through brick); the
+// second disconnects them although the first namespace is still exported
+// (nothing records, holds or opens it any more); a namespace still in use
+// by something else keeps them.
+func TestSharedSubsystemLastDetach(t *testing.T) {
 	r := newRig(t)
 	_, p1 := listener(t)
 	_, p2 := listener(t)
 	ctx := context.Background()
 	_, err := r.c.Connect(ctx, infoFor(t, uuidA, p1, p2))
 	require.NoError(t, err)
+	_, err = r.c.Connect(ctx, infoFor(t, uuidB, p1, p2))
+	require.NoError(t, err)
 
-	// The subsystem still shows the other namespace: controllers stay.
 	require.NoError(t, r.c.Disconnect(ctx, infoFor(t, uuidA, p1, p2), nil, connector.DisconnectOptions{}))
-	require.NotContains(t, strings.Join(r.k.calls, "\n"), "delete")
+	require.NotContains(t, strings.Join(r.k.calls, "\n"), "delete", "B is attached: the controllers stay")
 	require.DirExists(t, filepath.Join(r.root, "/sys/class/nvme/nvme1"))
 
-	// The target removed namespace A; the last volume's detach deletes both.
-	r.k.nss[testNQN] = r.k.nss[testNQN][1:]
-	require.NoError(t, os.RemoveAll(filepath.Join(r.root, "/sys/class/nvme-subsystem/nvme-subsys0/nvme0n1")))
+	// Namespace A is still exported, but nothing uses it: the last detach
+	// deletes both controllers.
+	require.DirExists(t, filepath.Join(r.root, "/sys/class/nvme-subsystem/nvme-subsys0/nvme0n1"))
 	require.NoError(t, r.c.Disconnect(ctx, infoFor(t, uuidB, p1, p2), nil, connector.DisconnectOptions{}))
 	entries, err := os.ReadDir(filepath.Join(r.root, "/sys/class/nvme"))
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing left in /sys/class/nvme")
+	require.NoFileExists(t, filepath.Join(r.root, r.c.statePath(testNQN)), "no record left")
 
 	// Already gone is success.
 	require.NoError(t, r.c.Disconnect(ctx, infoFor(t, uuidB, p1, p2), nil, connector.DisconnectOptions{}))
+
+	// A namespace held by something else (a dm or md device over it)
+	// keeps the controllers, recorded or not.
+	_, err = r.c.Connect(ctx, infoFor(t, uuidB, p1, p2))
+	require.NoError(t, err)
+	hosttest.Mkdir(t, r.root, "/sys/block/nvme0n1/holders/dm-3")
+	require.NoError(t, r.c.Disconnect(ctx, infoFor(t, uuidB, p1, p2), nil, connector.DisconnectOptions{}))
+	entries, err = os.ReadDir(filepath.Join(r.root, "/sys/class/nvme"))
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "nvme0n1 is held by dm-3: the controllers stay")
 }
 
 func TestHostIdentityCreated(t *testing.T) {

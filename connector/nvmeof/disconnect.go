@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"sync"
 	"time"
 
@@ -13,38 +14,107 @@ import (
 )
 
 // Disconnect flushes the namespace and deletes the subsystem's
-// controllers, unless another namespace of the subsystem is still present
-// on this host (a second volume of a shared subsystem): then its controllers
-// stay. A mounted or held namespace is refused unless opts.Force.
+// controllers unless another namespace of the subsystem still needs them:
+// one attached through brick (recorded) or one in use on this host
+// (mounted, held by dm/md, opened exclusively). Namespaces nobody uses (a
+// shared subsystem's other volumes, exported to other hosts too) do not
+// keep them. A mounted or held namespace is refused unless opts.Force.
 func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInfo, dev *connector.Device, opts connector.DisconnectOptions) error {
-	v, err := c.prepare(info)
+	req, err := c.parseRequest(info)
 	if err != nil {
 		return err
 	}
+	if req.Replicated {
+		return c.disconnectReplicated(ctx, req, opts)
+	}
+	return c.disconnectTarget(ctx, req.Legs[0], opts)
+}
+
+// disconnectTarget detaches one target's namespace under its subsystem's lock.
+func (c *Connector) disconnectTarget(ctx context.Context, v Volume, opts connector.DisconnectOptions) error {
 	unlock, err := c.h.Locks.Lock(ctx, lockName(v.NQN))
 	if err != nil {
 		return fmt.Errorf("nvmeof disconnect %s: %w", v.NQN, err)
 	}
 	defer unlock()
-
-	ctrls, err := controllers(c.h.FS, v.NQN)
+	d, err := c.decideDetach(v)
 	if err != nil {
 		return fmt.Errorf("nvmeof disconnect %s: %w", v.NQN, err)
 	}
-	if len(ctrls) == 0 {
-		return nil
-	}
-	name, others := findNamespace(c.h.FS, v, ctrls)
-	if name != "" {
-		if err := c.release(ctx, "/dev/"+name, opts.Force); err != nil {
+	if d.name != "" {
+		if err := c.release(ctx, "/dev/"+d.name, opts.Force); err != nil {
 			return fmt.Errorf("nvmeof disconnect %s: %w", v.NQN, err)
 		}
 	}
-	if len(others) > 0 {
-		c.h.Log.Debug("nvmeof: other namespaces still present; keeping the controllers", "nqn", v.NQN, "namespaces", others)
+	if d.key != "" {
+		if err := c.record(v.NQN, d.key, false); err != nil {
+			return fmt.Errorf("nvmeof disconnect %s: %w", v.NQN, err)
+		}
+	}
+	if len(d.ctrls) == 0 {
+		// No controller, nothing attached: a record left is stale.
+		return c.h.FS.RemoveFileDurable(c.statePath(v.NQN))
+	}
+	if len(d.keep) > 0 {
+		c.h.Log.Debug("nvmeof: other namespaces still need the controllers", "nqn", v.NQN, "namespaces", d.keep)
 		return nil
 	}
-	return c.deleteControllers(ctx, v.NQN, ctrls)
+	return c.deleteControllers(ctx, v.NQN, d.ctrls)
+}
+
+// detachDecision is what a disconnect of one target does, worked out from
+// sysfs and the subsystem's record: Disconnect acts on it, the dry run
+// prints it.
+type detachDecision struct {
+	ctrls []controller
+	name  string // the volume's namespace; "" when it is gone
+	key   string // its record key; "" when not recorded
+	// keep names the other namespaces that keep the controllers, each
+	// with why ("nvme0n2 (recorded)").
+	keep []string
+}
+
+func (c *Connector) decideDetach(v Volume) (detachDecision, error) {
+	var d detachDecision
+	var err error
+	if d.ctrls, err = controllers(c.h.FS, v.NQN); err != nil {
+		return d, err
+	}
+	st, err := c.readState(v.NQN)
+	if err != nil {
+		return d, err
+	}
+	var others []string
+	if len(d.ctrls) > 0 {
+		if d.name, others, err = findNamespace(c.h.FS, v, d.ctrls); err != nil {
+			return d, err
+		}
+	}
+	if d.name != "" {
+		d.key = nsKey(readNS(c.h.FS, d.name))
+	}
+	for _, o := range others {
+		if why := c.needed(st, o); why != "" {
+			d.keep = append(d.keep, o+" ("+why+")")
+		}
+	}
+	return d, nil
+}
+
+// needed says why namespace name keeps its subsystem's controllers: it is
+// recorded as attached through brick, or something on the host uses it.
+// "" when nothing does.
+func (c *Connector) needed(st *subsystemState, name string) string {
+	if st.has(nsKey(readNS(c.h.FS, name))) {
+		return "attached through brick"
+	}
+	if holders, _ := c.h.FS.ReadDir(path.Join(sysBlock, name, "holders")); len(holders) > 0 {
+		return "held by " + holders[0].Name()
+	}
+	if errors.Is(c.h.Block.CheckNotInUse("/dev/"+name), host.ErrDeviceBusy) {
+		return "in use"
+	}
+	return ""
 }
 
 // release checks the device is not in use and flushes it; with force a

@@ -22,11 +22,20 @@ var _ connector.Extender = (*Connector)(nil)
 // or, with newSize unknown, until the rescan changed the size or
 // Options.SettleTimeout passed, and then until every live path shows the
 // device's size.
+// A replicated volume grows every attached leg, then its md array.
 func (c *Connector) Extend(ctx context.Context, info connector.ConnectionInfo, dev *connector.Device, newSize int64) (*connector.Resize, error) {
-	v, err := c.prepare(info)
+	req, err := c.parseRequest(info)
 	if err != nil {
 		return nil, err
 	}
+	if req.Replicated {
+		return c.extendReplicated(ctx, req, newSize)
+	}
+	return c.extendTarget(ctx, req.Legs[0], dev, newSize)
+}
+
+// extendTarget grows one target's namespace under its subsystem's lock.
+func (c *Connector) extendTarget(ctx context.Context, v Volume, dev *connector.Device, newSize int64) (*connector.Resize, error) {
 	unlock, err := c.h.Locks.Lock(ctx, lockName(v.NQN))
 	if err != nil {
 		return nil, fmt.Errorf("nvmeof extend %s: %w", v.NQN, err)
@@ -36,7 +45,10 @@ func (c *Connector) Extend(ctx context.Context, info connector.ConnectionInfo, d
 	if err != nil {
 		return nil, fmt.Errorf("nvmeof extend %s: %w", v.NQN, err)
 	}
-	name, _ := findNamespace(c.h.FS, v, ctrls)
+	name, _, err := findNamespace(c.h.FS, v, ctrls)
+	if err != nil {
+		return nil, fmt.Errorf("nvmeof extend %s: %w", v.NQN, err)
+	}
 	if name == "" {
 		return nil, fmt.Errorf("nvmeof extend %s: namespace %s is not attached", v.NQN, v.idString())
 	}

@@ -1,5 +1,5 @@
 // Package nvmeof attaches Cinder volumes exported over NVMe over Fabrics
-// (driver_volume_type "nvmeof"), TCP proven, RDMA passed through: one
+// (driver_volume_type "nvmeof") over TCP or RDMA (RoCEv2): one
 // controller per portal through the kernel's /dev/nvme-fabrics (no nvme-cli
 // process), the namespace found in sysfs by UUID, then NGUID, then NSID,
 // and with native multipath the one head device nvmeXnY over every path.
@@ -51,6 +51,9 @@ type Volume struct {
 	// NGUID as 32 hex digits ("" when not given).
 	UUID  string
 	NGUID string
+	// UUIDHex is true when vol_uuid came as 32 hex digits without dashes:
+	// arrays that send their NGUID there are matched by either identifier.
+	UUIDHex bool
 	// HostNQN is the host NQN the target expects, when the driver named one.
 	HostNQN  string
 	ReadOnly bool
@@ -66,7 +69,7 @@ func ParseVolume(ci connector.ConnectionInfo) (Volume, error) {
 		return Volume{}, connector.Invalid("driver_volume_type", "must be %s, got %s", Protocol, connector.Quote(ci.DriverVolumeType))
 	}
 	if ci.Has("volume_replicas") {
-		return Volume{}, connector.Invalid("volume_replicas", "replicated (RAID) NVMe volumes are not supported")
+		return Volume{}, connector.Invalid("volume_replicas", "a replicated volume: read it with ParseRequest")
 	}
 	var (
 		v   Volume
@@ -234,11 +237,11 @@ func parseIDs(ci connector.ConnectionInfo, v *Volume) error {
 	if s, ok, err := ci.String("vol_uuid"); err != nil {
 		return err
 	} else if ok && s != "" {
-		u, valid := ident.ParseUUID(s)
+		u, hex, valid := parseVolUUID(s)
 		if !valid {
-			return connector.Invalid("vol_uuid", "must be a UUID, got %s", connector.Quote(s))
+			return connector.Invalid("vol_uuid", "must be a UUID (or 32 hex digits), got %s", connector.Quote(s))
 		}
-		v.UUID = u
+		v.UUID, v.UUIDHex = u, hex
 	}
 	if s, ok, err := ci.String("volume_nguid"); err != nil {
 		return err
@@ -257,10 +260,24 @@ func parseIDs(ci connector.ConnectionInfo, v *Volume) error {
 		}
 		v.HostNQN = s
 	}
-	if v.NSID == 0 && v.UUID == "" && v.NGUID == "" {
-		return connector.Invalid("ns_id", "missing, and neither vol_uuid nor volume_nguid given")
-	}
 	return nil
+}
+
+// hasID reports whether the info names its namespace; without an ID the
+// subsystem's only namespace is the volume's.
+func (v Volume) hasID() bool { return v.NSID != 0 || v.UUID != "" || v.NGUID != "" }
+
+// parseVolUUID reads vol_uuid: a UUID, or the same 128 bits as 32 hex
+// digits without dashes (hex true), returned in the dashed form sysfs uses.
+func parseVolUUID(s string) (uuid string, hex, ok bool) {
+	if u, ok := ident.ParseUUID(s); ok {
+		return u, false, true
+	}
+	g, ok := ParseNGUID(s)
+	if !ok || strings.Contains(s, "-") {
+		return "", false, false
+	}
+	return g[0:8] + "-" + g[8:12] + "-" + g[12:16] + "-" + g[16:20] + "-" + g[20:], true, true
 }
 
 // ParseNGUID normalises an NGUID as sysfs prints it or Cinder sends it

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/ident"
 )
 
 const (
@@ -78,6 +79,11 @@ func TestParseVolumeFormats(t *testing.T) {
 			[]any{"fd00::1", 4420, "RoCEv2"}, []any{"10.0.0.2", 4420, "FC"}, []any{"10.0.0.2", 4420, "tcp"}}}, Volume{
 			NQN: testNQN, NSID: 3, UUID: testVol, NGUID: testNGID, NewFormat: true,
 			Portals: []Portal{{"fd00::1", 4420, TransportRDMA}, {"10.0.0.2", 4420, TransportTCP}}}},
+		{"old, no ns_id, volume_nguid or vol_uuid: the subsystem's only namespace", oldInfo(), map[string]any{"ns_id": nil}, Volume{
+			NQN: testNQN, Portals: []Portal{{"10.0.0.1", 4420, TransportTCP}}}},
+		{"new, vol_uuid as 32 hex digits (an NGUID) is normalised", newInfo(), map[string]any{"vol_uuid": "0123456789ABCDEF0123456789ABCDEF", "volume_nguid": nil, "ns_id": nil}, Volume{
+			NQN: testNQN, UUID: "01234567-89ab-cdef-0123-456789abcdef", UUIDHex: true, NewFormat: true,
+			Portals: []Portal{{"10.0.0.1", 4420, TransportTCP}, {"10.0.0.2", 4421, TransportTCP}}}},
 		{"new, uuid only, read-only", newInfo(), map[string]any{"ns_id": nil, "volume_nguid": nil, "access_mode": "ro"}, Volume{
 			NQN: testNQN, UUID: testVol, NewFormat: true, ReadOnly: true,
 			Portals: []Portal{{"10.0.0.1", 4420, TransportTCP}, {"10.0.0.2", 4421, TransportTCP}}}},
@@ -107,12 +113,13 @@ func TestParseVolumeRejects(t *testing.T) {
 		{"old, port zero", oldInfo(), map[string]any{"target_port": 0}, "target_port"},
 		{"old, port text", oldInfo(), map[string]any{"target_port": "4420;reboot"}, "target_port"},
 		{"old, transport shell", oldInfo(), map[string]any{"transport_type": "tcp,traddr=1"}, "transport_type"},
-		{"old, no id at all", oldInfo(), map[string]any{"ns_id": nil}, "ns_id"},
 		{"old, ns_id zero", oldInfo(), map[string]any{"ns_id": 0}, "ns_id"},
 		{"old, ns_id huge", oldInfo(), map[string]any{"ns_id": 1 << 40}, "ns_id"},
 		{"old, host_nqn bad", oldInfo(), map[string]any{"host_nqn": "x,y"}, "host_nqn"},
 		{"mixed formats", oldInfo(), map[string]any{"target_nqn": testNQN}, "nqn"},
 		{"replicas", newInfo(), map[string]any{"volume_replicas": []any{}}, "volume_replicas"},
+		{"new, vol_uuid 31 hex digits", newInfo(), map[string]any{"vol_uuid": testNGID[1:]}, "vol_uuid"},
+		{"new, vol_uuid misplaced dashes", newInfo(), map[string]any{"vol_uuid": "0123-456789abcdef0123456789abcdef"}, "vol_uuid"},
 		{"new, no portals", newInfo(), map[string]any{"portals": nil}, "portals"},
 		{"new, portals string", newInfo(), map[string]any{"portals": "10.0.0.1:4420"}, "portals"},
 		{"new, portals empty", newInfo(), map[string]any{"portals": []any{}}, "portals"},
@@ -164,8 +171,8 @@ func FuzzParseVolume(f *testing.F) {
 		if n := len(splitOptions(opts)); n != want {
 			t.Fatalf("option string %q has %d options, want %d", opts, n, want)
 		}
-		if v.NSID == 0 && v.UUID == "" && v.NGUID == "" {
-			t.Fatal("volume without an identifier accepted")
+		if v.UUID != "" && !ident.IsUUID(v.UUID) {
+			t.Fatalf("vol_uuid %q not normalised", v.UUID)
 		}
 	})
 }

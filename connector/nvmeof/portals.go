@@ -23,30 +23,30 @@ type portalResult struct {
 // connectPortals brings up one controller per portal in parallel, each
 // bounded by PortalTimeout, reusing controllers that already exist. It
 // succeeds when at least one portal has a controller and returns their
-// names.
-func (c *Connector) connectPortals(ctx context.Context, v Volume, hostNQN, hostID string) ([]string, error) {
-	existing, err := controllers(c.h.FS, v.NQN)
+// names, and those it created.
+func (c *Connector) connectPortals(ctx context.Context, v Volume, hostNQN, hostID, extra string) (names, created []string, err error) {
+	actions, err := c.decidePortals(v)
 	if err != nil {
-		return nil, fmt.Errorf("nvmeof connect %s: %w", v.NQN, err)
+		return nil, nil, fmt.Errorf("nvmeof connect %s: %w", v.NQN, err)
 	}
-	results := make([]portalResult, len(v.Portals))
+	results := make([]portalResult, len(actions))
 	var wg sync.WaitGroup
-	for i, p := range v.Portals {
-		if name, ok := reusable(existing, p); ok {
-			results[i] = portalResult{portal: p, ctrl: name, reused: true}
+	for i, a := range actions {
+		p := a.portal
+		if a.reuse != "" {
+			results[i] = portalResult{portal: p, ctrl: a.reuse, reused: true}
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			name, err := c.connectPortal(ctx, p, fabricsOptions(v.NQN, p, hostNQN, hostID))
+			name, err := c.connectPortal(ctx, p, fabricsOptions(v.NQN, p, hostNQN, hostID)+extra)
 			results[i] = portalResult{portal: p, ctrl: name, err: err}
 			c.h.Log.Debug("nvmeof: portal", "portal", p.String(), "controller", name, "err", err, "took", time.Since(start))
 		}()
 	}
 	wg.Wait()
-	var names []string
 	var errs []error
 	for _, r := range results {
 		if r.err != nil {
@@ -54,14 +54,39 @@ func (c *Connector) connectPortals(ctx context.Context, v Volume, hostNQN, hostI
 			continue
 		}
 		names = append(names, r.ctrl)
+		if !r.reused {
+			created = append(created, r.ctrl)
+		}
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("nvmeof connect %s: %w: %w", v.NQN, ErrNoPortal, errors.Join(errs...))
+		return nil, nil, fmt.Errorf("nvmeof connect %s: %w: %w", v.NQN, ErrNoPortal, errors.Join(errs...))
 	}
 	for _, e := range errs {
 		c.h.Log.Warn("nvmeof: portal failed; going on with the others", "nqn", v.NQN, "err", e)
 	}
-	return names, nil
+	return names, created, nil
+}
+
+// portalAction is what a connect does for one portal: reuse a controller
+// that is there, or ask the kernel for one.
+type portalAction struct {
+	portal Portal
+	reuse  string // the controller reused; "" to connect
+}
+
+// decidePortals is the connect's decision for each portal, from sysfs:
+// Connect acts on it, the dry run prints it.
+func (c *Connector) decidePortals(v Volume) ([]portalAction, error) {
+	existing, err := controllers(c.h.FS, v.NQN)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]portalAction, len(v.Portals))
+	for i, p := range v.Portals {
+		out[i].portal = p
+		out[i].reuse, _ = reusable(existing, p)
+	}
+	return out, nil
 }
 
 func reusable(existing []controller, p Portal) (string, bool) {

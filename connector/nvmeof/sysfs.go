@@ -2,6 +2,7 @@ package nvmeof
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path"
 	"regexp"
@@ -155,11 +156,12 @@ func readNS(fsys host.FS, name string) nsIDs {
 const zeroNGUID = "00000000000000000000000000000000"
 
 // identifies reports whether the namespace is the volume's, by the first
-// identifier the volume carries: UUID, then NGUID, then NSID.
+// identifier the volume carries: UUID, then NGUID, then NSID. A vol_uuid
+// sent as 32 hex digits also matches the namespace's NGUID.
 func (v Volume) identifies(id nsIDs) bool {
 	switch {
 	case v.UUID != "":
-		return id.UUID == v.UUID
+		return id.UUID == v.UUID || v.UUIDHex && id.NGUID == strings.ReplaceAll(v.UUID, "-", "")
 	case v.NGUID != "":
 		return id.NGUID == v.NGUID && id.NGUID != zeroNGUID
 	default:
@@ -167,10 +169,25 @@ func (v Volume) identifies(id nsIDs) bool {
 	}
 }
 
+// ErrAmbiguousNamespace marks connection info that names no namespace for
+// a subsystem that shows several: brick will not guess which is the volume.
+var ErrAmbiguousNamespace = errors.New("the connection info names no namespace (no vol_uuid, volume_nguid or ns_id) and the subsystem has several")
+
 // findNamespace returns the volume's block device name among the
-// subsystem's namespaces, and the names of the others.
-func findNamespace(fsys host.FS, v Volume, ctrls []controller) (mine string, others []string) {
-	for _, name := range namespaces(fsys, v.NQN, ctrls) {
+// subsystem's namespaces, and the names of the others. Info without an ID
+// takes the subsystem's only namespace, and is refused when it has several.
+func findNamespace(fsys host.FS, v Volume, ctrls []controller) (mine string, others []string, err error) {
+	all := namespaces(fsys, v.NQN, ctrls)
+	if !v.hasID() {
+		if len(all) > 1 {
+			return "", nil, fmt.Errorf("%w (%s): ask the driver's vendor for ns_id or vol_uuid", ErrAmbiguousNamespace, strings.Join(all, ", "))
+		}
+		if len(all) == 1 {
+			mine = all[0]
+		}
+		return mine, nil, nil
+	}
+	for _, name := range all {
 		switch {
 		case !v.identifies(readNS(fsys, name)):
 			others = append(others, name)
@@ -178,5 +195,5 @@ func findNamespace(fsys host.FS, v Volume, ctrls []controller) (mine string, oth
 			mine = name
 		}
 	}
-	return mine, others
+	return mine, others, nil
 }
