@@ -14,6 +14,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ident"
+	"github.com/brick-storage/brick/osauth"
 )
 
 // Volume is gophercloud's volume.
@@ -56,6 +57,21 @@ type Client struct {
 	Version Microversion
 	// Min and Max are the server's range (zero when it did not say).
 	Min, Max Microversion
+}
+
+// Connect builds the client from the factory's Cinder session, forcing
+// the microversion the options name (--os-volume-api-version, clouds.yaml's
+// volume_api_version) or negotiating one.
+func Connect(ctx context.Context, clients *osauth.Clients) (*Client, error) {
+	sc, err := clients.BlockStorage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o, err := clients.Options()
+	if err != nil {
+		return nil, err
+	}
+	return NewClient(ctx, sc, o.VolumeAPIVersion)
 }
 
 // NewClient negotiates the microversion. forced ("" to negotiate) must lie

@@ -13,7 +13,6 @@ import (
 	"net/http"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/keymanager/v1/secrets"
 
 	"github.com/brick-storage/brick/ident"
@@ -45,10 +44,14 @@ type Barbican struct {
 	SC *gophercloud.ServiceClient
 }
 
-// NewBarbican finds the key-manager endpoint in provider's catalog
-// (gophercloud also reads the endpoint's version document).
-func NewBarbican(provider *gophercloud.ProviderClient, eo gophercloud.EndpointOpts) (*Barbican, error) {
-	sc, err := openstack.NewKeyManagerV1(provider, eo)
+// Source hands out the Barbican client: osauth.Clients.KeyManager, which
+// finds the key-manager endpoint in Keystone's catalog.
+type Source func(ctx context.Context) (*gophercloud.ServiceClient, error)
+
+// NewBarbican asks source for the key manager's client and says what to
+// do when there is none.
+func NewBarbican(ctx context.Context, source Source) (*Barbican, error) {
+	sc, err := source(ctx)
 	var notFound *gophercloud.ErrEndpointNotFound
 	switch {
 	case errors.As(err, &notFound):

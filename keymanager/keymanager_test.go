@@ -126,8 +126,7 @@ func TestNewBarbicanSaysWhy(t *testing.T) {
 		{"not answering", errors.New("Get \"http://10.0.2.2:9311/\": dial tcp: connection refused\nmore"), "did not answer as Barbican v1 (Get \"http://10.0.2.2:9311/\": dial tcp: connection refused): check that the key manager runs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pc := &gophercloud.ProviderClient{EndpointLocator: func(gophercloud.EndpointOpts) (string, error) { return "", tc.err }}
-			_, err := NewBarbican(pc, gophercloud.EndpointOpts{})
+			_, err := NewBarbican(context.Background(), func(context.Context) (*gophercloud.ServiceClient, error) { return nil, tc.err })
 			require.ErrorIs(t, err, ErrUnreachable)
 			require.ErrorContains(t, err, tc.want)
 			require.NotContains(t, err.Error(), "\n")

@@ -16,140 +16,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
-	baremetalhttpbasic "github.com/gophercloud/gophercloud/v2/openstack/baremetal/httpbasic"
-	baremetalnoauth "github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 )
-
-// BlockStorageClient returns a Cinder v3 client. With noauth the endpoint
-// is CinderEndpoint + "/" + project id and the token "<user>:<project>";
-// otherwise it authenticates against Keystone and takes the endpoint from
-// the catalog unless CinderEndpoint overrides it. The client carries no
-// microversion: cinderapi negotiates it.
-func BlockStorageClient(ctx context.Context, opts Options) (*gophercloud.ServiceClient, error) {
-	o, err := Resolve(opts)
-	if err != nil {
-		return nil, err
-	}
-	hc, err := httpClient(o)
-	if err != nil {
-		return nil, err
-	}
-	switch o.AuthType {
-	case AuthNoAuth:
-		if o.CinderEndpoint == "" {
-			return nil, noEndpoint(o, "Cinder", "--cinder-endpoint (BRICK_CINDER_ENDPOINT), e.g. http://host:8776/v3")
-		}
-		project := o.ProjectID
-		if project == "" {
-			project = DefaultNoAuthProject
-		}
-		user := o.UserID
-		if user == "" {
-			user = o.Username
-		}
-		if user == "" {
-			user = DefaultNoAuthUser
-		}
-		if strings.ContainsAny(user+project, ":/?#") {
-			return nil, fmt.Errorf("%w: noauth user %q and project %q must not contain ':', '/', '?' or '#'", ErrConfig, user, project)
-		}
-		endpoint, err := noauthCinderURL(o.CinderEndpoint, project)
-		if err != nil {
-			return nil, err
-		}
-		pc := &gophercloud.ProviderClient{HTTPClient: *hc}
-		pc.UserAgent.Prepend(o.UserAgent)
-		pc.SetToken(user + ":" + project)
-		return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: endpoint, Type: "block-storage"}, nil
-	case AuthHTTPBasic:
-		return nil, fmt.Errorf("%w: auth type http_basic works for Ironic only", ErrConfig)
-	}
-	pc, err := keystoneClient(ctx, o, hc)
-	if err != nil {
-		return nil, err
-	}
-	if o.CinderEndpoint != "" {
-		endpoint, err := checkURL(substituteProject(o.CinderEndpoint, projectOf(pc, o)))
-		if err != nil {
-			return nil, err
-		}
-		return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: endpoint, Type: "block-storage"}, nil
-	}
-	eo := endpointOpts(o)
-	sc, err := openstack.NewBlockStorageV3(pc, eo)
-	if err != nil {
-		return nil, endpointFailure(pc, "Cinder", "block-storage", "--cinder-endpoint", eo, err)
-	}
-	return sc, nil
-}
-
-// BaremetalClient returns an Ironic client: noauth or http_basic against
-// IronicEndpoint, else Keystone with the catalog (or IronicEndpoint).
-// The caller sets the microversion (>= 1.32 for the volume API).
-func BaremetalClient(ctx context.Context, opts Options) (*gophercloud.ServiceClient, error) {
-	o, err := Resolve(opts)
-	if err != nil {
-		return nil, err
-	}
-	hc, err := httpClient(o)
-	if err != nil {
-		return nil, err
-	}
-	var sc *gophercloud.ServiceClient
-	switch o.AuthType {
-	case AuthNoAuth:
-		if o.IronicEndpoint == "" {
-			return nil, noEndpoint(o, "Ironic", "--ironic-endpoint (BRICK_IRONIC_ENDPOINT), e.g. http://host:6385")
-		}
-		if _, err := checkURL(o.IronicEndpoint); err != nil {
-			return nil, err
-		}
-		sc, err = baremetalnoauth.NewBareMetalNoAuth(baremetalnoauth.EndpointOpts{IronicEndpoint: o.IronicEndpoint})
-	case AuthHTTPBasic:
-		if o.IronicEndpoint == "" {
-			return nil, fmt.Errorf("%w: http_basic Ironic needs --ironic-endpoint (BRICK_IRONIC_ENDPOINT)", ErrConfig)
-		}
-		if _, err := checkURL(o.IronicEndpoint); err != nil {
-			return nil, err
-		}
-		if o.Username == "" || o.Password.IsZero() {
-			// gophercloud's own error names its Go fields (IronicUser).
-			return nil, fmt.Errorf("%w: http_basic Ironic needs --os-username and --os-password (OS_USERNAME, OS_PASSWORD)", ErrConfig)
-		}
-		sc, err = baremetalhttpbasic.NewBareMetalHTTPBasic(baremetalhttpbasic.EndpointOpts{
-			IronicEndpoint: o.IronicEndpoint, IronicUser: o.Username, IronicUserPassword: o.Password.Reveal(),
-		})
-		if err == nil {
-			// The basic-auth header is a secret too.
-			o.Redactor.Add(sc.MoreHeaders["Authorization"], strings.TrimPrefix(sc.MoreHeaders["Authorization"], "Basic "))
-		}
-	default:
-		pc, err := keystoneClient(ctx, o, hc)
-		if err != nil {
-			return nil, err
-		}
-		if o.IronicEndpoint != "" {
-			endpoint, err := checkURL(o.IronicEndpoint)
-			if err != nil {
-				return nil, err
-			}
-			return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: endpoint, Type: "baremetal"}, nil
-		}
-		eo := endpointOpts(o)
-		sc, err := openstack.NewBareMetalV1(pc, eo)
-		if err != nil {
-			return nil, endpointFailure(pc, "Ironic", "baremetal", "--ironic-endpoint", eo, err)
-		}
-		return sc, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	sc.ProviderClient.HTTPClient = *hc
-	sc.ProviderClient.UserAgent.Prepend(o.UserAgent)
-	return sc, nil
-}
 
 // noEndpoint explains a noauth client without its endpoint: when noauth
 // was only the fallback, the user gave no credentials at all.
@@ -280,17 +148,6 @@ func projectScope(o Options) *gophercloud.AuthScope {
 		return s
 	}
 	return nil
-}
-
-func endpointOpts(o Options) gophercloud.EndpointOpts {
-	eo := gophercloud.EndpointOpts{Region: o.RegionName, Availability: gophercloud.AvailabilityPublic}
-	switch strings.TrimSuffix(strings.ToLower(o.Interface), "url") {
-	case "internal":
-		eo.Availability = gophercloud.AvailabilityInternal
-	case "admin":
-		eo.Availability = gophercloud.AvailabilityAdmin
-	}
-	return eo
 }
 
 // projectOf is the project the token is scoped to, for endpoint templates.

@@ -1,18 +1,19 @@
 // Package osauth turns OpenStack client options — flags, OS_* environment
 // variables and clouds.yaml, as openstackclient reads them — into
-// authenticated gophercloud v2 service clients for Cinder and Ironic,
-// including the standalone (Keystone-less) cases: noauth Cinder, noauth and
-// HTTP-basic Ironic.
+// authenticated gophercloud v2 service clients for Cinder, Ironic and
+// Barbican (Clients, the one factory), including the standalone
+// (Keystone-less) cases: noauth Cinder, noauth and HTTP-basic Ironic.
 //
 // Secrets (passwords, tokens, application credential secrets, the tokens
 // Keystone hands out) are registered with Options.Redactor as soon as they
 // are known, so log lines and errors never show them.
 //
-//	sc, err := osauth.BlockStorageClient(ctx, osauth.Options{
+//	clients := osauth.NewClients(osauth.Options{
 //		AuthType:       osauth.AuthNoAuth,
 //		CinderEndpoint: "http://127.0.0.1:8776/v3",
 //		Redactor:       h.Redactor,
 //	})
+//	sc, err := clients.BlockStorage(ctx)
 package osauth
 
 import (

@@ -91,15 +91,11 @@ func (a *app) needRoot(what string) error {
 
 // cinderClient builds the Cinder client: auth, then microversion negotiation.
 func (a *app) cinderClient(ctx context.Context) (*cinderapi.Client, error) {
-	opts := a.authOptions()
-	sc, err := osauth.BlockStorageClient(ctx, opts)
-	if err != nil {
-		if errors.Is(err, osauth.ErrConfig) {
-			return nil, usageError{err}
-		}
-		return nil, err
+	c, err := cinderapi.Connect(ctx, a.cloud())
+	if errors.Is(err, osauth.ErrConfig) {
+		return nil, usageError{err}
 	}
-	return cinderapi.NewClient(ctx, sc, opts.VolumeAPIVersion)
+	return c, err
 }
 
 // manager builds the attach use case; without Cinder (cinder=false) only
@@ -164,7 +160,7 @@ func (a *app) runLocalAttach(cmd *cobra.Command, vf volumeFlags, ao attach.Attac
 	if err != nil {
 		return err
 	}
-	if m.Crypt, err = a.cryptAccess(m.Cinder, fixedKeyFile); err != nil {
+	if m.Crypt, err = a.cryptAccess(cmd.Context(), m.Cinder, fixedKeyFile); err != nil {
 		return err
 	}
 	if ao.IronicNode != "" {

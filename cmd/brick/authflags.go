@@ -81,6 +81,15 @@ func (a *app) addAuthFlags(pf *pflag.FlagSet) {
 	markCloudFlag(pf.Lookup("api-timeout"))
 }
 
+// cloud is this run's factory of cloud clients, made on first use from
+// the flags as parsed (so building the commands and --help costs nothing).
+func (a *app) cloud() *osauth.Clients {
+	if a.clouds == nil {
+		a.clouds = osauth.NewClients(a.authOptions())
+	}
+	return a.clouds
+}
+
 // authOptions returns the OpenStack options from flags, environment and
 // config, with secrets going to the app's redactor.
 func (a *app) authOptions() osauth.Options {

@@ -1,10 +1,8 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"strings"
-
-	"github.com/gophercloud/gophercloud/v2"
 
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
@@ -16,7 +14,7 @@ import (
 // Barbican from the catalog of the Keystone session Cinder uses, and
 // Cinder's fixed key when a key file is set. A missing key manager is
 // reported only when a volume needs it.
-func (a *app) cryptAccess(c attach.Cinder, fixedKeyFile string) (*attach.Crypt, error) {
+func (a *app) cryptAccess(ctx context.Context, c attach.Cinder, fixedKeyFile string) (*attach.Crypt, error) {
 	cr := &attach.Crypt{}
 	if fixedKeyFile != "" {
 		f, err := keymanager.LoadFixed(a.host.FS, fixedKeyFile)
@@ -25,28 +23,25 @@ func (a *app) cryptAccess(c attach.Cinder, fixedKeyFile string) (*attach.Crypt, 
 		}
 		cr.Fixed = f
 	}
-	cl, ok := c.(*cinderapi.Client)
-	if !ok || cl.SC == nil || cl.SC.ProviderClient == nil || cl.SC.ProviderClient.EndpointLocator == nil {
+	if !a.hasCatalog(c) {
 		cr.KeysErr = fmt.Errorf("%w: without Keystone there is no Barbican to ask: "+
 			"for a standalone Cinder with a fixed key set --fixed-key-file, or use --no-decrypt for the ciphertext", keymanager.ErrUnreachable)
 		return cr, nil
 	}
-	o, err := osauth.Resolve(a.authOptions())
-	if err != nil {
-		return nil, err
-	}
-	// The interface names osauth accepts for Cinder's endpoint.
-	eo := gophercloud.EndpointOpts{Region: o.RegionName, Availability: gophercloud.AvailabilityPublic}
-	switch strings.TrimSuffix(strings.ToLower(o.Interface), "url") {
-	case "internal":
-		eo.Availability = gophercloud.AvailabilityInternal
-	case "admin":
-		eo.Availability = gophercloud.AvailabilityAdmin
-	}
-	if b, err := keymanager.NewBarbican(cl.SC.ProviderClient, eo); err != nil {
+	if b, err := keymanager.NewBarbican(ctx, a.cloud().KeyManager); err != nil {
 		cr.KeysErr = err
 	} else {
 		cr.Keys = b
 	}
 	return cr, nil
+}
+
+// hasCatalog: c is a Cinder client of a Keystone session, whose catalog
+// lists Barbican.
+func (a *app) hasCatalog(c attach.Cinder) bool {
+	if cl, ok := c.(*cinderapi.Client); !ok || cl == nil {
+		return false
+	}
+	o, err := a.cloud().Options()
+	return err == nil && o.AuthType != osauth.AuthNoAuth && o.AuthType != osauth.AuthHTTPBasic
 }

@@ -52,7 +52,7 @@ reboot left attached with no container.`,
 			if err != nil {
 				return err
 			}
-			if m.Crypt, err = a.cryptAccess(m.Cinder, fixedKeyFile); err != nil {
+			if m.Crypt, err = a.cryptAccess(cmd.Context(), m.Cinder, fixedKeyFile); err != nil {
 				return err
 			}
 			cfg.Gather = vf.gather()

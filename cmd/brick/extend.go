@@ -90,7 +90,7 @@ func (a *app) extendCrypt(ctx context.Context, m *attach.Manager, ref, fixedKeyF
 		}
 		m.Cinder = c
 	}
-	m.Crypt, err = a.cryptAccess(m.Cinder, fixedKeyFile)
+	m.Crypt, err = a.cryptAccess(ctx, m.Cinder, fixedKeyFile)
 	return err
 }
 

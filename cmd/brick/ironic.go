@@ -75,7 +75,7 @@ func (a *app) addIronicAuthFlags(c *cobra.Command) {
 
 // ironicClient builds the Ironic client from the auth flags.
 func (a *app) ironicClient(ctx context.Context) (*gophercloud.ServiceClient, error) {
-	sc, err := osauth.BaremetalClient(ctx, a.authOptions())
+	sc, err := a.cloud().Baremetal(ctx)
 	if err != nil {
 		if errors.Is(err, osauth.ErrConfig) {
 			return nil, usageError{err}

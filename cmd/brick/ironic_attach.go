@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/ironicattach"
-	"github.com/brick-storage/brick/osauth"
 )
 
 // ironicAttachCommands are attach-volume and detach-volume.
@@ -19,15 +16,7 @@ func (a *app) ironicAttachCommands() []*cobra.Command {
 
 // ironicManager builds the attach-volume use case from the auth flags.
 func (a *app) ironicManager(ctx context.Context) (*ironicattach.Manager, error) {
-	opts := a.authOptions()
-	bs, err := osauth.BlockStorageClient(ctx, opts)
-	if err != nil {
-		if errors.Is(err, osauth.ErrConfig) {
-			return nil, usageError{err}
-		}
-		return nil, err
-	}
-	c, err := cinderapi.NewClient(ctx, bs, opts.VolumeAPIVersion)
+	c, err := a.cinderClient(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -117,3 +117,19 @@ func TestRollbackWhenReauthFailsForGood(t *testing.T) {
 	require.Contains(t, stderr, "rollback incomplete (release: cinder attachment delete volume "+vol)
 	require.True(t, strings.HasSuffix(stderr, "run brick cleanup "+vol+"\n"), stderr)
 }
+
+// TestHelpBuildsNoClient: --help of a cloud command, with every cloud
+// option given, neither authenticates nor reads clouds.yaml.
+func TestHelpBuildsNoClient(t *testing.T) {
+	t.Setenv("BRICK_CONFIG", "")
+	root := fixtureHost(t)
+	f := &fakeTools{t: t, root: root}
+	ks := newFakeKeystone(t)
+	for _, cmd := range [][]string{{"local-attach", "--help"}, {"ironic", "attach-volume", "--help"}, {"cleanup", "--help"}} {
+		args := append([]string{"--host-root", root, "--config", "/dev/null", "--os-cloud", "nosuch",
+			"--os-auth-url", ks.URL + "/v3", "--os-username", "u", "--os-password", "pw"}, cmd...)
+		code, out := runCaptured(t, f, args...)
+		require.Zero(t, code, out)
+	}
+	require.Zero(t, ks.attempts())
+}

@@ -35,7 +35,7 @@ func (a *app) reconciler(ctx context.Context, rf *reconcileFlags, op string) (*r
 	if err != nil {
 		return nil, err
 	}
-	if m.Crypt, err = a.cryptAccess(m.Cinder, rf.fixedKeyFile); err != nil {
+	if m.Crypt, err = a.cryptAccess(ctx, m.Cinder, rf.fixedKeyFile); err != nil {
 		return nil, err
 	}
 	m.Connectors = a.pathRegistries(rf.vf.opts)

@@ -39,6 +39,8 @@ type app struct {
 	configFile string
 	out        outputOptions
 	auth       authFlags
+	// clouds builds the Cinder, Ironic and Barbican clients (cloud()).
+	clouds *osauth.Clients
 
 	host *host.Host
 	// trust judges the config files and --host-root before brick uses

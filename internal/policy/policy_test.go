@@ -138,7 +138,7 @@ var allowedImports = map[string][]string{
 	"connector/nvmeof":     {"connector", "md", "host", "ident"},
 	"md":                   {"host"},
 	"osauth":               {"host", "ident", "secret"},
-	"cinderapi":            {"connector", "ident", "host", "secret"},
+	"cinderapi":            {"connector", "ident", "host", "osauth", "secret"},
 	"ironicapi":            {"ident", "secret"},
 	"ironicattach":         {"ironicapi", "cinderapi", "connector", "osauth", "rollback", "host", "ident"},
 	"attach":               {"cinderapi", "ironicapi", "ironicattach", "connector", "connector/...", "scsi", "rollback", "host", "ident", "dmcrypt", "keymanager", "secret"},
