@@ -23,7 +23,7 @@ var wwidKeys = []string{"wwn", "scsi_wwn"}
 func (m *Manager) checkUnrecorded(ctx context.Context, rec *Record, force bool) error {
 	info := *rec.ConnectionInfo
 	t := strings.ToLower(info.DriverVolumeType)
-	if t != "iscsi" && t != "fibre_channel" {
+	if t != "iscsi" && t != "iser" && t != "fibre_channel" {
 		return nil
 	}
 	c, err := m.Connectors.For(t)

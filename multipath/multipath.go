@@ -129,16 +129,25 @@ func (m *Multipath) daemonGone() bool {
 // multipathd running. Without multipathd, enforce is an error wrapping
 // ErrNoDaemon, and want alone falls back to a single path with a warning.
 func (m *Multipath) Use(want, enforce bool) (bool, error) {
+	use, warning, err := m.Choose(want, enforce)
+	if warning != "" {
+		m.log.Warn("multipath: " + warning)
+	}
+	return use, err
+}
+
+// Choose is Use without the log line: it returns the fallback's warning,
+// so a dry run can put it in its plan.
+func (m *Multipath) Choose(want, enforce bool) (use bool, warning string, err error) {
 	switch {
 	case !want && !enforce:
-		return false, nil
+		return false, "", nil
 	case m.DaemonRunning():
-		return true, nil
+		return true, "", nil
 	case enforce:
-		return false, fmt.Errorf("multipath enforced: %w", ErrNoDaemon)
+		return false, "", fmt.Errorf("multipath enforced: %w", ErrNoDaemon)
 	}
-	m.log.Warn("multipath: multipathd is not running; attaching over a single path")
-	return false, nil
+	return false, "multipathd is not running; attaching over a single path", nil
 }
 
 // Map reads what sysfs knows about a dm device; ErrNoMap when it does not

@@ -24,9 +24,13 @@ import (
 	"github.com/brick-storage/brick/host"
 )
 
-// ISCSI is iSCSI's driver_volume_type (the other protocols export theirs:
-// fc.Protocol, rbd.Protocol, nfs.Protocol, nvmeof.Protocol).
-const ISCSI = "iscsi"
+// ISCSI and ISER are iSCSI's driver_volume_types, over TCP and over RDMA
+// (the other protocols export theirs: fc.Protocol, rbd.Protocol,
+// nfs.Protocol, nvmeof.Protocol).
+const (
+	ISCSI = "iscsi"
+	ISER  = "iser"
+)
 
 // Options configures every protocol's connector. The zero value is each
 // protocol's defaults, single path.
@@ -54,7 +58,7 @@ func New(h *host.Host, o Options) *connector.Registry {
 	fo.EnforceMultipath = fo.EnforceMultipath || o.EnforceMultipath
 
 	reg := connector.NewRegistry()
-	reg.Register(iscsi.New(h, io), ISCSI)
+	reg.Register(iscsi.New(h, io), ISCSI, ISER)
 	reg.Register(fc.New(h, fo), fc.Protocol)
 	reg.Register(rbd.New(h, o.RBD), rbd.Protocol)
 	reg.Register(nfs.New(h, o.NFS), nfs.Protocol)

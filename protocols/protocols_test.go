@@ -11,11 +11,11 @@ import (
 func TestNewRegistersEveryProtocol(t *testing.T) {
 	h, _ := hosttest.New(t, nil)
 	reg := New(h, Options{Multipath: true})
-	require.ElementsMatch(t, []string{"iscsi", "fibre_channel", "rbd", "nfs", "nvmeof"}, reg.Types())
+	require.ElementsMatch(t, []string{"iscsi", "iser", "fibre_channel", "rbd", "nfs", "nvmeof"}, reg.Types())
 	for _, typ := range []string{"ISCSI", "Fibre_Channel", "NVMEOF"} {
 		_, err := reg.For(typ)
 		require.NoError(t, err, "driver_volume_type is matched without case: %s", typ)
 	}
-	_, err := reg.For("iser")
+	_, err := reg.For("vmdk")
 	require.Error(t, err)
 }

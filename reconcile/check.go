@@ -148,7 +148,7 @@ func (c *check) presence(ctx context.Context, rec *attach.Record) presence {
 	if rec.ConnectionInfo == nil {
 		return p
 	}
-	if rec.ConnectionInfo.DriverVolumeType == "iscsi" {
+	if t := strings.ToLower(rec.ConnectionInfo.DriverVolumeType); t == "iscsi" || t == "iser" {
 		if info, err := iscsi.ParseInfo(*rec.ConnectionInfo); err == nil {
 			p = c.iscsiPaths(rec, info)
 		}

@@ -136,7 +136,12 @@ func strayInfo(sessions []iscsi.Session, luns map[int]bool) connector.Connection
 			lunList = append(lunList, l)
 		}
 	}
-	return connector.ConnectionInfo{DriverVolumeType: "iscsi", Data: map[string]any{
+	// The records to remove are filed under the sessions' interface.
+	typ := "iscsi"
+	if sessions[0].Iface == iscsi.IfaceISER {
+		typ = "iser"
+	}
+	return connector.ConnectionInfo{DriverVolumeType: typ, Data: map[string]any{
 		"target_portals": portals, "target_iqns": iqns, "target_luns": lunList,
 		"target_portal": portals[0], "target_iqn": iqns[0], "target_lun": lunList[0],
 	}}

@@ -150,15 +150,15 @@ func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*
 	if info.Encrypted {
 		c.log.Debug("iscsi: volume is encrypted: the device holds ciphertext (local-attach opens it with dm-crypt)", "volume_id", info.VolumeID)
 	}
-	if err := c.resolve(ctx, info); err != nil {
-		return nil, fmt.Errorf("iscsi connect: %w", err)
-	}
-	useMP, err := c.mp.Use(c.opts.Multipath, c.opts.EnforceMultipath)
+	d, err := c.decideConnect(ctx, info)
 	if err != nil {
-		return nil, fmt.Errorf("iscsi connect: %w", err)
+		return nil, err
+	}
+	if d.warning != "" {
+		c.log.Warn("iscsi: " + d.warning)
 	}
 	targets := info.Targets
-	if useMP && len(targets) == 1 && !info.Plural {
+	if d.discover {
 		targets = c.discoverPaths(ctx, info)
 	}
 	iqns := iqnsOf(targets)
@@ -167,10 +167,40 @@ func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*
 		return nil, fmt.Errorf("iscsi connect: %w", err)
 	}
 	defer unlock()
-	if !useMP {
+	if !d.multipath {
 		return c.connectSingle(ctx, info, targets)
 	}
 	return c.connectMultipath(ctx, info, targets)
+}
+
+// connectDecision is what Connect does with a volume, decided once: the
+// same value drives Connect and PlanConnect's dry run.
+type connectDecision struct {
+	// multipath: attach through dm-multipath over every path.
+	multipath bool
+	// discover: ask the one portal given for the target's others
+	// (SendTargets) before logging in.
+	discover bool
+	// warning is a fallback the user should hear of ("" for none).
+	warning string
+}
+
+// decideConnect resolves portal names in info (in place) and decides how
+// to attach it: multipath when asked for and multipathd runs, and
+// discovery when a multipath attach got a single portal and no list.
+func (c *Connector) decideConnect(ctx context.Context, info *Info) (connectDecision, error) {
+	if err := c.resolve(ctx, info); err != nil {
+		return connectDecision{}, fmt.Errorf("iscsi connect: %w", err)
+	}
+	useMP, warning, err := c.mp.Choose(c.opts.Multipath, c.opts.EnforceMultipath)
+	if err != nil {
+		return connectDecision{}, fmt.Errorf("iscsi connect: %w", err)
+	}
+	return connectDecision{
+		multipath: useMP,
+		discover:  useMP && len(info.Targets) == 1 && !info.Plural,
+		warning:   warning,
+	}, nil
 }
 
 func iqnsOf(targets []Target) []string {
@@ -189,6 +219,7 @@ func iqnsOf(targets []Target) []string {
 type pathResult struct {
 	index   int // in the connection info's list of targets
 	target  Target
+	iface   string // open-iscsi interface (Info.Iface)
 	session Session
 	disk    string
 	hctl    scsi.HCTL
@@ -204,6 +235,7 @@ type pathResult struct {
 // res carries what was done for the path already (at least its target).
 func (c *Connector) attachPath(ctx context.Context, info *Info, path *pathResult) (res *pathResult, err error) {
 	res = path
+	res.iface = info.Iface
 	defer func() {
 		if err != nil {
 			c.undoPath(context.WithoutCancel(ctx), res)
@@ -245,7 +277,7 @@ func (c *Connector) ensureSession(ctx context.Context, info *Info, res *pathResu
 	// even when the login reports failure: iscsid may finish a login
 	// iscsiadm gave up on, and the undo must log that session out.
 	res.createdSession = true
-	existed, err := c.adm.login(ctx, t.IQN, t.Portal)
+	existed, err := c.adm.login(ctx, t.IQN, t.Portal, info.Iface)
 	if err != nil {
 		return Session{}, err
 	}
@@ -320,7 +352,7 @@ func (c *Connector) prepareRecords(ctx context.Context, info *Info, targets []Ta
 	answered := make([]bool, len(targets))
 	var wg sync.WaitGroup
 	for i, t := range targets {
-		pre[i] = &pathResult{target: t}
+		pre[i] = &pathResult{target: t, iface: info.Iface}
 		if _, live := findSession(sessions, t.IQN, t.Portal); live {
 			continue
 		}
@@ -380,16 +412,16 @@ func (c *Connector) checkPortal(ctx context.Context, t Target) error {
 // prepareRecord makes sure the node record exists and carries brick's
 // settings and the CHAP credentials (see record.go for why a file edit).
 func (c *Connector) prepareRecord(ctx context.Context, info *Info, t Target, res *pathResult) error {
-	files, err := recordFiles(c.h.FS, t.IQN, t.Portal)
+	files, err := recordFiles(c.h.FS, t.IQN, t.Portal, info.Iface)
 	if err != nil {
 		return err
 	}
 	if len(files) == 0 {
-		if err := c.adm.newNode(ctx, t.IQN, t.Portal); err != nil {
+		if err := c.adm.newNode(ctx, t.IQN, t.Portal, info.Iface); err != nil {
 			return err
 		}
 		res.createdRecord = true
-		if files, err = recordFiles(c.h.FS, t.IQN, t.Portal); err != nil {
+		if files, err = recordFiles(c.h.FS, t.IQN, t.Portal, info.Iface); err != nil {
 			return err
 		}
 		if len(files) == 0 {
@@ -398,7 +430,7 @@ func (c *Connector) prepareRecord(ctx context.Context, info *Info, t Target, res
 	}
 	secs := int((c.opts.LoginTimeout + time.Second - 1) / time.Second)
 	for _, f := range files {
-		if err := c.adm.editRecordLocked(ctx, f, nodeSettings(info.Auth, secs)); err != nil {
+		if err := c.adm.editRecordLocked(ctx, f, nodeSettings(info.Auth, info.Iface, secs)); err != nil {
 			return fmt.Errorf("iscsi %s: %w", t, err)
 		}
 	}
@@ -418,7 +450,7 @@ func (c *Connector) undoPath(ctx context.Context, res *pathResult) {
 		if sessions, err := ListSessions(c.h.FS); err == nil {
 			if s, ok := findSession(sessions, res.target.IQN, res.target.Portal); ok {
 				if disks, err := sessionDisks(c.h.FS, s); err == nil && len(disks) == 0 {
-					if err := c.adm.logout(ctx, res.target.IQN, res.target.Portal); err != nil {
+					if err := c.adm.logout(ctx, res.target.IQN, res.target.Portal, res.iface); err != nil {
 						c.log.Warn("iscsi: undo login", "target", res.target.String(), "err", err.Error())
 					}
 				}
@@ -426,7 +458,7 @@ func (c *Connector) undoPath(ctx context.Context, res *pathResult) {
 		}
 	}
 	if res.createdRecord {
-		if err := c.deleteRecord(ctx, res.target.IQN, res.target.Portal); err != nil {
+		if err := c.deleteRecord(ctx, res.target.IQN, res.target.Portal, res.iface); err != nil {
 			c.log.Warn("iscsi: undo node record", "target", res.target.String(), "err", err.Error())
 		}
 	}
@@ -501,7 +533,7 @@ func devPaths(disks []string) []string {
 // reason to fail: the given portal is still tried.
 func (c *Connector) discoverPaths(ctx context.Context, info *Info) []Target {
 	given := info.Targets[0]
-	found, err := c.runDiscovery(ctx, given.Portal, info.DiscoveryAuth)
+	found, err := c.runDiscovery(ctx, given.Portal, info.Iface, info.DiscoveryAuth)
 	if err != nil {
 		c.log.Warn("iscsi: discovery failed; using the given portal only", "portal", given.Portal.String(), "err", err.Error())
 		return info.Targets
@@ -565,18 +597,18 @@ func containsTarget(list []Target, t Target) bool {
 	return false
 }
 
-func (c *Connector) runDiscovery(ctx context.Context, p Portal, auth *CHAP) ([]DiscoveredTarget, error) {
+func (c *Connector) runDiscovery(ctx context.Context, p Portal, iface string, auth *CHAP) ([]DiscoveredTarget, error) {
 	if auth == nil {
-		return c.adm.discover(ctx, p, false)
+		return c.adm.discover(ctx, p, iface, false)
 	}
 	// Discovery CHAP lives in the discovery record, written like node
 	// records so the password stays off the command line; the record is
 	// removed again afterwards so the password does not stay on disk.
-	if err := c.adm.newDiscovery(ctx, p); err != nil {
+	if err := c.adm.newDiscovery(ctx, p, iface); err != nil {
 		return nil, err
 	}
 	defer func() {
-		if err := c.adm.deleteDiscovery(context.WithoutCancel(ctx), p); err != nil {
+		if err := c.adm.deleteDiscovery(context.WithoutCancel(ctx), p, iface); err != nil {
 			c.log.Warn("iscsi: remove discovery record", "portal", p.String(), "err", err.Error())
 		}
 	}()
@@ -588,5 +620,5 @@ func (c *Connector) runDiscovery(ctx context.Context, p Portal, auth *CHAP) ([]D
 	if err := c.adm.editRecordLocked(ctx, f, discoverySettings(auth, secs)); err != nil {
 		return nil, err
 	}
-	return c.adm.discover(ctx, p, true)
+	return c.adm.discover(ctx, p, iface, true)
 }

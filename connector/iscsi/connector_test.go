@@ -1,6 +1,7 @@
 package iscsi_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,7 @@ type fakeKernel struct {
 	mu       sync.Mutex
 	luns     map[int]string // LUN -> WWID the target exports
 	sessions map[string]int // portal -> session ID
+	ifaces   map[string]string // portal -> the session's open-iscsi interface
 	nextSess int
 	nextDisk byte
 	loginErr map[string]error // portal -> login failure
@@ -46,7 +48,7 @@ type fakeKernel struct {
 
 func newFakeKernel(t *testing.T) (*fakeKernel, *hosttest.Runner, *host.Host) {
 	fk := &fakeKernel{t: t, luns: map[int]string{1: "360000000000000000e00000000010001", 2: "360000000000000000e00000000010002"},
-		sessions: map[string]int{}, nextSess: 1, nextDisk: 'a', loginErr: map[string]error{}}
+		sessions: map[string]int{}, ifaces: map[string]string{}, nextSess: 1, nextDisk: 'a', loginErr: map[string]error{}}
 	r := hosttest.NewRunner(fk.run)
 	h, root := hosttest.New(t, r)
 	fk.root = root
@@ -72,27 +74,31 @@ func (fk *fakeKernel) run(_ context.Context, cmd host.Command) (host.Result, err
 	args := strings.Join(cmd.Args, " ")
 	switch cmd.Name {
 	case "iscsiadm":
-		var iqn, portal string
+		iqn, portal, iface := "", "", "default"
 		for i := 0; i+1 < len(cmd.Args); i++ {
 			switch cmd.Args[i] {
 			case "-T":
 				iqn = cmd.Args[i+1]
 			case "-p":
 				portal = cmd.Args[i+1]
+			case "-I":
+				iface = cmd.Args[i+1]
 			}
 		}
+		args = strings.Replace(args, " -I "+iface, "", 1)
 		var rec string
 		if portal != "" {
 			rec = fk.recordFile(iqn, portal)
 		}
 		switch {
 		case strings.HasSuffix(args, "-o new"):
-			hosttest.WriteFile(fk.t, fk.root, rec, "# BEGIN RECORD 2.1.8\nnode.name = "+iqn+"\nnode.session.auth.authmethod = None\nnode.session.scan = auto\nnode.conn[0].timeo.login_timeout = 15\n# END RECORD\n")
+			hosttest.WriteFile(fk.t, fk.root, rec, "# BEGIN RECORD 2.1.8\nnode.name = "+iqn+"\niface.iscsi_ifacename = "+iface+"\nnode.session.auth.authmethod = None\nnode.session.scan = auto\nnode.conn[0].timeo.login_timeout = 15\n# END RECORD\n")
 			return host.Result{}, nil
 		case strings.HasSuffix(args, "--login"):
 			if _, ok := fk.sessions[portal]; ok {
 				return host.Result{ExitCode: 15}, nil
 			}
+			fk.ifaces[portal] = iface
 			if err := fk.loginErr[portal]; err != nil {
 				if fk.lingers {
 					fk.addSession(iqn, portal)
@@ -100,7 +106,7 @@ func (fk *fakeKernel) run(_ context.Context, cmd host.Command) (host.Result, err
 				return host.Result{}, err
 			}
 			data, err := os.ReadFile(fk.path(rec))
-			if err != nil {
+			if err != nil || !strings.Contains(string(data), "iface.iscsi_ifacename = "+iface+"\n") {
 				return host.Result{}, hosttest.Fail(cmd, 21, "iscsiadm: No records found")
 			}
 			if fk.password != "" && !strings.Contains(string(data), "node.session.auth.password = "+fk.password+"\n") {
@@ -127,7 +133,7 @@ func (fk *fakeKernel) run(_ context.Context, cmd host.Command) (host.Result, err
 			return host.Result{}, nil
 		case strings.HasSuffix(args, "--logout"):
 			id, ok := fk.sessions[portal]
-			if !ok {
+			if !ok || fk.ifaces[portal] != iface {
 				return host.Result{}, hosttest.Fail(cmd, 21, "iscsiadm: No matching sessions found")
 			}
 			delete(fk.sessions, portal)
@@ -178,6 +184,7 @@ func (fk *fakeKernel) addSession(iqn, portal string) {
 	cls := fmt.Sprintf("/sys/class/iscsi_session/session%d", id)
 	hosttest.WriteFile(t, root, cls+"/targetname", iqn+"\n")
 	hosttest.WriteFile(t, root, cls+"/state", "LOGGED_IN\n")
+	hosttest.WriteFile(t, root, cls+"/ifacename", cmp.Or(fk.ifaces[portal], "default")+"\n")
 	hosttest.Symlink(t, root, cls+"/device", fmt.Sprintf("../../../devices/platform/host%d/session%d", id, id))
 	conn := fmt.Sprintf("/sys/class/iscsi_connection/connection%d:0", id)
 	hosttest.WriteFile(t, root, conn+"/persistent_address", p.Host+"\n")

@@ -20,6 +20,7 @@ type attached struct {
 	sessions []Session         // sessions that carry a path, or that info names
 	records  map[Target]bool   // node records that exist for info's targets
 	hctl     map[string]string // disk -> H:C:T:L, for messages
+	iface    string            // the open-iscsi interface of info's records
 }
 
 // wanted is what a volume's connection info names: the LUNs per target IQN
@@ -50,7 +51,7 @@ func (c *Connector) find(info *Info, dev *connector.Device) (*attached, error) {
 		return nil, err
 	}
 	want := wantedBy(info)
-	a := &attached{records: map[Target]bool{}, hctl: map[string]string{}}
+	a := &attached{records: map[Target]bool{}, hctl: map[string]string{}, iface: info.Iface}
 	var disks []string
 	for _, s := range all {
 		if want.luns[s.Target] == nil {
@@ -69,7 +70,7 @@ func (c *Connector) find(info *Info, dev *connector.Device) (*attached, error) {
 	}
 	a.vol = c.mp.FindVolume(disks, multipathID(dev))
 	for key := range want.named {
-		if files, err := recordFiles(c.h.FS, key.IQN, key.Portal); err == nil && len(files) > 0 {
+		if files, err := recordFiles(c.h.FS, key.IQN, key.Portal, info.Iface); err == nil && len(files) > 0 {
 			a.records[key] = true
 		}
 	}
@@ -172,14 +173,14 @@ func (c *Connector) logoutUnused(ctx context.Context, a *attached) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := c.adm.logout(ctx, s.Target, s.Portal); err != nil {
+			if err := c.adm.logout(ctx, s.Target, s.Portal, s.Iface); err != nil {
 				fail(err)
 				return
 			}
 			mu.Lock()
 			loggedOut[Target{Portal: s.Portal, IQN: s.Target}] = true
 			mu.Unlock()
-			if err := c.deleteRecord(ctx, s.Target, s.Portal); err != nil {
+			if err := c.deleteRecord(ctx, s.Target, s.Portal, s.Iface); err != nil {
 				fail(err)
 			}
 		}()
@@ -194,7 +195,7 @@ func (c *Connector) logoutUnused(ctx context.Context, a *attached) error {
 		if _, live := findSession(sessions, key.IQN, key.Portal); live {
 			continue
 		}
-		if err := c.deleteRecord(ctx, key.IQN, key.Portal); err != nil {
+		if err := c.deleteRecord(ctx, key.IQN, key.Portal, a.iface); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -207,18 +208,18 @@ func (c *Connector) logoutUnused(ctx context.Context, a *attached) error {
 // deleteRecord removes the node record of iqn at p: brick removes the file
 // itself (see removeRecord) and runs "iscsiadm -o delete" only when that
 // fails. None is fine.
-func (c *Connector) deleteRecord(ctx context.Context, iqn string, p Portal) error {
+func (c *Connector) deleteRecord(ctx context.Context, iqn string, p Portal, iface string) error {
 	// Exclusive, like iscsiadm -o delete (see nodeDBLock); released before
 	// the fallback, which takes it again.
 	unlock, err := c.h.Locks.Lock(ctx, nodeDBLock)
 	if err != nil {
 		return fmt.Errorf("iscsi delete node record %s@%s: %w", iqn, p, err)
 	}
-	removed := removeRecord(c.h.FS, iqn, p)
+	removed := removeRecord(c.h.FS, iqn, p, iface)
 	unlock()
 	if removed {
 		c.log.Debug("iscsi: node record removed", "target", iqn, "portal", p.String())
 		return nil
 	}
-	return c.adm.deleteNode(ctx, iqn, p)
+	return c.adm.deleteNode(ctx, iqn, p, iface)
 }

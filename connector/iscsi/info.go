@@ -154,10 +154,22 @@ type CHAP struct {
 	Password secret.Value
 }
 
+// open-iscsi interface names: "default" is iSCSI over TCP (iscsi_tcp),
+// "iser" its built-in iSER interface (ib_iser, over RDMA).
+const (
+	IfaceTCP  = "default"
+	IfaceISER = "iser"
+)
+
 // Info is validated iSCSI connection info.
 type Info struct {
 	// Targets lists every path Cinder gave, the singular keys' target first.
 	Targets []Target
+	// Iface is the open-iscsi interface every path logs in through:
+	// IfaceTCP, or IfaceISER for driver_volume_type "iser" (Cinder's LIO
+	// and tgt targets with target_protocol iser) or a transport_name or
+	// iscsi_interface of "iser".
+	Iface string
 	// Auth is the session CHAP, nil for none.
 	Auth *CHAP
 	// DiscoveryAuth is the SendTargets discovery CHAP, nil for none.
@@ -206,10 +218,11 @@ func (i *Info) IQNs() []string {
 
 // ParseInfo validates iSCSI connection info. Every rejection names the key.
 func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
-	if ci.DriverVolumeType != "" && ci.DriverVolumeType != "iscsi" {
-		return nil, connector.Invalid("driver_volume_type", "want iscsi, got %s", connector.Quote(ci.DriverVolumeType))
+	iface, err := ifaceOf(ci)
+	if err != nil {
+		return nil, err
 	}
-	info := &Info{}
+	info := &Info{Iface: iface}
 	mode, err := addressingMode(ci)
 	if err != nil {
 		return nil, err
@@ -256,6 +269,40 @@ func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
 	info.VolumeID, _ = ci.VolumeID()
 	info.Warnings = portalWarnings(ci)
 	return info, nil
+}
+
+// ifaceOf picks the open-iscsi interface from driver_volume_type and the
+// transport keys some drivers send. Offload transports (bnx2i, cxgb4i,
+// qla4xxx, ...) need an iface record per NIC, which brick does not make.
+func ifaceOf(ci connector.ConnectionInfo) (string, error) {
+	iface := IfaceTCP
+	switch strings.ToLower(ci.DriverVolumeType) {
+	case "", "iscsi":
+	case "iser":
+		iface = IfaceISER
+	default:
+		return "", connector.Invalid("driver_volume_type", "want iscsi or iser, got %s", connector.Quote(ci.DriverVolumeType))
+	}
+	for _, key := range []string{"transport_name", "iscsi_interface"} {
+		v, ok, err := ci.String(key)
+		if err != nil {
+			return "", err
+		}
+		if !ok || v == "" {
+			continue
+		}
+		switch strings.ToLower(v) {
+		case "iser":
+			iface = IfaceISER
+		case "default", "tcp", "iscsi_tcp":
+			if iface == IfaceISER {
+				return "", connector.Invalid(key, "says %s, but the volume is iser", connector.Quote(v))
+			}
+		default:
+			return "", connector.Invalid(key, "brick speaks iSCSI over TCP (default) and iser, got %s", connector.Quote(v))
+		}
+	}
+	return iface, nil
 }
 
 // portalWarnings names each unbracketed IPv6 portal ending in ":3260":

@@ -74,8 +74,8 @@ func (a iscsiadm) editRecordLocked(ctx context.Context, file string, values []re
 }
 
 // newNode creates the node record for iqn at p with iscsid.conf's defaults.
-func (a iscsiadm) newNode(ctx context.Context, iqn string, p Portal) error {
-	if _, err := a.run(ctx, a.commandTimeout, nil, "-m", "node", "-T", iqn, "-p", p.String(), "-o", "new"); err != nil {
+func (a iscsiadm) newNode(ctx context.Context, iqn string, p Portal, iface string) error {
+	if _, err := a.run(ctx, a.commandTimeout, nil, nodeArgs(iqn, p, iface, "-o", "new")...); err != nil {
 		return fmt.Errorf("iscsi create node record %s@%s: %w", iqn, p, err)
 	}
 	return nil
@@ -83,8 +83,8 @@ func (a iscsiadm) newNode(ctx context.Context, iqn string, p Portal) error {
 
 // login logs in to iqn at p; an existing session is fine. The command gets
 // the login timeout plus a margin, since iscsiadm enforces its own.
-func (a iscsiadm) login(ctx context.Context, iqn string, p Portal) (existed bool, err error) {
-	res, err := a.run(ctx, a.loginTimeout+a.commandTimeout, []int{exitSessionExists}, "-m", "node", "-T", iqn, "-p", p.String(), "--login")
+func (a iscsiadm) login(ctx context.Context, iqn string, p Portal, iface string) (existed bool, err error) {
+	res, err := a.run(ctx, a.loginTimeout+a.commandTimeout, []int{exitSessionExists}, nodeArgs(iqn, p, iface, "--login")...)
 	if err != nil {
 		if host.ExitCodeOf(err) == exitLoginAuth {
 			return false, fmt.Errorf("iscsi login %s@%s: CHAP authentication failed: %w", iqn, p, err)
@@ -95,8 +95,8 @@ func (a iscsiadm) login(ctx context.Context, iqn string, p Portal) (existed bool
 }
 
 // logout ends the session to iqn at p; none is fine.
-func (a iscsiadm) logout(ctx context.Context, iqn string, p Portal) error {
-	if _, err := a.run(ctx, a.commandTimeout, []int{exitNoObjects}, "-m", "node", "-T", iqn, "-p", p.String(), "--logout"); err != nil {
+func (a iscsiadm) logout(ctx context.Context, iqn string, p Portal, iface string) error {
+	if _, err := a.run(ctx, a.commandTimeout, []int{exitNoObjects}, nodeArgs(iqn, p, iface, "--logout")...); err != nil {
 		return fmt.Errorf("iscsi logout %s@%s: %w", iqn, p, err)
 	}
 	return nil
@@ -112,24 +112,24 @@ func (a iscsiadm) logoutSession(ctx context.Context, sid int) error {
 }
 
 // deleteNode removes the node record; none is fine.
-func (a iscsiadm) deleteNode(ctx context.Context, iqn string, p Portal) error {
-	if _, err := a.run(ctx, a.commandTimeout, []int{exitNoObjects}, "-m", "node", "-T", iqn, "-p", p.String(), "-o", "delete"); err != nil {
+func (a iscsiadm) deleteNode(ctx context.Context, iqn string, p Portal, iface string) error {
+	if _, err := a.run(ctx, a.commandTimeout, []int{exitNoObjects}, nodeArgs(iqn, p, iface, "-o", "delete")...); err != nil {
 		return fmt.Errorf("iscsi delete node record %s@%s: %w", iqn, p, err)
 	}
 	return nil
 }
 
 // newDiscovery creates a SendTargets discovery record for p.
-func (a iscsiadm) newDiscovery(ctx context.Context, p Portal) error {
-	if _, err := a.run(ctx, a.commandTimeout, nil, "-m", "discoverydb", "-t", "sendtargets", "-p", p.String(), "-o", "new"); err != nil {
+func (a iscsiadm) newDiscovery(ctx context.Context, p Portal, iface string) error {
+	if _, err := a.run(ctx, a.commandTimeout, nil, withIface(iface, "-m", "discoverydb", "-t", "sendtargets", "-p", p.String(), "-o", "new")...); err != nil {
 		return fmt.Errorf("iscsi create discovery record %s: %w", p, err)
 	}
 	return nil
 }
 
 // deleteDiscovery removes p's discovery record; none is fine.
-func (a iscsiadm) deleteDiscovery(ctx context.Context, p Portal) error {
-	if _, err := a.run(ctx, a.commandTimeout, []int{exitNoObjects}, "-m", "discoverydb", "-t", "sendtargets", "-p", p.String(), "-o", "delete"); err != nil {
+func (a iscsiadm) deleteDiscovery(ctx context.Context, p Portal, iface string) error {
+	if _, err := a.run(ctx, a.commandTimeout, []int{exitNoObjects}, withIface(iface, "-m", "discoverydb", "-t", "sendtargets", "-p", p.String(), "-o", "delete")...); err != nil {
 		return fmt.Errorf("iscsi delete discovery record %s: %w", p, err)
 	}
 	return nil
@@ -138,16 +138,30 @@ func (a iscsiadm) deleteDiscovery(ctx context.Context, p Portal) error {
 // discover runs SendTargets against p without storing node records
 // ("-o nonpersistent"): brick makes the records it needs itself. With
 // useRecord, the discovery record (holding discovery CHAP) is used.
-func (a iscsiadm) discover(ctx context.Context, p Portal, useRecord bool) ([]DiscoveredTarget, error) {
+func (a iscsiadm) discover(ctx context.Context, p Portal, iface string, useRecord bool) ([]DiscoveredTarget, error) {
 	args := []string{"-m", "discovery", "-t", "sendtargets", "-p", p.String(), "-o", "nonpersistent"}
 	if useRecord {
 		args = []string{"-m", "discoverydb", "-t", "sendtargets", "-p", p.String(), "--discover", "-o", "nonpersistent"}
 	}
-	res, err := a.run(ctx, a.loginTimeout+a.commandTimeout, nil, args...)
+	res, err := a.run(ctx, a.loginTimeout+a.commandTimeout, nil, withIface(iface, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("iscsi discovery at %s: %w", p, err)
 	}
 	return ParseDiscovery(res.Stdout), nil
+}
+
+// nodeArgs is "-m node -T iqn -p portal [-I iface] op...".
+func nodeArgs(iqn string, p Portal, iface string, op ...string) []string {
+	return append(withIface(iface, "-m", "node", "-T", iqn, "-p", p.String()), op...)
+}
+
+// withIface adds "-I iface" for any interface but the default one, whose
+// commands stay as iscsiadm's users know them.
+func withIface(iface string, args ...string) []string {
+	if iface == "" || iface == IfaceTCP {
+		return args
+	}
+	return append(args, "-I", iface)
 }
 
 // DiscoveredTarget is one line of SendTargets output.

@@ -48,11 +48,11 @@ func TestNodeDBLock(t *testing.T) {
 	h, _ = hosttest.New(t, r)
 	adm := iscsiadm{runner: r, fs: h.FS, locks: h.Locks, commandTimeout: time.Second, loginTimeout: time.Second}
 	ctx := context.Background()
-	require.NoError(t, adm.newNode(ctx, iqn, p))
-	_, err = adm.login(ctx, iqn, p)
+	require.NoError(t, adm.newNode(ctx, iqn, p, IfaceTCP))
+	_, err = adm.login(ctx, iqn, p, IfaceTCP)
 	require.NoError(t, err)
-	require.NoError(t, adm.logout(ctx, iqn, p))
-	require.NoError(t, adm.deleteNode(ctx, iqn, p))
+	require.NoError(t, adm.logout(ctx, iqn, p, IfaceTCP))
+	require.NoError(t, adm.deleteNode(ctx, iqn, p, IfaceTCP))
 	require.Equal(t, map[string]seen{
 		"new":      {},
 		"--login":  {shared: true},
@@ -68,9 +68,9 @@ func TestNodeDBLock(t *testing.T) {
 	require.NoError(t, err)
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	require.Error(t, adm.editRecordLocked(short, file, nodeSettings(nil, 5)), "an edit waits for a holder of the lock")
+	require.Error(t, adm.editRecordLocked(short, file, nodeSettings(nil, IfaceTCP, 5)), "an edit waits for a holder of the lock")
 	unlock()
-	require.NoError(t, adm.editRecordLocked(ctx, file, nodeSettings(nil, 5)))
+	require.NoError(t, adm.editRecordLocked(ctx, file, nodeSettings(nil, IfaceTCP, 5)))
 	data, err := h.FS.ReadFile(file)
 	require.NoError(t, err)
 	require.Contains(t, string(data), "node.session.initial_login_retry_max = 1")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/brick-storage/brick/connector"
@@ -20,20 +21,21 @@ func (c *Connector) PlanConnect(ctx context.Context, ci connector.ConnectionInfo
 	if err != nil {
 		return nil, err
 	}
-	if err := c.resolve(ctx, info); err != nil {
-		return nil, fmt.Errorf("iscsi connect: %w", err)
-	}
-	useMP, err := c.mp.Use(c.opts.Multipath, c.opts.EnforceMultipath)
+	d, err := c.decideConnect(ctx, info)
 	if err != nil {
-		return nil, fmt.Errorf("iscsi connect: %w", err)
+		return nil, err
 	}
+	useMP := d.multipath
 	p := &connector.Plan{Protocol: "iscsi", Action: "connect", Multipath: useMP, Warnings: info.Warnings}
+	if d.warning != "" {
+		p.Warnings = append(p.Warnings, d.warning)
+	}
 	c.planDetails(p, info)
 	if info.Encrypted {
 		p.Warnings = append(p.Warnings, connector.CiphertextNote)
 	}
-	if useMP && len(info.Targets) == 1 && !info.Plural {
-		p.Step(fmt.Sprintf("discover the target's other portals: iscsiadm -m discoverydb -t sendtargets -p %s --discover%s", info.Targets[0].Portal, chapNote(info.DiscoveryAuth, " (discovery CHAP)")))
+	if d.discover {
+		p.Step(fmt.Sprintf("discover the target's other portals: iscsiadm %s --discover%s", strings.Join(withIface(info.Iface, "-m", "discoverydb", "-t", "sendtargets", "-p", info.Targets[0].Portal.String()), " "), chapNote(info.DiscoveryAuth, " (discovery CHAP)")))
 	}
 	if !useMP && len(info.Targets) > 1 {
 		p.Step("single path: try the targets in this order until one comes up")
@@ -47,11 +49,11 @@ func (c *Connector) PlanConnect(ctx context.Context, ci connector.ConnectionInfo
 		if s, ok := findSession(sessions, t.IQN, t.Portal); ok {
 			p.Step(fmt.Sprintf("reuse session %d to %s at %s", s.ID, t.IQN, t.Portal))
 		} else {
-			if files, _ := recordFiles(c.h.FS, t.IQN, t.Portal); len(files) == 0 {
-				p.Step(fmt.Sprintf("iscsiadm -m node -T %s -p %s -o new", t.IQN, t.Portal))
+			if files, _ := recordFiles(c.h.FS, t.IQN, t.Portal, info.Iface); len(files) == 0 {
+				p.Step("iscsiadm " + strings.Join(nodeArgs(t.IQN, t.Portal, info.Iface, "-o", "new"), " "))
 			}
-			p.Step(fmt.Sprintf("write the node record: scan manual, login timeout %ds%s", secs, chapNote(info.Auth, "")))
-			p.Step(fmt.Sprintf("iscsiadm -m node -T %s -p %s --login", t.IQN, t.Portal))
+			p.Step(fmt.Sprintf("write the node record: %sscan manual, login timeout %ds%s", ifaceNote(info.Iface), secs, chapNote(info.Auth, "")))
+			p.Step("iscsiadm " + strings.Join(nodeArgs(t.IQN, t.Portal, info.Iface, "--login"), " "))
 		}
 		p.Step(fmt.Sprintf("scan LUN %d on the session's SCSI host and wait for its disk; verify its WWID", t.LUN))
 	}
@@ -62,6 +64,14 @@ func (c *Connector) PlanConnect(ctx context.Context, ci connector.ConnectionInfo
 		p.Step("blockdev --setro on the device (access_mode ro)")
 	}
 	return p, nil
+}
+
+// ifaceNote names the interface a record is set to, for iSER.
+func ifaceNote(iface string) string {
+	if iface == IfaceTCP {
+		return ""
+	}
+	return "interface " + iface + ", "
 }
 
 // chapNote names the CHAP user (never the password).
@@ -79,6 +89,9 @@ func (c *Connector) planDetails(p *connector.Plan, info *Info) {
 		portals = append(portals, t.Portal.String())
 		iqns = append(iqns, t.IQN)
 		luns = append(luns, t.LUN)
+	}
+	if info.Iface != IfaceTCP {
+		p.Add("transport", info.Iface)
 	}
 	p.Add("portals", portals)
 	p.Add("target_iqns", iqns)

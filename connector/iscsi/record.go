@@ -28,8 +28,10 @@ func sendTargetsDBs() []string {
 }
 
 // recordFiles returns the record files for a target at a portal, for the
-// default interface. None is not an error.
-func recordFiles(fsys host.FS, iqn string, p Portal) ([]string, error) {
+// open-iscsi interface iface. A record made by "-o new" is one file
+// whatever its interface (the interface is a setting inside it). None is
+// not an error.
+func recordFiles(fsys host.FS, iqn string, p Portal, iface string) ([]string, error) {
 	var out []string
 	for _, db := range nodeDBs() {
 		dir := db + "/" + iqn
@@ -52,8 +54,8 @@ func recordFiles(fsys host.FS, iqn string, p Portal) ([]string, error) {
 				continue
 			}
 			if info.IsDir() {
-				if fsys.Exists(full + "/default") {
-					out = append(out, full+"/default")
+				if fsys.Exists(full + "/" + iface) {
+					out = append(out, full+"/"+iface)
 				}
 				continue
 			}
@@ -63,13 +65,13 @@ func recordFiles(fsys host.FS, iqn string, p Portal) ([]string, error) {
 	return out, nil
 }
 
-// removeRecord deletes the node record of iqn at p for the default
-// interface, as "iscsiadm -o delete" does: the record file, its portal
+// removeRecord deletes the node record of iqn at p for the interface
+// iface, as "iscsiadm -o delete" does: the record file, its portal
 // directory and its target directory once empty. brick wrote the record,
 // so it can take it back without a process. false: something could not
 // be removed (the caller falls back to iscsiadm).
-func removeRecord(fsys host.FS, iqn string, p Portal) bool {
-	files, err := recordFiles(fsys, iqn, p)
+func removeRecord(fsys host.FS, iqn string, p Portal, iface string) bool {
+	files, err := recordFiles(fsys, iqn, p, iface)
 	if err != nil {
 		return false
 	}
@@ -77,8 +79,8 @@ func removeRecord(fsys host.FS, iqn string, p Portal) bool {
 		if fsys.Remove(f) != nil {
 			return false
 		}
-		if path.Base(f) == "default" {
-			// <addr>,<port>,<tpgt>/default: the directory goes when empty.
+		if path.Base(f) == iface {
+			// <addr>,<port>,<tpgt>/<iface>: the directory goes when empty.
 			_ = fsys.Remove(path.Dir(f))
 		}
 	}
@@ -190,15 +192,22 @@ func editRecord(fsys host.FS, file string, values []recordValue) error {
 
 const keyScan = "node.session.scan"
 
-// nodeSettings are the record values brick sets for a session.
-func nodeSettings(auth *CHAP, loginTimeoutSecs int) []recordValue {
-	v := []recordValue{
+// nodeSettings are the record values brick sets for a session through the
+// open-iscsi interface iface.
+func nodeSettings(auth *CHAP, iface string, loginTimeoutSecs int) []recordValue {
+	var v []recordValue
+	if iface == IfaceISER {
+		// A record left from a TCP attach of the same target would log in
+		// over TCP: the interface is part of the record.
+		v = append(v, recordValue{"iface.iscsi_ifacename", IfaceISER}, recordValue{"iface.transport_name", IfaceISER})
+	}
+	v = append(v, []recordValue{
 		// Only the LUN brick scans appears, not every LUN of a shared target.
 		{keyScan, "manual"},
 		// A dead portal costs one login timeout, not eight.
 		{"node.conn[0].timeo.login_timeout", fmt.Sprint(loginTimeoutSecs)},
 		{"node.session.initial_login_retry_max", "1"},
-	}
+	}...)
 	if auth == nil {
 		return append(v,
 			recordValue{"node.session.auth.authmethod", "None"},

@@ -21,7 +21,7 @@ node.conn[0].timeo.login_timeout = 15
 `
 
 func TestSetRecord(t *testing.T) {
-	out := string(SetRecord([]byte(sampleRecord), nodeSettings(&CHAP{Username: "alice", Password: secret.New("pw")}, 5)))
+	out := string(SetRecord([]byte(sampleRecord), nodeSettings(&CHAP{Username: "alice", Password: secret.New("pw")}, IfaceTCP, 5)))
 	rec := ParseRecord([]byte(out))
 	require.Equal(t, "manual", rec["node.session.scan"])
 	require.Equal(t, "5", rec["node.conn[0].timeo.login_timeout"])
@@ -34,7 +34,7 @@ func TestSetRecord(t *testing.T) {
 	require.True(t, strings.HasPrefix(out, "# BEGIN RECORD 2.1.8\n"))
 
 	// Back to no auth: the credentials are removed from the file.
-	out = string(SetRecord([]byte(out), nodeSettings(nil, 15)))
+	out = string(SetRecord([]byte(out), nodeSettings(nil, IfaceTCP, 15)))
 	rec = ParseRecord([]byte(out))
 	require.Equal(t, "None", rec["node.session.auth.authmethod"])
 	require.NotContains(t, out, "password")

@@ -30,6 +30,9 @@ type Session struct {
 	Host int
 	// State is the session state, "LOGGED_IN" when usable.
 	State string
+	// Iface is the open-iscsi interface the session logged in through:
+	// IfaceTCP or IfaceISER.
+	Iface string
 }
 
 var sessionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^session([0-9]{1,9})$`) })
@@ -68,6 +71,7 @@ func readSession(fsys host.FS, name, idStr string) (Session, error) {
 		return s, err
 	}
 	s.State, _ = fsys.ReadString(base + "/state")
+	s.Iface = sessionIface(fsys, base)
 	dev, err := fsys.EvalSymlinks(base + "/device")
 	if err != nil {
 		return s, err
@@ -99,6 +103,25 @@ func readSession(fsys host.FS, name, idStr string) (Session, error) {
 	}
 	s.Portal = Portal{Host: addr, Port: port}
 	return s, nil
+}
+
+// sessionIface reads the interface name iscsid gave the session. A
+// session without one is told apart by its SCSI host's driver (ib_iser's
+// "iscsi_iser"), so an iSER session is never logged out as a TCP one.
+func sessionIface(fsys host.FS, base string) string {
+	if name, err := fsys.ReadString(base + "/ifacename"); err == nil && name != "" {
+		if name == IfaceISER {
+			return IfaceISER
+		}
+		return IfaceTCP
+	}
+	if dev, err := fsys.EvalSymlinks(base + "/device"); err == nil {
+		proc, _ := fsys.ReadString("/sys/class/scsi_host/" + path.Base(path.Dir(dev)) + "/proc_name")
+		if strings.Contains(proc, "iser") {
+			return IfaceISER
+		}
+	}
+	return IfaceTCP
 }
 
 // targetAddress returns the session's SCSI channel and target once the
