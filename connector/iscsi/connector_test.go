@@ -34,8 +34,8 @@ type fakeKernel struct {
 	root string
 
 	mu       sync.Mutex
-	luns     map[int]string // LUN -> WWID the target exports
-	sessions map[string]int // portal -> session ID
+	luns     map[int]string    // LUN -> WWID the target exports
+	sessions map[string]int    // portal -> session ID
 	ifaces   map[string]string // portal -> the session's open-iscsi interface
 	nextSess int
 	nextDisk byte
