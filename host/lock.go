@@ -17,8 +17,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// LockDir holds brick's cross-process locks on the host.
-const LockDir = "/run/lock/brick"
+// LockDir holds brick's cross-process locks on the host. It lies under
+// root-only RunDir: in world-writable /run/lock any user could create it
+// first and block every later root operation.
+const LockDir = RunDir + "/lock"
 
 // DefaultLockWait bounds a lock wait whose context has no deadline, so a
 // holder that never lets go (or a planted lock) cannot hang brick forever.
@@ -119,31 +121,13 @@ func (l Locks) maxWait() time.Duration {
 	return DefaultLockWait
 }
 
-// dir creates LockDir or checks the one found: its parent (/run/lock) is
-// world-writable, so a directory another user planted there first would
-// let that user swap or hold brick's lock files.
+// dir creates LockDir (and RunDir) 0700 or checks the ones found: real
+// directories owned by brick's user and writable by nobody else.
 func (l Locks) dir() (string, error) {
-	dir := l.fs.Path(LockDir)
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	if err := l.fs.PrivateDir(LockDir, true); err != nil {
 		return "", err
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", err
-	}
-	var st unix.Stat_t
-	if err := unix.Lstat(dir, &st); err != nil {
-		return "", err
-	}
-	fix := fmt.Sprintf("; remove %s (brick recreates it)", dir)
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
-		return "", fmt.Errorf("lock directory %s is not a directory (a symlink?)%s", dir, fix)
-	case int(st.Uid) != os.Geteuid():
-		return "", fmt.Errorf("lock directory %s is owned by uid %d, not %d%s", dir, st.Uid, os.Geteuid(), fix)
-	case st.Mode&0o7777 != 0o700:
-		return "", fmt.Errorf("lock directory %s has mode %04o, not 0700%s or chmod 0700 it", dir, st.Mode&0o7777, fix)
-	}
-	return dir, nil
+	return l.fs.Path(LockDir), nil
 }
 
 // writeHolder records who holds the lock, for the error of those waiting.

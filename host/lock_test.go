@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The lock directory sits in world-writable /run/lock: one another user
-// planted (a symlink, a loose mode, another owner) must be refused.
+// A lock directory (or run directory) that is a symlink, too open or
+// someone else's is refused, naming it and the fix.
 func TestLockDirRefusesPlantedDirectory(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -34,16 +34,18 @@ func TestLockDirRefusesPlantedDirectory(t *testing.T) {
 			require.NoError(t, os.Chown(dir, 65534, 65534))
 		}, "owned by uid 65534"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			dir := filepath.Join(root, LockDir)
-			require.NoError(t, os.MkdirAll(filepath.Dir(dir), 0o777))
-			tc.plant(t, dir)
-			_, err := NewLocks(NewFS(root)).Lock(context.Background(), "vol")
-			require.ErrorContains(t, err, tc.want)
-			require.ErrorContains(t, err, dir)
-			require.ErrorContains(t, err, "remove")
-		})
+		for _, planted := range []string{RunDir, LockDir} {
+			t.Run(tc.name+" "+planted, func(t *testing.T) {
+				root := t.TempDir()
+				dir := filepath.Join(root, planted)
+				require.NoError(t, os.MkdirAll(filepath.Dir(dir), 0o700))
+				tc.plant(t, dir)
+				_, err := NewLocks(NewFS(root)).Lock(context.Background(), "vol")
+				require.ErrorContains(t, err, tc.want)
+				require.ErrorContains(t, err, planted)
+				require.ErrorContains(t, err, "remove")
+			})
+		}
 	}
 
 	t.Run("created 0700", func(t *testing.T) {
@@ -51,11 +53,36 @@ func TestLockDirRefusesPlantedDirectory(t *testing.T) {
 		u, err := NewLocks(NewFS(root)).Lock(context.Background(), "vol")
 		require.NoError(t, err)
 		u()
-		st, err := os.Lstat(filepath.Join(root, LockDir))
-		require.NoError(t, err)
-		require.True(t, st.IsDir())
-		require.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+		for _, d := range []string{RunDir, LockDir} {
+			st, err := os.Lstat(filepath.Join(root, d))
+			require.NoError(t, err)
+			require.True(t, st.IsDir())
+			require.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+		}
 	})
+}
+
+// Any user may create directories in world-writable /run/lock, as
+// "mkdir /run/lock/brick" or an unprivileged "brick connect" did: brick's
+// locks must not care, so no user can block a root attach or detach.
+func TestLockIgnoresUserOwnedRunLock(t *testing.T) {
+	root := t.TempDir()
+	runLock := filepath.Join(root, "run/lock")
+	require.NoError(t, os.MkdirAll(runLock, 0o755))
+	require.NoError(t, os.Chmod(runLock, 0o1777))
+	planted := filepath.Join(runLock, "brick")
+	require.NoError(t, os.Mkdir(planted, 0o777))
+	require.NoError(t, os.Chmod(planted, 0o777))
+	if os.Geteuid() == 0 {
+		require.NoError(t, os.Chown(planted, 65534, 65534))
+	}
+	u, err := NewLocks(NewFS(root)).Lock(context.Background(), "volume-1")
+	require.NoError(t, err)
+	u()
+	require.NotContains(t, filepath.Clean(LockDir), "/run/lock")
+	entries, err := os.ReadDir(planted)
+	require.NoError(t, err)
+	require.Empty(t, entries, "no lock file in the user's directory")
 }
 
 // A symlink planted as a lock file must not make brick create the file

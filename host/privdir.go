@@ -14,13 +14,18 @@ import (
 // LibDir is the top of brick's persistent state (records, NFS mounts).
 const LibDir = "/var/lib/brick"
 
+// RunDir is the top of brick's runtime state (locks, short-lived Ceph
+// credentials, NFS state). Its parent /run is root's alone, unlike the
+// world-writable /run/lock, so no user can plant it first.
+const RunDir = "/run/brick"
+
 // ErrUnsafeDir marks a directory of brick's that someone else could have
 // planted or could change: not a directory, another owner, or writable by
 // group or others.
 var ErrUnsafeDir = errors.New("unsafe directory")
 
 // PrivateDir checks brick's directory dir, and every directory between
-// LibDir and dir when dir lies under LibDir: each must be a real
+// LibDir (or RunDir) and dir when dir lies under it: each must be a real
 // directory (not a symlink) owned by brick's user and writable by nobody
 // else. With create, missing ones are made 0700; without it a missing dir
 // is an fs.ErrNotExist error. A safe directory that others may read (made
@@ -28,16 +33,7 @@ var ErrUnsafeDir = errors.New("unsafe directory")
 // naming the fix, since what it holds may be someone else's.
 func (f FS) PrivateDir(dir string, create bool) error {
 	dir = filepath.Clean(dir)
-	chain := []string{dir}
-	if rel, err := filepath.Rel(LibDir, dir); err == nil && !strings.HasPrefix(rel, "..") {
-		chain = chain[:0]
-		for d := dir; ; d = filepath.Dir(d) {
-			chain = append([]string{d}, chain...)
-			if d == LibDir {
-				break
-			}
-		}
-	}
+	chain := dirChain(dir)
 	if create {
 		if err := os.MkdirAll(f.Path(filepath.Dir(chain[0])), 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", filepath.Dir(chain[0]), err)
@@ -49,6 +45,25 @@ func (f FS) PrivateDir(dir string, create bool) error {
 		}
 	}
 	return nil
+}
+
+// dirChain lists the directories from brick's top (LibDir or RunDir) down
+// to dir, or dir alone when it lies under neither.
+func dirChain(dir string) []string {
+	for _, top := range []string{LibDir, RunDir} {
+		rel, err := filepath.Rel(top, dir)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		var chain []string
+		for d := dir; ; d = filepath.Dir(d) {
+			chain = append([]string{d}, chain...)
+			if d == top {
+				return chain
+			}
+		}
+	}
+	return []string{dir}
 }
 
 // privateDir checks (and with create makes) one directory of the chain.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -80,11 +79,12 @@ func (vf volumeFlags) gather() connector.GatherOptions {
 	}
 }
 
-// needRoot refuses commands that change the kernel's state when not root.
+// needRoot refuses, when not root, every command that changes the kernel's
+// state, reads brick's records or takes its locks: all of them are root's.
 // With --host-root pointing elsewhere (a fixture tree) the check is skipped.
 func (a *app) needRoot(what string) error {
-	if os.Geteuid() != 0 && a.hostRoot == "/" {
-		return fmt.Errorf("%s needs root: it logs in to storage targets and creates and removes block devices (run it with sudo)", what)
+	if a.euid != 0 && a.hostRoot == "/" {
+		return fmt.Errorf("%s needs root: brick's records, locks and the devices it attaches are root's (run it with sudo)", what)
 	}
 	return nil
 }
@@ -272,6 +272,9 @@ or from the volume's attachment to this host in Cinder. One path a line, as
 python-brick-cinderclient-ext prints them; -f table for a table.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.needRoot("get-volume-paths"); err != nil {
+				return err
+			}
 			m, err := a.manager(cmd.Context(), vf.opts, false, "", "")
 			if err != nil {
 				return err
@@ -310,6 +313,9 @@ func (a *app) getAllVolumePathsCommand() *cobra.Command {
 		Short: "Print the device paths of every volume brick attached on this host",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := a.needRoot("get-all-volume-paths"); err != nil {
+				return err
+			}
 			m, err := a.manager(cmd.Context(), vf.opts, false, "", "")
 			if err != nil {
 				return err
@@ -348,6 +354,9 @@ Cinder. Cinder errors become warnings and the status shows "unknown";
 --offline does not ask Cinder.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := a.needRoot("list"); err != nil {
+				return err
+			}
 			m, err := a.manager(cmd.Context(), connectorOptions{}, false, "", "")
 			if err != nil {
 				return err

@@ -69,6 +69,9 @@ same volume.`,
   openstack ... | brick connect --connection-info - --multipath -f value -c path`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := a.needRootUnlessDryRun(cmd, cf.dryRun); err != nil {
+				return err
+			}
 			ci, err := a.readConnectionInfo(cmd, cf.connectionInfo)
 			if err != nil {
 				return err
@@ -117,6 +120,9 @@ Disconnecting a volume that is not attached succeeds.`,
   brick disconnect --connection-info conn.json --force`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := a.needRootUnlessDryRun(cmd, cf.dryRun); err != nil {
+				return err
+			}
 			ci, err := a.readConnectionInfo(cmd, cf.connectionInfo)
 			if err != nil {
 				return err
@@ -148,6 +154,15 @@ Disconnecting a volume that is not attached succeeds.`,
 	cmd.Flags().StringVar(&deviceInfo, "device-info", "", "the device 'brick connect -f json' printed: a file name or the JSON itself")
 	cmd.Flags().BoolVar(&force, "force", false, "detach even if the device is mounted or in use, or a flush fails (unwritten data may be lost)")
 	return cmd
+}
+
+// needRootUnlessDryRun: a plan takes no lock and changes nothing, so any
+// user may ask for one.
+func (a *app) needRootUnlessDryRun(cmd *cobra.Command, dryRun bool) error {
+	if dryRun {
+		return nil
+	}
+	return a.needRoot(cmd.Name())
 }
 
 // printPlan prints what conn would do (--dry-run). A connector that cannot

@@ -46,6 +46,8 @@ type app struct {
 	// trust judges the config files and --host-root before brick uses
 	// them (as root: root's only); tests inject another owner.
 	trust osauth.FileTrust
+	// euid decides needRoot (tests inject a user's).
+	euid int
 	// runner, when set, runs commands instead of the real runner: tests
 	// drive whole commands against a fixture tree with a scripted one.
 	runner host.Runner
@@ -66,7 +68,7 @@ type app struct {
 }
 
 func newApp(stdout, stderr io.Writer) *app {
-	a := &app{stdout: stdout, stderr: stderr, redactor: host.NewRedactor(), trust: osauth.ProcessTrust()}
+	a := &app{stdout: stdout, stderr: stderr, redactor: host.NewRedactor(), trust: osauth.ProcessTrust(), euid: os.Geteuid()}
 	a.logger = a.newLogger(slog.LevelWarn)
 	return a
 }
