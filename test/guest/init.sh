@@ -113,6 +113,15 @@ source "$ctl/config" || fatal "read $ctl/config"
 # host daemons into the guest (and the host's /tmp is not ours to write).
 mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run || fatal "mount /run"
 mkdir -p /run/lock /run/lock/subsys
+# brick's state and config: hidden from the host's root by the first stage,
+# recreated empty here as the package makes them; then every directory
+# brick writes must be empty, or the guest would read the host's files.
+for d in "${BRICK_HIDDEN_DIRS[@]}"; do
+	mkdir -m "${d##*:}" "${d%:*}" || fatal "create ${d%:*}"
+done
+for d in "${BRICK_FRESH_DIRS[@]}"; do
+	[[ -z $(ls -A "$d" 2>/dev/null) ]] || fatal "$d shows the host's files: $(ls -A "$d" | head -3)"
+done
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp || fatal "mount /tmp"
 mkdir -p /dev/pts /dev/shm
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts || fatal "mount devpts"

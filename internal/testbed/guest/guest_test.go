@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/host"
 )
 
 func TestParseShowDepends(t *testing.T) {
@@ -493,4 +497,21 @@ func TestClearStale(t *testing.T) {
 	if err := clearStale(t.TempDir()); err != nil {
 		t.Fatalf("nothing to clear: %v", err)
 	}
+}
+
+// TestGuestHidesBrickState: every directory brick writes or reads its
+// config from is hidden from the host's root or lies on the guest's own
+// /run, and the guest's second stage checks each is empty.
+func TestGuestHidesBrickState(t *testing.T) {
+	fresh := FreshDirs()
+	for _, d := range []string{host.LibDir, "/etc/brick", host.RunDir, host.LockDir, "/run/lock/brick"} {
+		require.Contains(t, fresh, d)
+	}
+	for _, d := range HiddenDirs {
+		require.False(t, strings.HasPrefix(d.Path, "/run/"), "%s is on the guest's tmpfs /run already", d.Path)
+	}
+	cfg := configScript(1, 60)
+	require.Contains(t, cfg, "BRICK_HIDDEN_DIRS=(/var/lib/brick:0700 /etc/brick:0755)\n")
+	require.Contains(t, cfg, "BRICK_FRESH_DIRS=(")
+	require.Equal(t, "/var/lib/brick\n/etc/brick\n", string(hiddenList()))
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/brick-storage/brick/host"
 	scripts "github.com/brick-storage/brick/test/guest"
 )
 
@@ -72,10 +73,47 @@ func shareName(name string) (string, error) {
 	return clean, nil
 }
 
+// HiddenDir is a host directory of brick's that the guest must not see
+// through its overlay of the host's root, and the mode it is recreated with.
+type HiddenDir struct {
+	Path string
+	Mode fs.FileMode
+}
+
+// HiddenDirs are brick's state and config directories: the first stage
+// hides each behind a whiteout and the second recreates it empty (as the
+// package makes it), so brick used by hand on the host, or changed during
+// a run, cannot steer a guest. /run, holding RunDir, LockDir and
+// /run/lock, is a fresh tmpfs anyway.
+var HiddenDirs = []HiddenDir{{host.LibDir, 0o700}, {"/etc/brick", 0o755}}
+
+// FreshDirs are the directories the second stage checks are empty when the
+// script starts: each hidden one and brick's on the guest's own /run.
+func FreshDirs() []string {
+	dirs := []string{host.RunDir, host.LockDir, "/run/lock/brick"}
+	for _, d := range HiddenDirs {
+		dirs = append(dirs, d.Path)
+	}
+	return dirs
+}
+
 // configScript is read by the second stage (test/guest/init.sh).
 func configScript(nics int, timeoutSec int) string {
-	return fmt.Sprintf("# written by internal/testbed/guest\nBRICK_NICS=%d\nBRICK_TIMEOUT=%d\nBRICK_HOSTNAME=%s\n",
-		nics, timeoutSec, Hostname)
+	var hidden []string
+	for _, d := range HiddenDirs {
+		hidden = append(hidden, fmt.Sprintf("%s:%04o", d.Path, d.Mode))
+	}
+	return fmt.Sprintf("# written by internal/testbed/guest\nBRICK_NICS=%d\nBRICK_TIMEOUT=%d\nBRICK_HOSTNAME=%s\nBRICK_HIDDEN_DIRS=(%s)\nBRICK_FRESH_DIRS=(%s)\n",
+		nics, timeoutSec, Hostname, strings.Join(hidden, " "), strings.Join(FreshDirs(), " "))
+}
+
+// hiddenList is the first stage's list of directories to hide, one a line.
+func hiddenList() []byte {
+	var b strings.Builder
+	for _, d := range HiddenDirs {
+		b.WriteString(d.Path + "\n")
+	}
+	return []byte(b.String())
 }
 
 // prepareShare fills dir (the host side of the share) with the init, the
@@ -94,6 +132,7 @@ func prepareShare(dir string, opts Options, timeoutSec int) error {
 		"script.sh": []byte(opts.Script),
 		"env.sh":    []byte(env),
 		"config":    []byte(configScript(opts.NICs, timeoutSec)),
+		"hidden":    hiddenList(),
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(ctl, name), data, 0o755); err != nil {
