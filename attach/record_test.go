@@ -1,6 +1,7 @@
 package attach
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -129,4 +130,29 @@ func TestStateDirPlantedIsRefused(t *testing.T) {
 	_, errs := s.list()
 	require.Len(t, errs, 1)
 	require.ErrorContains(t, errs[0], "unsafe directory")
+}
+
+// TestRecordRedactsNestedSecrets: a secret-named key anywhere in the
+// connection info (nested objects, lists) is masked in the record.
+func TestRecordRedactsNestedSecrets(t *testing.T) {
+	f := newFixture(t, "")
+	f.fake.ConnectionInfo = func(id string, _ map[string]any) map[string]any {
+		return map[string]any{
+			"driver_volume_type": "iscsi", "target_iqn": "iqn.2010-10.org.openstack:volume-" + id,
+			"target_portal": "127.0.0.1:3260", "target_lun": 1,
+			"auth":      map[string]any{"auth_password": "nested-pw-1", "user": "u"},
+			"discovery": []any{map[string]any{"discovery_auth_password": "nested-pw-2"}},
+			"keyring":   map[string]any{"value": "nested-pw-3"},
+		}
+	}
+	m := f.manager()
+	_, err := m.Attach(context.Background(), AttachOptions{Volume: "data"})
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(f.root, DefaultStateDir, volID+".json"))
+	require.NoError(t, err)
+	for _, s := range []string{"nested-pw-1", "nested-pw-2", "nested-pw-3"} {
+		require.NotContains(t, string(data), s)
+	}
+	require.Contains(t, string(data), `"user": "u"`)
+	require.NoError(t, m.Detach(context.Background(), DetachOptions{Volume: "data"}))
 }

@@ -130,29 +130,61 @@ func (c *ConnectionInfo) UnmarshalJSON(b []byte) error {
 }
 
 // Redacted returns a copy of the connection info with every secret value
-// replaced by "***", safe to log, print or store.
+// replaced by "***", at any depth of nested objects and lists, safe to log,
+// print or store.
 func (c ConnectionInfo) Redacted() ConnectionInfo {
-	data := make(map[string]any, len(c.Data))
-	for k, v := range c.Data {
-		if IsSecretKey(k) && v != nil && v != "" {
-			data[k] = "***"
-			continue
-		}
-		data[k] = v
-	}
+	data, _ := redactValue(c.Data).(map[string]any)
 	return ConnectionInfo{DriverVolumeType: c.DriverVolumeType, Data: data}
 }
 
-// Secrets returns the secret values in the connection info, for a Redactor.
+// redactValue copies v with the values of secret-named keys masked.
+func redactValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if IsSecretKey(k) && e != nil && e != "" {
+				out[k] = "***"
+				continue
+			}
+			out[k] = redactValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = redactValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+// Secrets returns the secret values in the connection info, at any depth,
+// for a Redactor.
 func (c ConnectionInfo) Secrets() []string {
 	var out []string
-	for k, v := range c.Data {
-		if s, ok := v.(string); ok && s != "" && IsSecretKey(k) {
-			out = append(out, s)
-		}
-	}
+	collectSecrets(c.Data, false, &out)
 	sort.Strings(out)
 	return out
+}
+
+// collectSecrets appends the strings under secret-named keys in v.
+func collectSecrets(v any, secretKey bool, out *[]string) {
+	switch x := v.(type) {
+	case string:
+		if secretKey && x != "" {
+			*out = append(*out, x)
+		}
+	case map[string]any:
+		for k, e := range x {
+			collectSecrets(e, secretKey || IsSecretKey(k), out)
+		}
+	case []any:
+		for _, e := range x {
+			collectSecrets(e, secretKey, out)
+		}
+	}
 }
 
 // IsSecretKey reports whether a connection info key holds a credential.
