@@ -59,7 +59,9 @@ func (r *Record) DevicePath() string {
 // after a crash inside the decrypt step finds it without a record of it.
 func cryptName(volumeID string) string { return "crypt-" + volumeID }
 
-func (m *Manager) dm() *dmcrypt.Crypt { return &dmcrypt.Crypt{Run: m.Host.Runner} }
+func (m *Manager) dm() *dmcrypt.Crypt {
+	return &dmcrypt.Crypt{Run: m.Host.Runner, Blank: m.Host.Block}
+}
 
 // encryptionSource is the part of cinderapi.Client the decrypt step needs.
 type encryptionSource interface {
@@ -132,7 +134,9 @@ func (r *attachRun) decrypt(ctx context.Context) error {
 	// Named before the open: the undo closes what a failed open may have
 	// left.
 	r.rec.Crypt = &CryptRecord{Name: cryptName(id), Provider: string(r.crypt.spec.Provider)}
-	opened, err := r.m.dm().Open(ctx, r.dev.Path, r.rec.Crypt.Name, r.crypt.spec, r.crypt.key, r.rec.Mode == "ro")
+	dm := r.m.dm()
+	dm.ForceFormat = r.opts.MkfsForce
+	opened, err := dm.Open(ctx, r.dev.Path, r.rec.Crypt.Name, r.crypt.spec, r.crypt.key, r.rec.Mode == "ro")
 	if err != nil {
 		return fmt.Errorf("%w %s: %w", ErrEncrypted, id, err)
 	}

@@ -257,3 +257,32 @@ func TestEncryptedCrashInsideDecryptThenCleanup(t *testing.T) {
 	require.Contains(t, strings.Join(c.runner.Calls(), "\n"), "cryptsetup close crypt-"+volID)
 	c.requireClean()
 }
+
+// TestEncryptedAttachKeepsData: an encrypted volume whose device holds
+// data blkid does not recognise (raw data, plain dm-crypt) gets no LUKS
+// header; the error names the volume and the fix, and --mkfs-force
+// formats it.
+func TestEncryptedAttachKeepsData(t *testing.T) {
+	c := newCryptFixture(t)
+	dev := filepath.Join(c.root, "dev", "sdx")
+	f, err := os.OpenFile(dev, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte("precious"), 8192)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	m := c.manager(luks2Meta, nil, &Crypt{Keys: fakeKeys{key: cryptKey}})
+
+	_, err = m.Attach(context.Background(), AttachOptions{Volume: "data"})
+	require.ErrorIs(t, err, ErrEncrypted)
+	require.ErrorContains(t, err, volID)
+	require.ErrorContains(t, err, "(a non-zero byte at offset 8192, in its first MiB): refusing to overwrite it with a LUKS header; if the volume is new, pass --mkfs-force")
+	require.NotContains(t, strings.Join(c.runner.Calls(), "\n"), "luksFormat")
+	require.False(t, c.luks)
+	c.requireClean()
+
+	rec, err := m.Attach(context.Background(), AttachOptions{Volume: "data", MkfsForce: true})
+	require.NoError(t, err)
+	require.True(t, rec.Crypt.Formatted)
+	require.NoError(t, m.Detach(context.Background(), DetachOptions{Volume: volID}))
+	c.requireClean()
+}

@@ -49,10 +49,6 @@ func checkFSType(flag, t string) error {
 	return nil
 }
 
-// blankSpan is how much of each end of a device must read zero before
-// mkfs touches a device blkid finds no signature on.
-const blankSpan = 1 << 20
-
 // mkfsIfBlank formats dev with fsType only when blkid's low-level probe
 // finds no filesystem, RAID member or partition table on it, and its first
 // and last MiB are all zeros (plain dm-crypt and raw data carry no
@@ -67,18 +63,9 @@ func (m *Manager) mkfsIfBlank(ctx context.Context, dev, fsType string, force boo
 		return false, nil
 	}
 	if !force {
-		off, err := m.Host.Block.FirstNonZero(dev, blankSpan)
-		if err != nil {
-			return false, fmt.Errorf("check %s is blank: %w", dev, err)
-		}
-		if off >= 0 {
-			where := "first"
-			if off >= blankSpan {
-				where = "last"
-			}
-			return false, fmt.Errorf("not formatting %s: blkid finds no filesystem, but the device is not blank "+
-				"(a non-zero byte at offset %d, in its %s MiB): it may hold plain dm-crypt or raw data; "+
-				"pass --mkfs-force to format it anyway", dev, off, where)
+		if err := m.Host.Block.CheckZeroEnds(dev); err != nil {
+			return false, fmt.Errorf("not formatting %s: blkid finds no filesystem, but %w: it may hold plain dm-crypt or raw data; "+
+				"pass --mkfs-force to format it anyway", dev, err)
 		}
 	}
 	if _, err := m.Host.Runner.Run(ctx, host.Command{

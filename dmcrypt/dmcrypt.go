@@ -129,9 +129,22 @@ const (
 	DefaultTimeout       = time.Minute
 )
 
+// ZeroChecker tells whether a device's ends are all zeros
+// (host.BlockDevices is one).
+type ZeroChecker interface {
+	CheckZeroEnds(devPath string) error
+}
+
 // Crypt runs cryptsetup through a host.Runner.
 type Crypt struct {
 	Run host.Runner
+	// Blank checks a device's ends before its first luksFormat: blkid
+	// finds no signature on raw data or plain dm-crypt, and a header
+	// written over them destroys them. Without it nothing is formatted.
+	Blank ZeroChecker
+	// ForceFormat formats a device blkid finds nothing on even when its
+	// ends hold data (--mkfs-force).
+	ForceFormat bool
 	// FormatTimeout bounds luksFormat, Timeout every other command
 	// (defaults above when zero).
 	FormatTimeout, Timeout time.Duration

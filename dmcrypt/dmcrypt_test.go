@@ -116,6 +116,14 @@ type disk struct {
 	sig     string // another signature blkid finds
 	open    bool
 	failFmt bool
+	data    bool // data no signature marks (raw, plain dm-crypt)
+}
+
+func (d *disk) CheckZeroEnds(dev string) error {
+	if d.data {
+		return fmt.Errorf("%w (a non-zero byte at offset 512, in its first MiB)", host.ErrNotZero)
+	}
+	return nil
 }
 
 func (d *disk) run(_ context.Context, cmd host.Command) (host.Result, error) {
@@ -178,6 +186,7 @@ func TestOpen(t *testing.T) {
 		disk      disk
 		key       secret.Value
 		ro        bool
+		force     bool
 		formatted bool
 		err       string
 		is        error
@@ -197,6 +206,16 @@ func TestOpen(t *testing.T) {
 			}},
 		{name: "wrong key", disk: disk{luks: true, pass: "other"}, key: key, is: ErrWrongKey},
 		{name: "never formats a filesystem", disk: disk{sig: "ext4"}, key: key, is: ErrNotBlank, err: "blkid: ext4"},
+		{name: "never formats data blkid does not see", disk: disk{data: true}, key: key, is: ErrNotBlank,
+			err: "format /dev/sdx: not LUKS formatted but not blank either: blkid finds no signature, but the device is not blank (a non-zero byte at offset 512, in its first MiB): refusing to overwrite it with a LUKS header; if the volume is new, pass --mkfs-force to format it anyway"},
+		{name: "formats data when forced", disk: disk{data: true}, key: key, force: true, formatted: true,
+			calls: []string{
+				"cryptsetup luksOpen --key-file=- /dev/sdx crypt-v",
+				"cryptsetup isLuks /dev/sdx",
+				"blkid -p -o value -s TYPE /dev/sdx",
+				"cryptsetup --batch-mode luksFormat --type luks2 --key-file=- --cipher aes-xts-plain64 --key-size 512 /dev/sdx",
+				"cryptsetup luksOpen --key-file=- /dev/sdx crypt-v",
+			}},
 		{name: "never formats read-only", disk: disk{}, key: key, ro: true, err: "attach it read-write once"},
 		{name: "format fails", disk: disk{failFmt: true}, key: key, err: "format /dev/sdx"},
 		{name: "empty key", disk: disk{}, key: secret.Value{}, err: "empty key"},
@@ -204,7 +223,7 @@ func TestOpen(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := tc.disk
 			r := hosttest.NewRunner(d.run)
-			c := &Crypt{Run: r}
+			c := &Crypt{Run: r, Blank: &d, ForceFormat: tc.force}
 			got, err := c.Open(context.Background(), "/dev/sdx", "crypt-v", spec, tc.key, tc.ro)
 			for _, cmd := range r.Commands() {
 				require.NotContains(t, strings.Join(cmd.Argv(), " "), pass, "passphrase on argv")

@@ -100,6 +100,9 @@ func (c *Crypt) format(ctx context.Context, dev string, spec Spec, pass secret.V
 		return fmt.Errorf("format %s: %w (blkid: %s): refusing to overwrite it with a LUKS header",
 			dev, ErrNotBlank, clip(strings.TrimSpace(string(res.Stdout)), 40))
 	}
+	if err := c.checkZeroEnds(dev); err != nil {
+		return err
+	}
 	args := []string{"--batch-mode", "luksFormat", "--type", formatType(spec.Provider), "--key-file=-"}
 	if spec.Cipher != "" {
 		args = append(args, "--cipher", spec.Cipher)
@@ -114,6 +117,22 @@ func (c *Crypt) format(ctx context.Context, dev string, spec Spec, pass secret.V
 		return fmt.Errorf("format %s: %w", dev, err)
 	}
 	return nil
+}
+
+// checkZeroEnds refuses a device whose ends hold data, unless ForceFormat.
+func (c *Crypt) checkZeroEnds(dev string) error {
+	switch {
+	case c.ForceFormat:
+		return nil
+	case c.Blank == nil:
+		return fmt.Errorf("format %s: no blank check configured: refusing to write a LUKS header", dev)
+	}
+	err := c.Blank.CheckZeroEnds(dev)
+	if errors.Is(err, host.ErrNotZero) {
+		return fmt.Errorf("format %s: %w: blkid finds no signature, but %w: refusing to overwrite it with a LUKS header; "+
+			"if the volume is new, pass --mkfs-force to format it anyway", dev, ErrNotBlank, err)
+	}
+	return err
 }
 
 // Close removes the mapping; a mapping that is not there is success.

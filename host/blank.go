@@ -1,12 +1,39 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
 )
+
+// BlankSpan is how much of each end of a device must read zero before
+// brick writes a filesystem or a LUKS header on a device blkid finds no
+// signature on.
+const BlankSpan = 1 << 20
+
+// ErrNotZero marks a device whose first or last BlankSpan holds data.
+var ErrNotZero = errors.New("the device is not blank")
+
+// CheckZeroEnds returns nil when the first and last BlankSpan bytes of
+// devPath are all zeros, else an error wrapping ErrNotZero that names the
+// offset of the first byte found and its end of the device.
+func (b BlockDevices) CheckZeroEnds(devPath string) error {
+	off, err := b.FirstNonZero(devPath, BlankSpan)
+	if err != nil {
+		return fmt.Errorf("check %s is blank: %w", devPath, err)
+	}
+	if off < 0 {
+		return nil
+	}
+	where := "first"
+	if off >= BlankSpan {
+		where = "last"
+	}
+	return fmt.Errorf("%w (a non-zero byte at offset %d, in its %s MiB)", ErrNotZero, off, where)
+}
 
 // FirstNonZero reads the first and the last span bytes of devPath (a block
 // device, or a file such as an NFS volume) and returns the offset of the

@@ -185,7 +185,7 @@ func addLocalAttachFlags(f *pflag.FlagSet, ao *attach.AttachOptions, fixedKeyFil
 	f.Var(newChoice(&ao.Mode, "rw", "rw", "ro"), "mode", "attach mode: read-write or read-only")
 	f.StringVar(&ao.Mountpoint, "mountpoint", "", "mount the device on this directory (created if missing)")
 	f.StringVar(&ao.Mkfs, "mkfs", "", "format a BLANK device with this filesystem (ext4, xfs, ...) before mounting; needs --mountpoint")
-	f.BoolVar(&ao.MkfsForce, "mkfs-force", false, "with --mkfs: format even when blkid finds no filesystem but the first or last MiB is not all zeros (plain dm-crypt, raw data)")
+	f.BoolVar(&ao.MkfsForce, "mkfs-force", false, "format even when blkid finds no signature but the first or last MiB is not all zeros (plain dm-crypt, raw data): with --mkfs the filesystem, on an encrypted volume's first attach its LUKS header")
 	f.StringVar(&ao.MountFSType, "mount-fstype", "", "mount with this filesystem type (default: what blkid finds, if btrfs, ext2, ext3, ext4, vfat or xfs)")
 	f.BoolVar(&ao.MountSuidDev, "mount-suid-dev", false, "mount without nosuid,nodev: set-uid programs and device files on the volume take effect (trusted volumes only)")
 	f.StringVar(&ao.IronicNode, "ironic-node", "", "also register the volume as a volume target of this Ironic node (name or UUID)")
