@@ -2,7 +2,7 @@
 GO ?= go
 E2E_TIMEOUT ?= 60m
 
-.PHONY: build install man deb demo unit e2e e2e-short test bench fuzz clean
+.PHONY: build install man deb image demo unit e2e e2e-short test bench fuzz clean
 
 # The version from the git tag (scripts/version.sh: 1.2.0, 1.2.0-3-gabc1234,
 # 0.0.0-N-gHASH before the first tag); `brick --version` prints it.
@@ -38,6 +38,13 @@ LINTIAN ?= lintian --fail-on error,warning --display-info
 deb: build
 	bash packaging/deb.sh bin/brick bin
 	$(if $(LINTIAN),$(LINTIAN) bin/brick_$(shell scripts/version.sh --deb)_$(shell dpkg --print-architecture).deb)
+
+# The CSI driver's container image (deploy/Containerfile, used by
+# deploy/kubernetes). Needs a container engine; none runs on the test bed.
+CONTAINER_ENGINE ?= docker
+IMAGE ?= brick:$(VERSION)
+image:
+	$(CONTAINER_ENGINE) build -f deploy/Containerfile --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
 # brick's main job on this machine: a real Cinder, the real-kernel guest,
 # local-attach -> write -> list -> local-detach (scripts/demo.sh; as root).
