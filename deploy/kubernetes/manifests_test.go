@@ -335,7 +335,7 @@ func TestNodePlugin(t *testing.T) {
 	for path, prop := range map[string]corev1.MountPropagationMode{
 		"/var/lib/kubelet": corev1.MountPropagationBidirectional,
 		"/dev":             "", "/sys": "", "/lib/modules": "", "/etc/iscsi": "", "/etc/nvme": "",
-		"/etc/multipath": "", "/run": "", "/var/lib/brick": "",
+		"/etc/multipath": "", "/run": "", "/var/lib/brick": "", "/etc/machine-id": "",
 	} {
 		m := mount(t, b, path)
 		require.Equal(t, path, hostPath(t, spec, m.Name), "%s comes from the host", path)
