@@ -13,6 +13,7 @@ import (
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicattach"
 	"github.com/brick-storage/brick/osauth"
 )
@@ -177,7 +178,7 @@ func (a *app) runLocalAttach(cmd *cobra.Command, vf volumeFlags, ao attach.Attac
 	if err != nil {
 		return err
 	}
-	return a.out.printRecord(cmd.OutOrStdout(), attachRecord(rec))
+	return a.out.PrintRecord(cmd.OutOrStdout(), attachRecord(rec))
 }
 
 // addLocalAttachFlags adds what local-attach does beyond connecting.
@@ -288,15 +289,15 @@ python-brick-cinderclient-ext prints them; -f table for a table.`,
 			if err != nil {
 				return err
 			}
-			t := table{Columns: []string{"Path"}}
+			t := output.Table{Columns: []string{"Path"}}
 			for _, p := range paths {
 				t.Rows = append(t.Rows, []any{p})
 			}
 			out := a.out
 			if !a.formatGiven(cmd) {
-				out.Format = formatValue // one path a line, as python-brick-cinderclient-ext prints them
+				out.Format = output.FormatValue // one path a line, as python-brick-cinderclient-ext prints them
 			}
-			return out.printTable(cmd.OutOrStdout(), t)
+			return out.PrintTable(cmd.OutOrStdout(), t)
 		},
 	}
 	a.addAuthFlags(cmd.Flags())
@@ -329,11 +330,11 @@ func (a *app) getAllVolumePathsCommand() *cobra.Command {
 			for _, e := range errs {
 				a.logger.Warn("get-all-volume-paths", "err", e.Error())
 			}
-			t := table{Columns: []string{"Volume", "Protocol", "Path"}}
+			t := output.Table{Columns: []string{"Volume", "Protocol", "Path"}}
 			for _, p := range paths {
 				t.Rows = append(t.Rows, []any{p.VolumeID, p.Protocol, p.Path})
 			}
-			return a.out.printTable(cmd.OutOrStdout(), t)
+			return a.out.PrintTable(cmd.OutOrStdout(), t)
 		},
 	}
 	a.addOutputFlags(cmd.Flags())
@@ -374,7 +375,7 @@ Cinder. Cinder errors become warnings and the status shows "unknown";
 			for _, e := range errs {
 				a.logger.Warn("list", "err", e.Error())
 			}
-			t := table{Columns: []string{"Volume", "Name", "Device", "Protocol", "Multipath ID", "Attachment ID", "Mountpoint", "Phase", "Cinder Status", "Size"}}
+			t := output.Table{Columns: []string{"Volume", "Name", "Device", "Protocol", "Multipath ID", "Attachment ID", "Mountpoint", "Phase", "Cinder Status", "Size"}}
 			for _, e := range entries {
 				r := e.Record
 				dev, proto, mp := "", "", ""
@@ -386,7 +387,7 @@ Cinder. Cinder errors become warnings and the status shows "unknown";
 				}
 				t.Rows = append(t.Rows, []any{r.VolumeID, r.VolumeName, dev, proto, mp, r.AttachmentID, r.Mountpoint, r.Phase, e.CinderStatus, sizeOrEmpty(e.SizeBytes)})
 			}
-			return a.out.printTable(cmd.OutOrStdout(), t)
+			return a.out.PrintTable(cmd.OutOrStdout(), t)
 		},
 	}
 	a.addAuthFlags(cmd.Flags())
@@ -426,7 +427,7 @@ examined.`,
 			ctx, end := a.track(cmd.Context(), "cleanup", ref)
 			results, err := m.Cleanup(ctx, ref, force)
 			end()
-			t := table{Columns: []string{"Volume", "Action", "Step", "Error"}}
+			t := output.Table{Columns: []string{"Volume", "Action", "Step", "Error"}}
 			for _, r := range results {
 				msg := ""
 				if r.Err != nil {
@@ -434,7 +435,7 @@ examined.`,
 				}
 				t.Rows = append(t.Rows, []any{r.VolumeID, r.Action, r.Step, msg})
 			}
-			if perr := a.out.printTable(cmd.OutOrStdout(), t); perr != nil && err == nil {
+			if perr := a.out.PrintTable(cmd.OutOrStdout(), t); perr != nil && err == nil {
 				err = perr
 			}
 			return err
@@ -448,34 +449,34 @@ examined.`,
 }
 
 // attachRecord prints the result of local-attach.
-func attachRecord(r *attach.Record) record {
-	out := record{{"volume_id", r.VolumeID}, {"volume_name", r.VolumeName}}
+func attachRecord(r *attach.Record) output.Record {
+	out := output.Record{{Name: "volume_id", Value: r.VolumeID}, {Name: "volume_name", Value: r.VolumeName}}
 	if r.Device != nil {
-		out = append(out, field{"path", r.DevicePath()}, field{"type", r.Device.Type}, field{"protocol", r.Device.Protocol})
+		out = append(out, output.Field{Name: "path", Value: r.DevicePath()}, output.Field{Name: "type", Value: r.Device.Type}, output.Field{Name: "protocol", Value: r.Device.Protocol})
 		if r.Crypt != nil {
-			out = append(out, field{"encryption", r.Crypt.Provider}, field{"ciphertext_path", r.Device.Path})
+			out = append(out, output.Field{Name: "encryption", Value: r.Crypt.Provider}, output.Field{Name: "ciphertext_path", Value: r.Device.Path})
 		}
 		if r.Device.WWN != "" {
-			out = append(out, field{"scsi_wwn", r.Device.WWN})
+			out = append(out, output.Field{Name: "scsi_wwn", Value: r.Device.WWN})
 		}
-		out = append(out, field{"multipath_id", r.Device.MultipathID})
+		out = append(out, output.Field{Name: "multipath_id", Value: r.Device.MultipathID})
 		if len(r.Device.Paths) > 0 {
-			out = append(out, field{"paths", r.Device.Paths})
+			out = append(out, output.Field{Name: "paths", Value: r.Device.Paths})
 		}
 	}
-	out = append(out, field{"attachment_id", r.AttachmentID}, field{"flow", r.Flow}, field{"microversion", r.Microversion},
-		field{"host_name", r.HostName}, field{"mode", r.Mode})
+	out = append(out, output.Field{Name: "attachment_id", Value: r.AttachmentID}, output.Field{Name: "flow", Value: r.Flow}, output.Field{Name: "microversion", Value: r.Microversion},
+		output.Field{Name: "host_name", Value: r.HostName}, output.Field{Name: "mode", Value: r.Mode})
 	if r.Mountpoint != "" {
-		out = append(out, field{"mountpoint", r.Mountpoint})
+		out = append(out, output.Field{Name: "mountpoint", Value: r.Mountpoint})
 	}
 	if r.Formatted != "" {
-		out = append(out, field{"formatted", r.Formatted})
+		out = append(out, output.Field{Name: "formatted", Value: r.Formatted})
 	}
 	if r.IronicTargetUUID != "" {
-		out = append(out, field{"ironic_node", r.IronicNode}, field{"ironic_target_uuid", r.IronicTargetUUID})
+		out = append(out, output.Field{Name: "ironic_node", Value: r.IronicNode}, output.Field{Name: "ironic_target_uuid", Value: r.IronicTargetUUID})
 	}
 	if r.Persist {
-		out = append(out, field{"persist", true})
+		out = append(out, output.Field{Name: "persist", Value: true})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/brick-storage/brick/internal/settings"
 	"github.com/brick-storage/brick/osauth"
 	"github.com/brick-storage/brick/secret"
 )
@@ -48,7 +49,7 @@ func (a *app) addAuthFlags(pf *pflag.FlagSet) {
 		pf.StringVar(p, name, "", usage)
 		markCloudFlag(pf.Lookup(name))
 		if env != "" {
-			withEnv(pf.Lookup(name), env)
+			settings.WithEnv(pf.Lookup(name), env)
 		}
 	}
 	str(&f.cloud, "os-cloud", "OS_CLOUD", "clouds.yaml entry to use")
@@ -71,7 +72,7 @@ func (a *app) addAuthFlags(pf *pflag.FlagSet) {
 	str(&f.regionName, "os-region-name", "OS_REGION_NAME", "region in the service catalog")
 	str(&f.iface, "os-interface", "OS_INTERFACE", "catalog interface: public, internal or admin")
 	pf.BoolVar(&f.insecure, "insecure", false, "do not verify TLS certificates (OS_INSECURE)")
-	withEnv(pf.Lookup("insecure"), "OS_INSECURE")
+	settings.WithEnv(pf.Lookup("insecure"), "OS_INSECURE")
 	markCloudFlag(pf.Lookup("insecure"))
 	str(&f.cacert, "os-cacert", "OS_CACERT", "PEM CA bundle that verifies the servers")
 	str(&f.cinderEndpoint, "cinder-endpoint", "", "Cinder URL, e.g. http://host:8776/v3 (required with noauth; overrides the catalog)")

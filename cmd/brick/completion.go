@@ -15,6 +15,8 @@ import (
 
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/internal/output"
+	"github.com/brick-storage/brick/internal/settings"
 	"github.com/brick-storage/brick/ironicapi"
 )
 
@@ -25,7 +27,7 @@ const completionTimeout = 3 * time.Second
 // fixedValues are the flags whose values come from a fixed set, besides
 // the choiceValue flags, which complete their own.
 var fixedValues = map[string][]string{
-	"format":       outputFormats,
+	"format":       output.Formats,
 	"mkfs":         {"ext4", "xfs", "ext3", "ext2", "btrfs"},
 	"rbd-driver":   {"krbd", "nbd"},
 	"os-interface": {"public", "internal", "admin"},
@@ -90,9 +92,11 @@ func (a *app) registerCompletions(c *cobra.Command) {
 // cobra's __complete command, without the completed command's flags.
 func (a *app) completionSetup(cmd *cobra.Command) {
 	a.logger = slog.New(slog.DiscardHandler)
-	var src settingSource
-	_ = a.loadConfigFile(cmd, &src)
-	_ = a.applySettings(cmd, &src)
+	cfg, err := a.loadSettings(cmd)
+	if err != nil { // the environment still applies
+		cfg, _ = settings.Parse(a.configFile, nil)
+	}
+	_ = a.applySettings(cmd, cfg)
 	a.host = host.New(a.hostRoot, a.logger, a.redactor)
 }
 

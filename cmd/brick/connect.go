@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/output"
 )
 
 // maxInputSize bounds --connection-info and --device-info documents.
@@ -94,7 +95,7 @@ same volume.`,
 			if err != nil {
 				return err
 			}
-			return a.out.printRecord(cmd.OutOrStdout(), deviceRecord(dev))
+			return a.out.PrintRecord(cmd.OutOrStdout(), deviceRecord(dev))
 		},
 	}
 	a.addConnectFlags(cmd.Flags(), &cf)
@@ -177,26 +178,26 @@ func (a *app) printPlan(cmd *cobra.Command, ci connector.ConnectionInfo, conn co
 	if err != nil {
 		return err
 	}
-	return a.out.printRecord(cmd.OutOrStdout(), planRecord(pl, a.out.Format))
+	return a.out.PrintRecord(cmd.OutOrStdout(), planRecord(pl, a.out.Format))
 }
 
 // planRecord lays a plan out with stable keys: protocol, action, dry_run,
 // multipath, the protocol's details, steps and warnings (lists, never
 // null). The table shows one row per step.
-func planRecord(p *connector.Plan, format string) record {
-	r := record{{"protocol", p.Protocol}, {"action", p.Action}, {"dry_run", true}, {"multipath", p.Multipath}}
+func planRecord(p *connector.Plan, format string) output.Record {
+	r := output.Record{{Name: "protocol", Value: p.Protocol}, {Name: "action", Value: p.Action}, {Name: "dry_run", Value: true}, {Name: "multipath", Value: p.Multipath}}
 	for _, d := range p.Details {
-		r = append(r, field{d.Key, d.Value})
+		r = append(r, output.Field{Name: d.Key, Value: d.Value})
 	}
 	steps, warns := append([]string{}, p.Steps...), append([]string{}, p.Warnings...)
-	if format != formatTable {
-		return append(r, field{"steps", steps}, field{"warnings", warns})
+	if format != output.FormatTable {
+		return append(r, output.Field{Name: "steps", Value: steps}, output.Field{Name: "warnings", Value: warns})
 	}
 	for i, s := range steps {
-		r = append(r, field{fmt.Sprintf("step %d", i+1), s})
+		r = append(r, output.Field{Name: fmt.Sprintf("step %d", i+1), Value: s})
 	}
 	for _, w := range warns {
-		r = append(r, field{"warning", w})
+		r = append(r, output.Field{Name: "warning", Value: w})
 	}
 	return r
 }
@@ -225,23 +226,23 @@ func readDeviceInfo(s string) (*connector.Device, error) {
 }
 
 // deviceRecord prints a Device with the JSON names it is stored under.
-func deviceRecord(d *connector.Device) record {
-	r := record{
-		{"path", d.Path},
-		{"type", d.Type},
-		{"protocol", d.Protocol},
+func deviceRecord(d *connector.Device) output.Record {
+	r := output.Record{
+		{Name: "path", Value: d.Path},
+		{Name: "type", Value: d.Type},
+		{Name: "protocol", Value: d.Protocol},
 	}
 	if d.WWN != "" {
-		r = append(r, field{"scsi_wwn", d.WWN})
+		r = append(r, output.Field{Name: "scsi_wwn", Value: d.WWN})
 	}
 	if d.MultipathID != "" {
-		r = append(r, field{"multipath_id", d.MultipathID})
+		r = append(r, output.Field{Name: "multipath_id", Value: d.MultipathID})
 	}
 	if len(d.Paths) > 0 {
-		r = append(r, field{"paths", d.Paths})
+		r = append(r, output.Field{Name: "paths", Value: d.Paths})
 	}
 	if len(d.Extra) > 0 {
-		r = append(r, field{"extra", d.Extra})
+		r = append(r, output.Field{Name: "extra", Value: d.Extra})
 	}
 	return r
 }

@@ -15,19 +15,6 @@ import (
 	"github.com/brick-storage/brick/host/hosttest"
 )
 
-func TestJoinBoolValues(t *testing.T) {
-	tests := []struct{ in, want []string }{
-		{[]string{"local-attach", "v", "--multipath", "True"}, []string{"local-attach", "v", "--multipath=True"}},
-		{[]string{"local-attach", "--enforce_multipath", "False", "v"}, []string{"local-attach", "--enforce_multipath=False", "v"}},
-		{[]string{"local-attach", "--multipath", "v"}, []string{"local-attach", "--multipath", "v"}},
-		{[]string{"local-attach", "--", "--multipath", "true"}, []string{"local-attach", "--", "--multipath", "true"}},
-		{[]string{"get-connector", "--multipath"}, []string{"get-connector", "--multipath"}},
-	}
-	for _, tt := range tests {
-		require.Equal(t, tt.want, joinBoolValues(tt.in), "%v", tt.in)
-	}
-}
-
 // TestFlagsWhereTheyMeanSomething: auth flags only on cloud commands,
 // attach tuning only in attach's help (still accepted by detach).
 func TestFlagsWhereTheyMeanSomething(t *testing.T) {

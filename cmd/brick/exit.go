@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/brick-storage/brick/attach"
+	"github.com/brick-storage/brick/internal/settings"
 )
 
 // The exit statuses every command uses; exitStatuses says what each means
@@ -71,7 +72,7 @@ func nothingToDo(err error) bool { return errors.Is(err, attach.ErrNotAttached) 
 func flagError(_ *cobra.Command, err error) error {
 	var inv *pflag.InvalidValueError
 	if errors.As(err, &inv) {
-		return usagef("--%s %q: want %s", inv.GetFlag().Name, inv.GetValue(), acceptedValues(inv.GetFlag()))
+		return usagef("--%s %q: want %s", inv.GetFlag().Name, inv.GetValue(), settings.Accepted(inv.GetFlag()))
 	}
 	return usageError{err}
 }

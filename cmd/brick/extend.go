@@ -9,6 +9,7 @@ import (
 
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/multipath"
 )
 
@@ -57,7 +58,7 @@ its old size; the error names the step that failed.`,
 			if err != nil {
 				return err
 			}
-			return a.out.printRecord(cmd.OutOrStdout(), extendRecord(res))
+			return a.out.PrintRecord(cmd.OutOrStdout(), extendRecord(res))
 		},
 	}
 	f := cmd.Flags()
@@ -94,11 +95,11 @@ func (a *app) extendCrypt(ctx context.Context, m *attach.Manager, ref, fixedKeyF
 	return err
 }
 
-func extendRecord(r *attach.ExtendResult) record {
-	return record{
-		{"volume_id", r.VolumeID}, {"device", r.Device},
-		{"old_size", gib(r.OldSize)}, {"new_size", gib(r.NewSize)},
-		{"new_size_bytes", r.NewSize}, {"filesystem", r.Filesystem}, {"mountpoint", r.Mountpoint},
+func extendRecord(r *attach.ExtendResult) output.Record {
+	return output.Record{
+		{Name: "volume_id", Value: r.VolumeID}, {Name: "device", Value: r.Device},
+		{Name: "old_size", Value: gib(r.OldSize)}, {Name: "new_size", Value: gib(r.NewSize)},
+		{Name: "new_size_bytes", Value: r.NewSize}, {Name: "filesystem", Value: r.Filesystem}, {Name: "mountpoint", Value: r.Mountpoint},
 	}
 }
 

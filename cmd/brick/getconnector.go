@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/output"
 )
 
 func (a *app) getConnectorCommand() *cobra.Command {
@@ -29,7 +30,7 @@ of the interface holding the default route.`,
 			if err != nil {
 				return err
 			}
-			return a.out.printRecord(cmd.OutOrStdout(), propertiesRecord(props))
+			return a.out.PrintRecord(cmd.OutOrStdout(), propertiesRecord(props))
 		},
 	}
 	f := cmd.Flags()
@@ -44,18 +45,18 @@ of the interface holding the default route.`,
 
 // propertiesRecord lists the connector keys in os-brick's order, leaving
 // out those the host does not have.
-func propertiesRecord(p connector.Properties) record {
-	r := record{
-		{"platform", p.Platform},
-		{"os_type", p.OSType},
-		{"ip", p.IP},
-		{"host", p.Host},
-		{"multipath", p.Multipath},
-		{"enforce_multipath", p.EnforceMultipath},
+func propertiesRecord(p connector.Properties) output.Record {
+	r := output.Record{
+		{Name: "platform", Value: p.Platform},
+		{Name: "os_type", Value: p.OSType},
+		{Name: "ip", Value: p.IP},
+		{Name: "host", Value: p.Host},
+		{Name: "multipath", Value: p.Multipath},
+		{Name: "enforce_multipath", Value: p.EnforceMultipath},
 	}
 	add := func(name string, v any, present bool) {
 		if present {
-			r = append(r, field{name, v})
+			r = append(r, output.Field{Name: name, Value: v})
 		}
 	}
 	add("initiator", p.Initiator, p.Initiator != "")
@@ -68,6 +69,6 @@ func propertiesRecord(p connector.Properties) record {
 	if p.NVMeNativeMultipath != nil {
 		add("nvme_native_multipath", *p.NVMeNativeMultipath, true)
 	}
-	r = append(r, field{"do_local_attach", p.DoLocalAttach})
+	r = append(r, output.Field{Name: "do_local_attach", Value: p.DoLocalAttach})
 	return r
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/osauth"
 )
@@ -251,7 +252,7 @@ func emptyIfNil(m map[string]any) map[string]any {
 
 // showRecord prints one resource as openstackclient's show does: field
 // names as labels, in the given order (or only --fields).
-func showRecord[T any](cols []column[T], fields []string, v T) (record, error) {
+func showRecord[T any](cols []column[T], fields []string, v T) (output.Record, error) {
 	if len(fields) > 0 {
 		var err error
 		if cols, err = pickColumns(cols, 0, false, fields); err != nil {
@@ -262,9 +263,9 @@ func showRecord[T any](cols []column[T], fields []string, v T) (record, error) {
 	if len(fields) == 0 {
 		sort.Slice(sorted, func(i, j int) bool { return sorted[i].field < sorted[j].field })
 	}
-	r := make(record, len(sorted))
+	r := make(output.Record, len(sorted))
 	for i, c := range sorted {
-		r[i] = field{c.field, c.value(v)}
+		r[i] = output.Field{Name: c.field, Value: c.value(v)}
 	}
 	return r, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicattach"
 )
 
@@ -60,16 +61,16 @@ connector create).`,
 			if err != nil {
 				return err
 			}
-			return a.out.printRecord(cmd.OutOrStdout(), record{
-				{"node_uuid", res.Node.UUID},
-				{"node_name", res.Node.Name},
-				{"volume_id", res.VolumeID},
-				{"attachment_id", res.AttachmentID},
-				{"flow", res.Flow},
-				{"target_uuid", res.Target.UUID},
-				{"volume_type", res.Target.VolumeType},
-				{"boot_index", res.Target.BootIndex},
-				{"properties", maskProperties(res.Target.Properties)},
+			return a.out.PrintRecord(cmd.OutOrStdout(), output.Record{
+				{Name: "node_uuid", Value: res.Node.UUID},
+				{Name: "node_name", Value: res.Node.Name},
+				{Name: "volume_id", Value: res.VolumeID},
+				{Name: "attachment_id", Value: res.AttachmentID},
+				{Name: "flow", Value: res.Flow},
+				{Name: "target_uuid", Value: res.Target.UUID},
+				{Name: "volume_type", Value: res.Target.VolumeType},
+				{Name: "boot_index", Value: res.Target.BootIndex},
+				{Name: "properties", Value: maskProperties(res.Target.Properties)},
 			})
 		},
 	}
@@ -104,11 +105,11 @@ job; a volume with nothing left to undo is success.`,
 			if err != nil {
 				return err
 			}
-			return a.out.printRecord(cmd.OutOrStdout(), record{
-				{"node_uuid", res.Node.UUID},
-				{"volume_id", res.VolumeID},
-				{"deleted_targets", res.DeletedTargets},
-				{"detached_attachments", res.Detached},
+			return a.out.PrintRecord(cmd.OutOrStdout(), output.Record{
+				{Name: "node_uuid", Value: res.Node.UUID},
+				{Name: "volume_id", Value: res.VolumeID},
+				{Name: "deleted_targets", Value: res.DeletedTargets},
+				{Name: "detached_attachments", Value: res.Detached},
 			})
 		},
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicattach"
 )
 
@@ -106,7 +107,7 @@ func (a *app) runBootVolume(cmd *cobra.Command, o ironicattach.BootOpts, img iro
 	if err != nil {
 		return err
 	}
-	return a.out.printRecord(cmd.OutOrStdout(), bootRecord(res))
+	return a.out.PrintRecord(cmd.OutOrStdout(), bootRecord(res))
 }
 
 // ironicBootVolumeUndo runs --undo; it needs Ironic only.
@@ -120,23 +121,23 @@ func (a *app) ironicBootVolumeUndo(cmd *cobra.Command, o ironicattach.BootOpts) 
 	if err != nil {
 		return err
 	}
-	return a.out.printRecord(cmd.OutOrStdout(), record{
-		{"node_uuid", res.Node.UUID},
-		{"volume_id", res.Record.VolumeID},
-		{"changes", res.Changes},
+	return a.out.PrintRecord(cmd.OutOrStdout(), output.Record{
+		{Name: "node_uuid", Value: res.Node.UUID},
+		{Name: "volume_id", Value: res.Record.VolumeID},
+		{Name: "changes", Value: res.Changes},
 	})
 }
 
-func bootRecord(res *ironicattach.BootResult) record {
-	return record{
-		{"node_uuid", res.Node.UUID},
-		{"node_name", res.Node.Name},
-		{"provision_state", res.Node.ProvisionState},
-		{"volume_id", res.VolumeID},
-		{"initiator", res.Initiator},
-		{"target_uuid", res.TargetUUID},
-		{"changes", res.Changes},
-		{"next", res.Next},
+func bootRecord(res *ironicattach.BootResult) output.Record {
+	return output.Record{
+		{Name: "node_uuid", Value: res.Node.UUID},
+		{Name: "node_name", Value: res.Node.Name},
+		{Name: "provision_state", Value: res.Node.ProvisionState},
+		{Name: "volume_id", Value: res.VolumeID},
+		{Name: "initiator", Value: res.Initiator},
+		{Name: "target_uuid", Value: res.TargetUUID},
+		{Name: "changes", Value: res.Changes},
+		{Name: "next", Value: res.Next},
 	}
 }
 
@@ -177,10 +178,10 @@ func (a *app) ironicBootImage(cmd *cobra.Command, o ironicattach.BootOpts, img i
 		return err
 	}
 	rate := float64(ir.Bytes) / (1 << 20) / max(ir.Write.Seconds(), 1e-3)
-	return a.out.printRecord(cmd.OutOrStdout(), append(bootRecord(res), []field{
-		{"image_bytes", ir.Bytes},
-		{"image_write_seconds", fmt.Sprintf("%.1f", ir.Write.Seconds())},
-		{"image_write_mib_per_s", fmt.Sprintf("%.1f", rate)},
+	return a.out.PrintRecord(cmd.OutOrStdout(), append(bootRecord(res), []output.Field{
+		{Name: "image_bytes", Value: ir.Bytes},
+		{Name: "image_write_seconds", Value: fmt.Sprintf("%.1f", ir.Write.Seconds())},
+		{Name: "image_write_mib_per_s", Value: fmt.Sprintf("%.1f", rate)},
 	}...))
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/ironicattach"
 )
@@ -107,7 +108,7 @@ func (a *app) setBootCapabilities(cmd *cobra.Command, sc *gophercloud.ServiceCli
 }
 
 func (a *app) printRegister(cmd *cobra.Command, res *ironicattach.RegisterResult) error {
-	t := table{Columns: []string{"UUID", "Type", "Connector ID", "Action"}}
+	t := output.Table{Columns: []string{"UUID", "Type", "Connector ID", "Action"}}
 	add := func(cs []ironicapi.VolumeConnector, action string) {
 		for _, c := range cs {
 			t.Rows = append(t.Rows, []any{c.UUID, c.Type, c.ConnectorID, action})
@@ -116,5 +117,5 @@ func (a *app) printRegister(cmd *cobra.Command, res *ironicattach.RegisterResult
 	add(res.Kept, "kept")
 	add(res.Created, "created")
 	add(res.Pruned, "deleted")
-	return a.out.printTable(cmd.OutOrStdout(), t)
+	return a.out.PrintTable(cmd.OutOrStdout(), t)
 }

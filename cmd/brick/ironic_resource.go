@@ -7,6 +7,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicapi"
 )
 
@@ -122,7 +123,7 @@ func (r volumeResource[T]) print(a *app, cmd *cobra.Command, v *T, fields []stri
 	if err != nil {
 		return err
 	}
-	return a.out.printRecord(cmd.OutOrStdout(), rec)
+	return a.out.PrintRecord(cmd.OutOrStdout(), rec)
 }
 
 func (r volumeResource[T]) listCommand(a *app) *cobra.Command {
@@ -157,7 +158,7 @@ keeps the --node filter (Ironic's next-page link drops it).`,
 			}
 			out := a.out
 			out.LongHint = !l.long && len(l.fields) == 0
-			return out.printTable(cmd.OutOrStdout(), listTable(cols, list))
+			return out.PrintTable(cmd.OutOrStdout(), listTable(cols, list))
 		},
 	}
 	l.add(cmd, r.name+"s", r.fields)
@@ -184,8 +185,8 @@ func (l *listFlags) query(fields []string) (ironicapi.ListOpts, error) {
 }
 
 // listTable is one row per record with the given columns.
-func listTable[T any](cols []column[T], list []T) table {
-	t := table{Columns: make([]string, len(cols))}
+func listTable[T any](cols []column[T], list []T) output.Table {
+	t := output.Table{Columns: make([]string, len(cols))}
 	for i, c := range cols {
 		t.Columns[i] = c.label
 	}

@@ -8,9 +8,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/brick-storage/brick/internal/settings"
 )
 
 func main() {
@@ -33,7 +34,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func runApp(ctx context.Context, a *app, args []string) int {
 	args, a.helpAll = helpAllArgs(args)
 	root := a.rootCommand(args)
-	root.SetArgs(joinBoolValues(args))
+	root.SetArgs(settings.JoinBoolValues(args))
 	err := root.ExecuteContext(ctx)
 	if a.cancel != nil {
 		a.cancel()
@@ -65,32 +66,6 @@ func oneLine(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// extBoolFlags are the bool flags python-brick-cinderclient-ext users give
-// a separate value: "--multipath True", "--enforce_multipath False".
-var extBoolFlags = []string{"--multipath", "--enforce-multipath", "--enforce_multipath"}
-
-// joinBoolValues turns "--multipath True" into "--multipath=True" (a bool
-// flag otherwise takes "True" for an argument); any other word after the
-// flag is left alone.
-func joinBoolValues(args []string) []string {
-	out := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		if args[i] == "--" {
-			return append(out, args[i:]...)
-		}
-		if i+1 < len(args) && slices.Contains(extBoolFlags, args[i]) {
-			switch strings.ToLower(args[i+1]) {
-			case "true", "false":
-				out = append(out, args[i]+"="+args[i+1])
-				i++
-				continue
-			}
-		}
-		out = append(out, args[i])
-	}
-	return out
 }
 
 // suggestionsHeader is how cobra introduces its "did you mean" list.

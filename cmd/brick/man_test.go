@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra/doc"
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/internal/settings"
 )
 
 // manSection is where brick's pages go: a command for the administrator,
@@ -108,7 +110,7 @@ func manCloudOptions(flags []*pflag.Flag) string {
 		if f.Value.Type() != "bool" {
 			arg = `=\fI` + f.Value.Type() + `\fP`
 		}
-		env := strings.Join(append([]string{envName(f.Name)}, f.Annotations[envAnnotation]...), ", ")
+		env := strings.Join(append([]string{settings.EnvName(f.Name)}, f.Annotations[settings.EnvAnnotation]...), ", ")
 		fmt.Fprintf(&b, ".PP\n\\fB--%s\\fP%s\n.RS\n%s (%s)\n.RE\n", f.Name, arg, roff(f.Usage), env)
 	}
 	return b.String()
@@ -120,7 +122,7 @@ func manEnvironment(c *cobra.Command) string {
 	b.WriteString(".SH ENVIRONMENT\n")
 	rows := [][2]string{
 		{"BRICK_\\fIFLAG\\fP", "any flag's value, the flag's name in capitals with - as _ (BRICK_HOST_ROOT for --host-root); flags win over variables, variables over the config file"},
-		{"BRICK_CONFIG", "the configuration file, instead of " + defaultConfigFile},
+		{"BRICK_CONFIG", "the configuration file, instead of " + settings.DefaultFile},
 	}
 	if c.Flags().Lookup("os-cloud") != nil {
 		rows = append(rows, [2]string{"OS_CLOUD, OS_AUTH_URL, OS_PASSWORD, ...", "openstackclient's variables, read after BRICK_* (see CLOUD OPTIONS)"})
@@ -136,7 +138,7 @@ func manEnvironment(c *cobra.Command) string {
 
 const manFiles = `.SH FILES
 .TP
-\fB` + defaultConfigFile + `\fP
+\fB` + settings.DefaultFile + `\fP
 configuration: keys are flag names (--config, BRICK_CONFIG)
 .TP
 \fB/var/lib/brick/volumes/\fP

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/reconcile"
 )
 
@@ -159,7 +160,7 @@ func (a *app) printReport(cmd *cobra.Command, rep *reconcile.Report, applied boo
 	if applied {
 		last = "Result"
 	}
-	t := table{Columns: []string{"Status", "Volume", "Kind", "Object", "Paths", "Detail", "Persist", last}}
+	t := output.Table{Columns: []string{"Status", "Volume", "Kind", "Object", "Paths", "Detail", "Persist", last}}
 	for _, f := range rep.Findings {
 		v := f.Repair
 		if applied {
@@ -168,5 +169,5 @@ func (a *app) printReport(cmd *cobra.Command, rep *reconcile.Report, applied boo
 		t.Rows = append(t.Rows, []any{f.Status, f.VolumeID, f.Kind, f.Object, strings.Join(f.Paths, " "),
 			a.redactor.Redact(f.Detail), f.Persist, a.redactor.Redact(v)})
 	}
-	return a.out.printTable(cmd.OutOrStdout(), t)
+	return a.out.PrintTable(cmd.OutOrStdout(), t)
 }

@@ -14,18 +14,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/internal/output"
+	"github.com/brick-storage/brick/internal/settings"
 	"github.com/brick-storage/brick/osauth"
 	"github.com/brick-storage/brick/progress"
 )
-
-const defaultConfigFile = "/etc/brick/brick.yaml"
-
-// envAnnotation lists extra environment variables a flag reads (OS_CLOUD
-// and friends), beyond its BRICK_* name.
-const envAnnotation = "brick_env"
 
 // app holds one invocation's state: flags, config, logger and host. Nothing
 // lives in package variables, so tests run commands in parallel.
@@ -37,7 +32,7 @@ type app struct {
 	debug      bool
 	hostRoot   string
 	configFile string
-	out        outputOptions
+	out        output.Options
 	auth       authFlags
 	// clouds builds the Cinder, Ironic and Barbican clients (cloud()).
 	clouds *osauth.Clients
@@ -91,7 +86,7 @@ this host and needs no cloud credentials.
 Configuration, highest precedence first: command-line flags, BRICK_*
 environment variables (BRICK_HOST_ROOT for --host-root, BRICK_ENFORCE_MULTIPATH
 for --enforce-multipath, ...), then the YAML file --config (default
-` + defaultConfigFile + `) whose keys are flag names. Flag names may be written
+` + settings.DefaultFile + `) whose keys are flag names. Flag names may be written
 with underscores too (--enforce_multipath), as python-brick-cinderclient-ext
 users type them.`,
 		SilenceUsage:      true,
@@ -106,7 +101,7 @@ users type them.`,
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "print a line on stderr as each step starts (--debug: every command run too)")
 	pf.DurationVar(&a.timeout, "timeout", 0, "give up after this long (e.g. 5m); an attach that runs out is undone (default: no limit)")
 	pf.StringVar(&a.hostRoot, "host-root", "/", "read the host's /etc, /sys, /dev, /proc and /run under this directory (a container with the host's / mounted there, or a test fixture tree)")
-	pf.StringVar(&a.configFile, "config", defaultConfigFile, "YAML configuration file; keys are flag names")
+	pf.StringVar(&a.configFile, "config", settings.DefaultFile, "YAML configuration file; keys are flag names")
 
 	for _, c := range a.recordCommands(args) {
 		a.addRecordOutputFlags(c.Flags())
@@ -132,9 +127,7 @@ users type them.`,
 	}
 	root.SetFlagErrorFunc(flagError)
 	// Accept --enforce_multipath for --enforce-multipath everywhere.
-	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
-	})
+	root.SetGlobalNormalizationFunc(settings.NormalizeFlagName)
 	return root
 }
 
@@ -162,20 +155,20 @@ func (a *app) setup(cmd *cobra.Command, args []string) error {
 	if cmd.Name() == cobra.ShellCompRequestCmd || cmd.Name() == cobra.ShellCompNoDescRequestCmd {
 		return nil // the completed command's flags are not parsed yet: completionSetup
 	}
-	var src settingSource
-	if err := a.loadConfigFile(cmd, &src); err != nil {
+	cfg, err := a.loadSettings(cmd)
+	if err != nil {
 		return err
 	}
-	if err := a.applySettings(cmd, &src); err != nil {
+	if err := a.applySettings(cmd, cfg); err != nil {
 		return err
 	}
 	a.out.TermWidth = progress.Width(a.stdout)
 	if a.out.TermWidth == 0 && a.out.FitWidth {
 		a.out.TermWidth, _ = strconv.Atoi(os.Getenv("COLUMNS"))
 	}
-	if err := a.out.validate(); err != nil {
-		if env, ok := os.LookupEnv(envName("format")); ok && env == a.out.Format && !cmd.Flags().Changed("format") {
-			err = fmt.Errorf("%s: %w", envName("format"), err)
+	if err := a.out.Validate(); err != nil {
+		if env, ok := os.LookupEnv(settings.EnvName("format")); ok && env == a.out.Format && !cmd.Flags().Changed("format") {
+			err = fmt.Errorf("%s: %w", settings.EnvName("format"), err)
 		}
 		return usageError{err}
 	}
@@ -217,45 +210,6 @@ func (a *app) setup(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// loadConfigFile reads the YAML config; the default file may be absent, a
-// file named with --config or BRICK_CONFIG must exist.
-func (a *app) loadConfigFile(cmd *cobra.Command, src *settingSource) error {
-	explicit := cmd.Flags().Changed("config")
-	if !explicit {
-		if env, ok := os.LookupEnv("BRICK_CONFIG"); ok && env != "" {
-			a.configFile, explicit = env, true
-		}
-	}
-	data, readable, err := a.trust.ReadFile(a.configFile)
-	if err != nil {
-		if !explicit && errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return usageError{fmt.Errorf("read config %s: %w", a.configFile, err)}
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(data, &m); err != nil {
-		return usageError{fmt.Errorf("parse config %s: %w", a.configFile, err)}
-	}
-	norm := make(map[string]any, len(m))
-	for k, val := range m {
-		norm[strings.ReplaceAll(strings.ToLower(k), "_", "-")] = val
-	}
-	if err := checkConfigKeys(a.configFile, norm); err != nil {
-		return usageError{err}
-	}
-	if readable && holdsSecret(norm) {
-		osauth.WarnReadable(a.logger, a.configFile, "a password or token")
-	}
-	src.config = norm
-	return nil
-}
-
-// holdsSecret reports whether a normalised config map holds credentials.
-func holdsSecret(norm map[string]any) bool {
-	return norm["os-password"] != nil || norm["os-token"] != nil || norm["os-application-credential-secret"] != nil
-}
-
 // newLogger writes masked lines to stderr (stdout stays clean for JSON):
 // plain "brick: warning: ..." lines normally, slog's text format with
 // timestamps under --debug.
@@ -275,18 +229,18 @@ func (a *app) newLogger(level slog.Level) *slog.Logger {
 // prints something.
 func (a *app) addOutputFlags(f *pflag.FlagSet) {
 	o := &a.out
-	f.StringVarP(&o.Format, "format", "f", formatTable, "output format: "+strings.Join(outputFormats, ", "))
+	f.StringVarP(&o.Format, "format", "f", output.FormatTable, "output format: "+strings.Join(output.Formats, ", "))
 	f.StringArrayVarP(&o.Columns, "column", "c", nil, "print only this column (repeatable)")
 	f.StringArrayVar(&o.SortColumns, "sort-column", nil, "sort a list by this column (repeatable)")
 	f.BoolVar(&o.SortDescending, "sort-descending", false, "sort in descending order")
 	f.BoolVar(&o.Noindent, "noindent", false, "json: print on one line")
-	f.Var(newChoice(&o.Quote, quoteNonnumeric, quoteModes...), "quote", "csv: which fields to quote (cliff's default: all but numbers and booleans)")
+	f.Var(newChoice(&o.Quote, output.QuoteNonnumeric, output.QuoteModes...), "quote", "csv: which fields to quote (cliff's default: all but numbers and booleans)")
 	f.IntVar(&o.MaxWidth, "max-width", 0, "table: fit in this many columns (default: the terminal's width)")
 	f.BoolVar(&o.FitWidth, "fit-width", false, "table: fit the terminal's width even when stdout is not a terminal (width from $COLUMNS)")
 	// openstackclient users may have cliff's variables set for all its
 	// commands; BRICK_* and the flags win.
-	withEnv(f.Lookup("max-width"), "CLIFF_MAX_TERM_WIDTH")
-	withEnv(f.Lookup("fit-width"), "CLIFF_FIT_WIDTH")
+	settings.WithEnv(f.Lookup("max-width"), "CLIFF_MAX_TERM_WIDTH")
+	settings.WithEnv(f.Lookup("fit-width"), "CLIFF_FIT_WIDTH")
 }
 
 // addRecordOutputFlags is addOutputFlags for a command that prints one
@@ -313,12 +267,4 @@ func (a *app) addHiddenOutputFlags(f *pflag.FlagSet) {
 // environment (BRICK_FORMAT) or in the config file.
 func (a *app) formatGiven(cmd *cobra.Command) bool {
 	return cmd.Flags().Changed("format") || a.formatSet
-}
-
-// withEnv makes a flag also read the given environment variables.
-func withEnv(f *pflag.Flag, names ...string) {
-	if f.Annotations == nil {
-		f.Annotations = map[string][]string{}
-	}
-	f.Annotations[envAnnotation] = append(f.Annotations[envAnnotation], names...)
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/brick-storage/brick/ident"
+	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/progress"
 	"github.com/brick-storage/brick/rollback"
 	"github.com/spf13/cobra"
@@ -21,7 +22,7 @@ import (
 // nor with -f json, whose consumers are programs) and, with -v, a line per
 // step.
 func (a *app) newStatus() *progress.Status {
-	live := progress.IsTerminal(a.stderr) && !a.debug && a.out.Format != formatJSON
+	live := progress.IsTerminal(a.stderr) && !a.debug && a.out.Format != output.FormatJSON
 	if !live && !a.verbose {
 		return nil
 	}

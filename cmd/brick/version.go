@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/brick-storage/brick/internal/output"
 )
 
 // version is stamped by the build from the git tag (scripts/version.sh,
@@ -60,12 +62,12 @@ func (a *app) versionCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b := readBuildInfo()
-			return a.out.printRecord(cmd.OutOrStdout(), record{
-				{"version", b.Version},
-				{"commit", b.Commit},
-				{"modified", b.Modified},
-				{"go", runtime.Version()},
-				{"platform", runtime.GOOS + "/" + runtime.GOARCH},
+			return a.out.PrintRecord(cmd.OutOrStdout(), output.Record{
+				{Name: "version", Value: b.Version},
+				{Name: "commit", Value: b.Commit},
+				{Name: "modified", Value: b.Modified},
+				{Name: "go", Value: runtime.Version()},
+				{Name: "platform", Value: runtime.GOOS + "/" + runtime.GOARCH},
 			})
 		},
 	}

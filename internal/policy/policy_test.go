@@ -151,6 +151,8 @@ var allowedImports = map[string][]string{
 	"protocols":            {"connector", "connector/...", "host"},
 	"reconcile":            {"attach", "cinderapi", "connector", "connector/iscsi", "connector/rbd", "scsi", "host", "ident"},
 	"dockerplugin":         {"attach", "cinderapi", "connector", "host", "ident"},
+	"internal/output":      {},
+	"internal/settings":    {},
 }
 
 // allowed reports whether package pkg may import dep under allowedImports.

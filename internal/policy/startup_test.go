@@ -11,9 +11,7 @@ import (
 var startupCost = map[string]string{
 	"gopkg.in/yaml.v2": "go.yaml.in/yaml/v3, which brick links anyway",
 	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds": "osauth's own clouds.yaml types (the package brings gopkg.in/yaml.v2)",
-	"github.com/spf13/viper":                  "cmd/brick's settingSource",
-	"github.com/olekukonko/tablewriter":       "cmd/brick's writeTable",
-	"github.com/cpuguy83/go-md2man/v2/md2man": "the man pages' test (make man)",
+	"github.com/cpuguy83/go-md2man/v2/md2man":                       "the man pages' test (make man)",
 }
 
 // TestNoStartupCost keeps the listed packages out of the binary's own

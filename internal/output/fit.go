@@ -1,11 +1,11 @@
-package main
+package output
 
 import (
 	"cmp"
 	"slices"
 	"strings"
 
-	"github.com/brick-storage/brick/progress"
+	"github.com/mattn/go-runewidth"
 )
 
 // minColumnWidth is the narrowest a fitted column gets, as in cliff.
@@ -13,7 +13,7 @@ const minColumnWidth = 8
 
 // sorted returns t with its rows ordered by --sort-column (each column a
 // tie-breaker for the one before), numbers by value, the rest as text.
-func (o outputOptions) sorted(t table) (table, error) {
+func (o Options) sorted(t Table) (Table, error) {
 	if len(o.SortColumns) == 0 {
 		return t, nil
 	}
@@ -33,7 +33,7 @@ func (o outputOptions) sorted(t table) (table, error) {
 		}
 		return 0
 	})
-	return table{Columns: t.Columns, Rows: rows}, nil
+	return Table{Columns: t.Columns, Rows: rows}, nil
 }
 
 func compareValues(a, b any) int {
@@ -68,7 +68,7 @@ func fitTable(header []string, rows [][]string, width int) {
 	widths := make([]int, n)
 	measure := func(r []string) {
 		for i, c := range r {
-			widths[i] = max(widths[i], progress.TextWidth(c))
+			widths[i] = max(widths[i], runewidth.StringWidth(c))
 		}
 	}
 	measure(header)
@@ -106,13 +106,13 @@ func fitTable(header []string, rows [][]string, width int) {
 // wrapText breaks s into lines of at most width columns, at spaces where
 // it can and inside a word where it must.
 func wrapText(s string, width int) string {
-	if progress.TextWidth(s) <= width {
+	if runewidth.StringWidth(s) <= width {
 		return s
 	}
 	var lines []string
 	line, lw := "", 0
 	for _, word := range strings.Fields(s) {
-		ww := progress.TextWidth(word)
+		ww := runewidth.StringWidth(word)
 		switch {
 		case lw > 0 && lw+1+ww <= width:
 			line, lw = line+" "+word, lw+1+ww
@@ -122,7 +122,7 @@ func wrapText(s string, width int) string {
 		}
 		line, lw = "", 0
 		for _, r := range word {
-			rw := progress.RuneWidth(r)
+			rw := runewidth.RuneWidth(r)
 			if lw+rw > width && lw > 0 {
 				lines = append(lines, line)
 				line, lw = "", 0

@@ -1,4 +1,13 @@
-package main
+// Package output prints brick's results as openstackclient (cliff) does:
+// -f table|json|yaml|value|shell|csv, repeatable -c COLUMN and
+// --sort-column, --noindent, --fit-width and --max-width. JSON and YAML
+// keep the fields' order and real types; table, value, shell and csv print
+// text, with control characters from servers escaped. Tables are drawn by
+// tablewriter, fitted to the terminal first.
+//
+//	opts := output.Options{Format: output.FormatJSON}
+//	err := opts.PrintRecord(os.Stdout, output.Record{{Name: "ip", Value: "192.0.2.2"}})
+package output
 
 import (
 	"bytes"
@@ -14,41 +23,37 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Output follows openstackclient (cliff): -f table|json|yaml|value|shell|csv,
-// repeatable -c COLUMN and --sort-column, --noindent, --fit-width and
-// --max-width. JSON and YAML keep the fields' order and real types; table,
-// value, shell and csv print text.
-
 // Output formats.
 const (
-	formatTable = "table"
-	formatJSON  = "json"
-	formatYAML  = "yaml"
-	formatValue = "value"
-	formatShell = "shell"
-	formatCSV   = "csv"
+	FormatTable = "table"
+	FormatJSON  = "json"
+	FormatYAML  = "yaml"
+	FormatValue = "value"
+	FormatShell = "shell"
+	FormatCSV   = "csv"
 )
 
-var outputFormats = []string{formatTable, formatJSON, formatYAML, formatValue, formatShell, formatCSV}
+// Formats are the values -f takes.
+var Formats = []string{FormatTable, FormatJSON, FormatYAML, FormatValue, FormatShell, FormatCSV}
 
-// field is one named value of a record; Name is both the table label and
+// Field is one named value of a Record; Name is both the table label and
 // the JSON key.
-type field struct {
+type Field struct {
 	Name  string
 	Value any
 }
 
-// record is one object, printed as a Field/Value table.
-type record []field
+// Record is one object, printed as a Field/Value table.
+type Record []Field
 
-// table is a list of objects sharing columns.
-type table struct {
+// Table is a list of objects sharing columns.
+type Table struct {
 	Columns []string
 	Rows    [][]any
 }
 
-// outputOptions are the output flags (-f, -c, --sort-column, ...).
-type outputOptions struct {
+// Options are the output flags (-f, -c, --sort-column, ...).
+type Options struct {
 	Format         string
 	Columns        []string
 	SortColumns    []string
@@ -66,7 +71,7 @@ type outputOptions struct {
 }
 
 // tableWidth is the width tables are fitted to; 0 means do not fit.
-func (o outputOptions) tableWidth() int {
+func (o Options) tableWidth() int {
 	if o.MaxWidth > 0 {
 		return o.MaxWidth
 	}
@@ -76,17 +81,18 @@ func (o outputOptions) tableWidth() int {
 	return 0
 }
 
-func (o outputOptions) validate() error {
+// Validate checks -f and --quote before any work is done.
+func (o Options) Validate() error {
 	if o.Format == "" { // a command that prints nothing
 		return nil
 	}
-	if o.Quote != "" && !slices.Contains(quoteModes, o.Quote) {
-		return fmt.Errorf("unknown --quote %q (use one of: %s)", o.Quote, strings.Join(quoteModes, ", "))
+	if o.Quote != "" && !slices.Contains(QuoteModes, o.Quote) {
+		return fmt.Errorf("unknown --quote %q (use one of: %s)", o.Quote, strings.Join(QuoteModes, ", "))
 	}
-	if slices.Contains(outputFormats, o.Format) {
+	if slices.Contains(Formats, o.Format) {
 		return nil
 	}
-	return fmt.Errorf("unknown output format %q (use one of: %s)", o.Format, strings.Join(outputFormats, ", "))
+	return fmt.Errorf("unknown output format %q (use one of: %s)", o.Format, strings.Join(Formats, ", "))
 }
 
 // columnKey lets -c match "System UUID", "system_uuid" and "system uuid" alike.
@@ -95,7 +101,7 @@ func columnKey(s string) string {
 }
 
 // selectColumns returns the indexes of the wanted names in order, or all.
-func (o outputOptions) selectColumns(names []string, want []string) ([]int, error) {
+func (o Options) selectColumns(names []string, want []string) ([]int, error) {
 	if len(want) == 0 {
 		idx := make([]int, len(names))
 		for i := range names {
@@ -124,7 +130,8 @@ func (o outputOptions) selectColumns(names []string, want []string) ([]int, erro
 	return idx, nil
 }
 
-func (o outputOptions) printRecord(w io.Writer, r record) error {
+// PrintRecord prints one object: a Field/Value table, a JSON object, ...
+func (o Options) PrintRecord(w io.Writer, r Record) error {
 	names := make([]string, len(r))
 	for i, f := range r {
 		names[i] = f.Name
@@ -133,30 +140,30 @@ func (o outputOptions) printRecord(w io.Writer, r record) error {
 	if err != nil {
 		return err
 	}
-	sel := make(record, len(idx))
+	sel := make(Record, len(idx))
 	for i, j := range idx {
 		sel[i] = r[j]
 	}
 	switch o.Format {
-	case formatJSON:
+	case FormatJSON:
 		return writeJSON(w, sel.node(), !o.Noindent)
-	case formatYAML:
+	case FormatYAML:
 		return writeYAML(w, sel.node())
-	case formatValue:
+	case FormatValue:
 		for _, f := range sel {
-			if _, err := fmt.Fprintln(w, cell(f.Value)); err != nil {
+			if _, err := fmt.Fprintln(w, Cell(f.Value)); err != nil {
 				return err
 			}
 		}
 		return nil
-	case formatShell:
+	case FormatShell:
 		for _, f := range sel {
 			if _, err := fmt.Fprintf(w, "%s=%s\n", shellName(f.Name), shellQuote(text(f.Value))); err != nil {
 				return err
 			}
 		}
 		return nil
-	case formatCSV:
+	case FormatCSV:
 		header, vals := make([]string, len(sel)), make([]any, len(sel))
 		for i, f := range sel {
 			header[i], vals[i] = f.Name, f.Value
@@ -165,13 +172,14 @@ func (o outputOptions) printRecord(w io.Writer, r record) error {
 	default:
 		rows := make([][]string, len(sel))
 		for i, f := range sel {
-			rows[i] = []string{f.Name, cell(f.Value)}
+			rows[i] = []string{f.Name, Cell(f.Value)}
 		}
 		return writeTable(w, []string{"Field", "Value"}, rows, o.tableWidth())
 	}
 }
 
-func (o outputOptions) printTable(w io.Writer, t table) error {
+// PrintTable prints a list: a table, a JSON array of objects, ...
+func (o Options) PrintTable(w io.Writer, t Table) error {
 	idx, err := o.selectColumns(t.Columns, o.Columns)
 	if err != nil {
 		return err
@@ -180,33 +188,33 @@ func (o outputOptions) printTable(w io.Writer, t table) error {
 		return err
 	}
 	switch o.Format {
-	case formatJSON, formatYAML:
+	case FormatJSON, FormatYAML:
 		list := make([]orderedMap, len(t.Rows))
 		for i, row := range t.Rows {
 			m := make(orderedMap, len(idx))
 			for k, j := range idx {
-				m[k] = field{Name: t.Columns[j], Value: row[j]}
+				m[k] = Field{Name: t.Columns[j], Value: row[j]}
 			}
 			list[i] = m
 		}
-		if o.Format == formatJSON {
+		if o.Format == FormatJSON {
 			return writeJSON(w, list, !o.Noindent)
 		}
 		return writeYAML(w, list)
-	case formatValue:
+	case FormatValue:
 		for _, row := range t.Rows {
 			vals := make([]string, len(idx))
 			for k, j := range idx {
-				vals[k] = cell(row[j])
+				vals[k] = Cell(row[j])
 			}
 			if _, err := fmt.Fprintln(w, strings.Join(vals, " ")); err != nil {
 				return err
 			}
 		}
 		return nil
-	case formatShell:
+	case FormatShell:
 		return fmt.Errorf("the shell format prints one object; use -f value or -f json for lists")
-	case formatCSV:
+	case FormatCSV:
 		header := make([]string, len(idx))
 		rows := make([][]any, len(t.Rows))
 		for k, j := range idx {
@@ -228,7 +236,7 @@ func (o outputOptions) printTable(w io.Writer, t table) error {
 		for i, row := range t.Rows {
 			rows[i] = make([]string, len(idx))
 			for k, j := range idx {
-				rows[i][k] = cell(row[j])
+				rows[i][k] = Cell(row[j])
 			}
 		}
 		return writeTable(w, header, rows, o.tableWidth())
@@ -236,9 +244,9 @@ func (o outputOptions) printTable(w io.Writer, t table) error {
 }
 
 // orderedMap marshals as a JSON object or YAML mapping in field order.
-type orderedMap []field
+type orderedMap []Field
 
-func (r record) node() orderedMap { return orderedMap(r) }
+func (r Record) node() orderedMap { return orderedMap(r) }
 
 func (m orderedMap) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
@@ -300,15 +308,11 @@ func writeYAML(w io.Writer, v any) error {
 	return enc.Close()
 }
 
-// expandTabs turns each tab into eight spaces: a tab counts as one column
-// in a cell's width, which would break the borders.
-func expandTabs(s string) string { return strings.ReplaceAll(s, "\t", "        ") }
-
-// cell renders a value for table and value output. Values come from Cinder
+// Cell renders a value for table and value output. Values come from Cinder
 // and Ironic (volume names, server messages): control characters are
 // escaped so a value cannot move the cursor, recolour the terminal or
 // forge an extra line.
-func cell(v any) string {
+func Cell(v any) string {
 	s := text(v)
 	if strings.IndexFunc(s, isControl) < 0 {
 		return s

@@ -1,4 +1,4 @@
-package main
+package output
 
 import (
 	"encoding/csv"
@@ -8,18 +8,18 @@ import (
 
 // The --quote modes of cliff's csv formatter; nonnumeric is its default.
 const (
-	quoteNonnumeric = "nonnumeric"
-	quoteMinimal    = "minimal"
-	quoteAll        = "all"
-	quoteNone       = "none"
+	QuoteNonnumeric = "nonnumeric"
+	QuoteMinimal    = "minimal"
+	QuoteAll        = "all"
+	QuoteNone       = "none"
 )
 
-var quoteModes = []string{quoteNonnumeric, quoteMinimal, quoteAll, quoteNone}
+var QuoteModes = []string{QuoteNonnumeric, QuoteMinimal, QuoteAll, QuoteNone}
 
 // writeCSV prints a header row and the rows, each value rendered as in a
 // table (control characters escaped) and quoted as cliff's --quote mode.
 func writeCSV(w io.Writer, header []string, rows [][]any, mode string) error {
-	if mode == quoteMinimal {
+	if mode == QuoteMinimal {
 		return writeMinimalCSV(w, header, rows)
 	}
 	var b strings.Builder
@@ -44,18 +44,18 @@ func writeCSV(w io.Writer, header []string, rows [][]any, mode string) error {
 	return err
 }
 
-// csvField quotes like Python's csv module: nonnumeric quotes every field
+// csvField quotes like Python's csv module: nonnumeric quotes every Field
 // that is not a number (None too), none escapes with a backslash instead.
 func csvField(v any, mode string) string {
-	s := cell(v)
+	s := Cell(v)
 	_, isNumber := number(v)
 	if _, isBool := v.(bool); isBool { // a Python bool is a number
 		isNumber = true
 	}
 	switch {
-	case mode == quoteNone:
+	case mode == QuoteNone:
 		return strings.NewReplacer(`\`, `\\`, `,`, `\,`, `"`, `\"`, "\n", "\\\n").Replace(s)
-	case mode == quoteAll || !isNumber:
+	case mode == QuoteAll || !isNumber:
 		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 	}
 	return s
@@ -69,7 +69,7 @@ func writeMinimalCSV(w io.Writer, header []string, rows [][]any) error {
 	for _, r := range rows {
 		rec := make([]string, len(r))
 		for i, v := range r {
-			rec[i] = cell(v)
+			rec[i] = Cell(v)
 		}
 		if err := cw.Write(rec); err != nil {
 			return err
