@@ -130,19 +130,12 @@ func (c *Clients) fromKeystone(ctx context.Context, s service) (*gophercloud.Ser
 // CinderEndpoint overrides it. The client carries no microversion:
 // cinderapi negotiates it.
 func (c *Clients) BlockStorage(ctx context.Context) (*gophercloud.ServiceClient, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	o, hc, err := c.prepare()
-	if err != nil {
-		return nil, err
-	}
-	switch o.AuthType {
-	case AuthNoAuth:
+	return c.client(ctx, cinderService, func(o Options, hc *http.Client) (*gophercloud.ServiceClient, error) {
+		if o.AuthType == AuthHTTPBasic {
+			return nil, fmt.Errorf("%w: auth type http_basic works for Ironic only", ErrConfig)
+		}
 		return noauthCinder(o, hc)
-	case AuthHTTPBasic:
-		return nil, fmt.Errorf("%w: auth type http_basic works for Ironic only", ErrConfig)
-	}
-	return c.fromKeystone(ctx, cinderService)
+	})
 }
 
 // Baremetal returns an Ironic client: noauth or http_basic against
@@ -150,33 +143,31 @@ func (c *Clients) BlockStorage(ctx context.Context) (*gophercloud.ServiceClient,
 // IronicEndpoint). The caller sets the microversion (>= 1.32 for the
 // volume API).
 func (c *Clients) Baremetal(ctx context.Context) (*gophercloud.ServiceClient, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	o, hc, err := c.prepare()
-	if err != nil {
-		return nil, err
-	}
-	switch o.AuthType {
-	case AuthNoAuth, AuthHTTPBasic:
-		return standaloneIronic(o, hc)
-	}
-	return c.fromKeystone(ctx, ironicService)
+	return c.client(ctx, ironicService, standaloneIronic)
 }
 
 // KeyManager returns a Barbican v1 client from Keystone's catalog. Without
 // Keystone the error wraps ErrNoKeystone; a catalog without Barbican gives
 // one wrapping ErrNoEndpoint.
 func (c *Clients) KeyManager(ctx context.Context) (*gophercloud.ServiceClient, error) {
+	return c.client(ctx, barbicanService, func(o Options, _ *http.Client) (*gophercloud.ServiceClient, error) {
+		return nil, fmt.Errorf("%w: auth type %s has no service catalog to find Barbican in", ErrNoKeystone, o.AuthType)
+	})
+}
+
+// client builds s's client: standalone without Keystone (noauth,
+// http_basic), else from Keystone's session.
+func (c *Clients) client(ctx context.Context, s service, standalone func(Options, *http.Client) (*gophercloud.ServiceClient, error)) (*gophercloud.ServiceClient, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	o, _, err := c.prepare()
+	o, hc, err := c.prepare()
 	if err != nil {
 		return nil, err
 	}
 	if o.AuthType == AuthNoAuth || o.AuthType == AuthHTTPBasic {
-		return nil, fmt.Errorf("%w: auth type %s has no service catalog to find Barbican in", ErrNoKeystone, o.AuthType)
+		return standalone(o, hc)
 	}
-	return c.fromKeystone(ctx, barbicanService)
+	return c.fromKeystone(ctx, s)
 }
 
 // BlockStorageClient is NewClients(opts).BlockStorage(ctx), for callers
