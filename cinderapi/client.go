@@ -10,7 +10,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/attachments"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
-	"github.com/gophercloud/gophercloud/v2/pagination"
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ident"
@@ -44,10 +43,6 @@ const (
 	FlowV3     = "v3"
 	FlowLegacy = "legacy"
 )
-
-// maxPages bounds a listing: a server handing out next links forever
-// must not keep brick busy.
-const maxPages = 100
 
 // Client is a Cinder client pinned to one negotiated microversion.
 type Client struct {
@@ -147,15 +142,16 @@ func (c *Client) FindVolume(ctx context.Context, nameOrID string) (*Volume, erro
 		}
 	}
 	var ids []string
-	err := eachPage(ctx, volumes.List(c.SC, volumes.ListOpts{Name: nameOrID}), func(p pagination.Page) error {
-		list, err := volumes.ExtractVolumes(p)
-		for _, v := range list {
-			if v.Name == nameOrID { // some releases match names as substrings
-				ids = append(ids, v.ID)
+	query, err := volumes.ListOpts{Name: nameOrID}.ToVolumeListQuery()
+	if err == nil {
+		err = walk(ctx, c.SC, "volumes", query, func(list []volumes.Volume) {
+			for _, v := range list {
+				if v.Name == nameOrID { // some releases match names as substrings
+					ids = append(ids, v.ID)
+				}
 			}
-		}
-		return err
-	})
+		})
+	}
 	if err != nil {
 		return nil, mapError("find", nameOrID, err)
 	}
@@ -193,25 +189,15 @@ func (c *Client) Attachments(ctx context.Context, volumeID string) ([]Attachment
 			Message: fmt.Sprintf("needs microversion >= %s, using %s", MVAttachments, c.Version)}
 	}
 	var out []Attachment
-	err := eachPage(ctx, attachments.List(c.SC, attachments.ListOpts{VolumeID: volumeID}), func(p pagination.Page) error {
-		list, err := attachments.ExtractAttachments(p)
-		for _, a := range list {
-			out = append(out, Attachment{a})
-		}
-		return err
-	})
+	query, err := attachments.ListOpts{VolumeID: volumeID}.ToAttachmentListQuery()
+	if err == nil {
+		err = walk(ctx, c.SC, "attachments", query, func(list []attachments.Attachment) {
+			for _, a := range list {
+				out = append(out, Attachment{a})
+			}
+		})
+	}
 	return out, mapError("list attachments", volumeID, err)
-}
-
-// eachPage runs f on each page, at most maxPages of them.
-func eachPage(ctx context.Context, pager pagination.Pager, f func(pagination.Page) error) error {
-	n := 0
-	return pager.EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {
-		if n++; n > maxPages {
-			return false, fmt.Errorf("more than %d pages", maxPages)
-		}
-		return true, f(p)
-	})
 }
 
 // ForceDetach ends an attachment whatever the state (admin).

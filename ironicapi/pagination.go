@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net/url"
 
-	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/pagination"
+
+	"github.com/brick-storage/brick/ident"
+	"github.com/brick-storage/brick/osauth"
 )
 
 // volumePage is one page of a connector or target list.
@@ -38,25 +40,15 @@ func (p volumePage) NextPageURL() (string, error) {
 }
 
 // errNoMarker: a "next" link without marker would fetch the same page forever.
-var errNoMarker = errors.New("ironic list: next link has no marker")
+var errNoMarker = osauth.ErrNoMarker
 
-// nextURL returns cur with its marker replaced by the one in next.
+// nextURL is osauth.NextPage, the pager rule brick's clients share.
 func nextURL(cur url.URL, next string) (string, error) {
-	n, err := url.Parse(next)
+	u, err := osauth.NextPage(cur, next)
 	if err != nil {
-		return "", fmt.Errorf("ironic list: bad next link: %w", err)
+		return "", fmt.Errorf("ironic list: %w", err)
 	}
-	marker := n.Query().Get("marker")
-	if marker == "" {
-		return "", errNoMarker
-	}
-	q := cur.Query()
-	if q.Get("marker") == marker {
-		return "", fmt.Errorf("ironic list: next link repeats marker %s", quote(marker))
-	}
-	q.Set("marker", marker)
-	cur.RawQuery = q.Encode()
-	return cur.String(), nil
+	return u, nil
 }
 
 // IsEmpty reports whether the page holds no records.
@@ -127,48 +119,10 @@ func (o ListOpts) query() (string, error) {
 	return q.String(), nil
 }
 
-// Bounds of one list walk: a server that keeps answering "next" (a marker
-// loop, or an endless collection) must not keep brick paging forever.
-const (
-	maxListPages = 10000
-	maxListItems = 1000000
-)
-
-// pageGuard remembers the pages a walk asked for, so that a "next" link
-// leading back to any earlier page (markers alternating A, B, A...) stops it.
-type pageGuard struct {
-	seen  map[string]bool
-	pages int
-}
-
-// next checks the page just read and the link it gives to the next one.
-func (g *pageGuard) next(page pagination.Page, items int) error {
-	g.pages++
-	if g.pages > maxListPages {
-		return fmt.Errorf("more than %d pages; the server keeps sending next links", maxListPages)
-	}
-	if items > maxListItems {
-		return fmt.Errorf("more than %d records; refusing to collect more", maxListItems)
-	}
-	next, err := page.NextPageURL()
-	if err != nil || next == "" {
-		return nil // the pager reports a bad link itself
-	}
-	if g.seen[next] {
-		marker := "?"
-		if u, err := url.Parse(next); err == nil {
-			marker = u.Query().Get("marker")
-		}
-		return fmt.Errorf("pagination loop: next link goes back to marker %s after %d pages", quote(marker), g.pages)
-	}
-	g.seen[next] = true
-	return nil
-}
-
 // collect walks a pager, converting errors, up to max records (0: all).
 func collect[T any](ctx context.Context, pager pagination.Pager, c call, extract func(pagination.Page) ([]T, error), max int) ([]T, error) {
 	var out []T
-	guard := pageGuard{seen: map[string]bool{}}
+	var guard osauth.PageGuard
 	err := pager.EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
 		items, err := extract(page)
 		if err != nil {
@@ -183,7 +137,7 @@ func collect[T any](ctx context.Context, pager pagination.Pager, c call, extract
 		if max > 0 && len(out) >= max {
 			return false, nil
 		}
-		return true, guard.next(page, len(out))
+		return true, guard.Next(page, len(out))
 	})
 	if err != nil {
 		return nil, convert(c, err)

@@ -10,7 +10,7 @@ func (s *Server) attachment(w http.ResponseWriter, r *http.Request, op, mv strin
 	case "attachment-create":
 		s.attachmentCreate(w, mv, body)
 	case "attachment-list":
-		s.attachmentList(w, r.URL.Query().Get("volume_id"))
+		s.attachmentList(w, r)
 	case "attachment-complete":
 		if !mvAtLeast(mv, 44) {
 			writeErr(w, 404, "itemNotFound", "The resource could not be found.")
@@ -96,8 +96,9 @@ func (s *Server) attachmentUpdate(w http.ResponseWriter, v *Volume, att *Attachm
 	writeJSON(w, 200, map[string]any{"attachment": s.attachmentView(v, att)})
 }
 
-func (s *Server) attachmentList(w http.ResponseWriter, volumeID string) {
-	var out []any
+func (s *Server) attachmentList(w http.ResponseWriter, r *http.Request) {
+	volumeID := r.URL.Query().Get("volume_id")
+	var out []map[string]any
 	for _, v := range s.volumes {
 		if volumeID != "" && v.ID != volumeID {
 			continue
@@ -106,7 +107,7 @@ func (s *Server) attachmentList(w http.ResponseWriter, volumeID string) {
 			out = append(out, s.attachmentView(v, a))
 		}
 	}
-	writeJSON(w, 200, map[string]any{"attachments": out})
+	s.writeList(w, r, "attachments", out)
 }
 
 func (s *Server) attachmentView(v *Volume, a *Attachment) map[string]any {

@@ -41,6 +41,7 @@ type Attachment struct {
 type Request struct {
 	Op           string // operation name, see Server.Fail
 	Method, Path string
+	Query        string // the raw query
 	Microversion string
 	Body         map[string]any
 }
@@ -68,6 +69,12 @@ type Server struct {
 	nextID        int
 	// MinVersion and MaxVersion are advertised at "/".
 	MinVersion, MaxVersion string
+	// PageSize, when set, pages lists as Cinder's osapi_max_limit does;
+	// LinkBase, when set, is the origin their next links name.
+	PageSize int
+	LinkBase string
+	// SubstringNames matches name= as a substring, as some releases do.
+	SubstringNames bool
 	// ConnectionInfo builds the (flat) connection info for a volume.
 	ConnectionInfo func(volumeID string, connector map[string]any) map[string]any
 }
@@ -117,6 +124,15 @@ func (s *Server) AddVolume(id, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.volumes[id] = &Volume{ID: id, Name: name, Status: "available"}
+}
+
+// AddAttachment gives a volume a v3 attachment for host in the given
+// status ("attached", "reserved"), without a connection.
+func (s *Server) AddAttachment(volumeID, attachmentID, host, status string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.volumes[volumeID]
+	v.Attachments = append(v.Attachments, &Attachment{ID: attachmentID, Status: status, Host: host, Mode: "rw"})
 }
 
 // SetStatus forces a volume's status.
@@ -201,7 +217,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	mv := strings.TrimPrefix(r.Header.Get("OpenStack-API-Version"), "volume ")
 	op := opName(r, body)
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Op: op, Method: r.Method, Path: r.URL.Path, Microversion: mv, Body: body})
+	s.requests = append(s.requests, Request{Op: op, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Microversion: mv, Body: body})
 	f := s.faults[op]
 	if f != nil && f.Times > 0 {
 		f.Times--
@@ -302,13 +318,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, op, mv string, b
 	switch op {
 	case "list":
 		name := r.URL.Query().Get("name")
-		var out []any
+		var out []map[string]any
 		for _, v := range s.volumes {
-			if name == "" || v.Name == name {
+			if name == "" || v.Name == name || (s.SubstringNames && strings.Contains(v.Name, name)) {
 				out = append(out, s.volumeView(v))
 			}
 		}
-		writeJSON(w, 200, map[string]any{"volumes": out})
+		s.writeList(w, r, "volumes", out)
 		return
 	case "get":
 		v := s.volumes[volRE.FindStringSubmatch(p)[1]]

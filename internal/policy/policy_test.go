@@ -139,7 +139,7 @@ var allowedImports = map[string][]string{
 	"md":                   {"host"},
 	"osauth":               {"host", "ident", "secret"},
 	"cinderapi":            {"connector", "ident", "host", "osauth", "secret"},
-	"ironicapi":            {"ident", "secret"},
+	"ironicapi":            {"ident", "osauth", "secret"},
 	"ironicattach":         {"ironicapi", "cinderapi", "connector", "osauth", "rollback", "host", "ident"},
 	"attach":               {"cinderapi", "ironicapi", "ironicattach", "connector", "connector/...", "scsi", "rollback", "host", "ident", "dmcrypt", "keymanager", "secret"},
 	"rollback":             {},
