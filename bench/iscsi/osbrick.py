@@ -49,8 +49,11 @@ privileged.default.set_client_mode(False)
 with open(info_file) as f:
     info = json.load(f)
 props = info.get("data", info)
+# "iser" volumes take os-brick's ISER protocol: its iSCSI connector on the
+# iser transport.
+protocol = "ISER" if info.get("driver_volume_type") == "iser" else "ISCSI"
 conn = connector.InitiatorConnector.factory(
-    "ISCSI", None, use_multipath=(mode == "mp"), device_scan_attempts=3)
+    protocol, None, use_multipath=(mode == "mp"), device_scan_attempts=3)
 
 if action == "timed":
     t0 = time.monotonic()

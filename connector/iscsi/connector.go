@@ -266,7 +266,7 @@ func (c *Connector) ensureSession(ctx context.Context, info *Info, res *pathResu
 	// A ready record was made after the portal answered a probe
 	// (prepareRecords): no second probe.
 	if !res.recordReady {
-		if err := c.checkPortal(ctx, t); err != nil {
+		if err := c.checkPortal(ctx, t, info.Iface); err != nil {
 			return Session{}, err
 		}
 		if err := c.prepareRecord(ctx, info, t, res); err != nil {
@@ -359,7 +359,7 @@ func (c *Connector) prepareRecords(ctx context.Context, info *Info, targets []Ta
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answered[i] = c.probeOnce(ctx, t)
+			answered[i] = c.probeOnce(ctx, t, info.Iface)
 		}()
 	}
 	wg.Wait()
@@ -377,9 +377,11 @@ func (c *Connector) prepareRecords(ctx context.Context, info *Info, targets []Ta
 }
 
 // probeOnce reports whether the portal accepts a TCP connection now, within
-// a second at most; without a PortalCheck every portal counts as answering.
-func (c *Connector) probeOnce(ctx context.Context, t Target) bool {
-	if c.opts.PortalCheck == nil {
+// a second at most; without a PortalCheck, or over iSER (whose targets
+// listen through RDMA CM, not necessarily on TCP), every portal counts as
+// answering.
+func (c *Connector) probeOnce(ctx context.Context, t Target, iface string) bool {
+	if c.opts.PortalCheck == nil || iface == IfaceISER {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(ctx, min(c.opts.LoginTimeout, time.Second))
@@ -389,8 +391,8 @@ func (c *Connector) probeOnce(ctx context.Context, t Target) bool {
 
 // checkPortal waits, within the login timeout, until the portal accepts a
 // TCP connection (see Options.PortalCheck).
-func (c *Connector) checkPortal(ctx context.Context, t Target) error {
-	if c.opts.PortalCheck == nil {
+func (c *Connector) checkPortal(ctx context.Context, t Target, iface string) error {
+	if c.opts.PortalCheck == nil || iface == IfaceISER {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.LoginTimeout)

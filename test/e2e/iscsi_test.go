@@ -11,11 +11,8 @@ package e2e
 //	go test -tags e2e -run TestISCSI -v ./test/e2e/
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -42,26 +39,5 @@ func TestISCSI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One subtest per check, so a failure names what broke.
-	seen := 0
-	sc := bufio.NewScanner(bytes.NewReader(res.Output))
-	for sc.Scan() {
-		line := sc.Text()
-		verdict, rest, ok := strings.Cut(line, " ")
-		if !ok || (verdict != "PASS" && verdict != "FAIL") {
-			continue
-		}
-		seen++
-		name, detail, _ := strings.Cut(rest, " ")
-		name = strings.TrimSuffix(name, ":")
-		t.Run(name, func(t *testing.T) {
-			if verdict == "FAIL" {
-				t.Fatal(detail)
-			}
-			t.Log(detail)
-		})
-	}
-	if res.ExitCode != 0 || seen == 0 {
-		t.Fatalf("guest script exited %d after %d checks; output:\n%s", res.ExitCode, seen, res.Output)
-	}
+	reportChecks(t, res, "")
 }
