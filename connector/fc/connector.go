@@ -200,16 +200,20 @@ func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*
 		return nil, err
 	}
 	c.warnAbout(info)
-	useMP, err := c.mp.Use(c.opts.Multipath, c.opts.EnforceMultipath)
+	d, err := c.decideConnect(info)
 	if err != nil {
-		return nil, fmt.Errorf("fc connect: %w", err)
+		return nil, err
 	}
+	if d.warning != "" {
+		c.log.Warn("fc: " + d.warning)
+	}
+	useMP := d.multipath
 	unlock, err := c.lock(ctx, info)
 	if err != nil {
 		return nil, fmt.Errorf("fc connect: %w", err)
 	}
 	defer unlock()
-	found, err := c.findDevices(ctx, info, useMP)
+	found, err := c.findDevices(ctx, info, d)
 	if err != nil {
 		return nil, fmt.Errorf("fc connect: %w", err)
 	}
@@ -249,22 +253,41 @@ func (c *Connector) warnAbout(info *Info) {
 
 // findDevices brings up the volume's devices on the usable HBAs and keeps
 // those that show the same LUN behind a requested target port.
-func (c *Connector) findDevices(ctx context.Context, info *Info, all bool) ([]*route, error) {
-	hbas, err := c.selectHBAs(info, true)
+func (c *Connector) findDevices(ctx context.Context, info *Info, d connectDecision) ([]*route, error) {
+	start := time.Now()
+	found, err := c.discover(ctx, info, d.hbas, d.paths, d.multipath)
 	if err != nil {
 		return nil, err
+	}
+	c.log.Debug("fc: devices found", "paths", len(found), "of", len(d.paths), "took", time.Since(start).Round(time.Millisecond).String())
+	return c.verify(ctx, found)
+}
+
+// connectDecision is what Connect does with a volume, decided once: the
+// same value drives Connect and PlanConnect's dry run.
+type connectDecision struct {
+	multipath bool     // through dm-multipath, over every path found
+	hbas      []HBA    // the online HBAs the volume may use
+	paths     []*route // (HBA, target port, LUN) to bring up
+	warning   string   // a fallback the user should hear of ("" for none)
+}
+
+// decideConnect picks multipath or a single path, the HBAs and the paths
+// over them; no path at all is ErrNoHBA.
+func (c *Connector) decideConnect(info *Info) (connectDecision, error) {
+	useMP, warning, err := c.mp.Choose(c.opts.Multipath, c.opts.EnforceMultipath)
+	if err != nil {
+		return connectDecision{}, fmt.Errorf("fc connect: %w", err)
+	}
+	hbas, err := c.selectHBAs(info, true)
+	if err != nil {
+		return connectDecision{}, fmt.Errorf("fc connect: %w", err)
 	}
 	paths := buildPaths(info, hbas)
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("%w: initiator_target_map pairs no online HBA with a target port of the volume", ErrNoHBA)
+		return connectDecision{}, fmt.Errorf("fc connect: %w: initiator_target_map pairs no online HBA with a target port of the volume", ErrNoHBA)
 	}
-	start := time.Now()
-	found, err := c.discover(ctx, info, hbas, paths, all)
-	if err != nil {
-		return nil, err
-	}
-	c.log.Debug("fc: devices found", "paths", len(found), "of", len(paths), "took", time.Since(start).Round(time.Millisecond).String())
-	return c.verify(ctx, found)
+	return connectDecision{multipath: useMP, hbas: hbas, paths: paths, warning: warning}, nil
 }
 
 // device is the single-path device over the found paths.

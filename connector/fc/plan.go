@@ -17,29 +17,25 @@ func (c *Connector) PlanConnect(_ context.Context, ci connector.ConnectionInfo) 
 	if err != nil {
 		return nil, err
 	}
-	useMP, err := c.mp.Use(c.opts.Multipath, c.opts.EnforceMultipath)
+	d, err := c.decideConnect(info)
 	if err != nil {
-		return nil, fmt.Errorf("fc connect: %w", err)
+		return nil, err
 	}
-	hbas, err := c.selectHBAs(info, true)
-	if err != nil {
-		return nil, fmt.Errorf("fc connect: %w", err)
-	}
+	useMP := d.multipath
 	p := &connector.Plan{Protocol: Protocol, Action: "connect", Multipath: useMP}
 	planDetails(p, info)
 	var names []string
-	for _, h := range hbas {
+	for _, h := range d.hbas {
 		names = append(names, fmt.Sprintf("host%d 0x%s", h.Host, h.PortName))
 	}
 	p.Add("hbas", names)
+	if d.warning != "" {
+		p.Warnings = append(p.Warnings, d.warning)
+	}
 	if info.Encrypted {
 		p.Warnings = append(p.Warnings, connector.CiphertextNote)
 	}
-	paths := buildPaths(info, hbas)
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("fc connect: %w: initiator_target_map pairs no online HBA with a target port of the volume", ErrNoHBA)
-	}
-	for _, r := range paths {
+	for _, r := range d.paths {
 		port, ok := findRemotePort(c.h.FS, r.hba.Host, r.target.WWPN)
 		if !ok {
 			p.Step(fmt.Sprintf("%s: target port not in sysfs yet; wait for it%s", r, wildcardNote(info)))

@@ -41,3 +41,17 @@ func TestPlanChangesNothing(t *testing.T) {
 	_, err = c.PlanConnect(context.Background(), ci(t, `"target_wwn":"nope","target_lun":5`))
 	require.ErrorIs(t, err, connector.ErrInvalid)
 }
+
+// TestPlanWarnsOfSinglePathFallback: the plan comes from the connect's own
+// decision, so asking for multipath without multipathd shows the single
+// path fallback as a warning, as the connect logs it.
+func TestPlanWarnsOfSinglePathFallback(t *testing.T) {
+	h, f := realHost(t, nil)
+	f.mapLUN(tgtA, 5, wwidVol)
+	opts := quickOpts()
+	opts.Multipath = true
+	p, err := fc.New(h, opts).PlanConnect(context.Background(), ci(t, `"target_wwn":["`+tgtA+`"],"target_lun":5`))
+	require.NoError(t, err)
+	require.False(t, p.Multipath)
+	require.Contains(t, strings.Join(p.Warnings, "\n"), "multipathd is not running")
+}

@@ -203,17 +203,11 @@ func (c *Connector) lock(ctx context.Context, s share) (func(), error) {
 // Connect mounts the share (or reuses brick's mount of it), checks the
 // volume file and returns it, or a loop device over it with AsBlock.
 func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) (*connector.Device, error) {
-	s, err := c.share(info)
+	d, err := c.decideConnect(info)
 	if err != nil {
 		return nil, err
 	}
-	config, err := c.hostMountOptions()
-	if err != nil {
-		return nil, err
-	}
-	if c.opts.AsBlock && s.vol.Format != "" && s.vol.Format != "raw" {
-		return nil, connector.Invalid("format", "a %s volume cannot be attached as a block device; attach the file", connector.Quote(s.vol.Format))
-	}
+	s := d.share
 	unlock, err := c.lock(ctx, s)
 	if err != nil {
 		return nil, err
@@ -230,7 +224,7 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 			return dev, nil
 		}
 	}
-	version, reused, err := c.ensureMounted(ctx, s, st, config)
+	version, reused, err := c.ensureMounted(ctx, s, st, d)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +252,7 @@ func (c *Connector) hostMountOptions() ([]string, error) {
 
 // ensureMounted reuses brick's mount of the share or mounts it, and
 // returns the NFS version and whether the mount was reused.
-func (c *Connector) ensureMounted(ctx context.Context, s share, st *shareState, config []string) (string, bool, error) {
+func (c *Connector) ensureMounted(ctx context.Context, s share, st *shareState, d connectDecision) (string, bool, error) {
 	exp := s.vol.Export.String()
 	m, mounted, err := c.mountAt(s.mountPoint, exp)
 	if err != nil {
@@ -275,8 +269,40 @@ func (c *Connector) ensureMounted(ctx context.Context, s share, st *shareState, 
 		c.h.Log.Warn("nfs: share was not mounted; forgetting its stale users", "export", exp, "users", strings.Join(st.userNames(), ","))
 		st.Users = map[string]user{}
 	}
-	version, err := c.mount(ctx, s, mountOptions(s.vol.Options, config))
+	version, err := c.mount(ctx, s, d)
 	return version, false, err
+}
+
+// connectDecision is what Connect does with a volume, decided once: the
+// same value drives Connect and PlanConnect's dry run.
+type connectDecision struct {
+	share share
+	// mountOpts are the mount options (the connection info's over the
+	// host's nfs_mount_options); versions the vers= values tried in turn
+	// ("" alone when the options fix the version).
+	mountOpts []string
+	versions  []string
+}
+
+// decideConnect validates the volume and picks the mount options and the
+// NFS versions to try. A non-raw volume cannot be a block device.
+func (c *Connector) decideConnect(info connector.ConnectionInfo) (connectDecision, error) {
+	s, err := c.share(info)
+	if err != nil {
+		return connectDecision{}, err
+	}
+	config, err := c.hostMountOptions()
+	if err != nil {
+		return connectDecision{}, err
+	}
+	if c.opts.AsBlock && s.vol.Format != "" && s.vol.Format != "raw" {
+		return connectDecision{}, connector.Invalid("format", "a %s volume cannot be attached as a block device; attach the file", connector.Quote(s.vol.Format))
+	}
+	d := connectDecision{share: s, mountOpts: mountOptions(s.vol.Options, config), versions: []string{""}}
+	if !hasVersion(d.mountOpts) {
+		d.versions = fallbackVersions()
+	}
+	return d, nil
 }
 
 // openVolume checks the volume file and, with AsBlock, sets up the loop
@@ -389,7 +415,7 @@ func (c *Connector) mountAt(mp, export string) (host.Mount, bool, error) {
 
 // mount mounts the share, trying NFS 4.2, 4.1 and 3 in turn when the
 // options fix no version, and returns the version the kernel reports.
-func (c *Connector) mount(ctx context.Context, s share, opts []string) (string, error) {
+func (c *Connector) mount(ctx context.Context, s share, d connectDecision) (string, error) {
 	exp := s.vol.Export.String()
 	if err := c.h.FS.PrivateDir(c.opts.MountBase, true); err != nil {
 		return "", fmt.Errorf("nfs mount %s: mount base: %w", exp, err)
@@ -397,13 +423,9 @@ func (c *Connector) mount(ctx context.Context, s share, opts []string) (string, 
 	if err := os.MkdirAll(c.h.FS.Path(s.mountPoint), 0o755); err != nil {
 		return "", fmt.Errorf("nfs mount %s: create mount point: %w", exp, err)
 	}
-	versions := []string{""}
-	if !hasVersion(opts) {
-		versions = fallbackVersions()
-	}
 	var errs []error
-	for _, v := range versions {
-		optString := joinOptions(opts, v)
+	for _, v := range d.versions {
+		optString := joinOptions(d.mountOpts, v)
 		_, err := c.h.Runner.Run(ctx, host.Command{
 			Name:    "mount",
 			Args:    []string{"-t", "nfs", "-o", optString, exp, c.h.FS.Path(s.mountPoint)},

@@ -13,17 +13,11 @@ var _ connector.Planner = (*Connector)(nil)
 // or mount it (the mount argv, with the version fallbacks), then hand out
 // the volume file or a loop device over it.
 func (c *Connector) PlanConnect(_ context.Context, info connector.ConnectionInfo) (*connector.Plan, error) {
-	s, err := c.share(info)
+	d, err := c.decideConnect(info)
 	if err != nil {
 		return nil, err
 	}
-	config, err := c.hostMountOptions()
-	if err != nil {
-		return nil, err
-	}
-	if c.opts.AsBlock && s.vol.Format != "" && s.vol.Format != "raw" {
-		return nil, connector.Invalid("format", "a %s volume cannot be attached as a block device; attach the file", connector.Quote(s.vol.Format))
-	}
+	s := d.share
 	st, err := c.readState(s.id)
 	if err != nil {
 		return nil, err
@@ -42,18 +36,13 @@ func (c *Connector) PlanConnect(_ context.Context, info connector.ConnectionInfo
 	if mounted {
 		p.Step("reuse brick's mount of the share at " + s.mountPoint)
 	} else {
-		opts := mountOptions(s.vol.Options, config)
-		versions := []string{""}
-		if !hasVersion(opts) {
-			versions = fallbackVersions()
-		}
 		p.Step("create the mount point " + s.mountPoint)
-		for i, v := range versions {
+		for i, v := range d.versions {
 			prefix := ""
 			if i > 0 {
 				prefix = "if that fails: "
 			}
-			p.Step(prefix + "mount -t nfs -o " + joinOptions(opts, v) + " " + s.vol.Export.String() + " " + c.h.FS.Path(s.mountPoint))
+			p.Step(prefix + "mount -t nfs -o " + joinOptions(d.mountOpts, v) + " " + s.vol.Export.String() + " " + c.h.FS.Path(s.mountPoint))
 		}
 	}
 	p.Step("check the volume file " + s.file)

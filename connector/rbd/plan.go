@@ -17,20 +17,17 @@ const confPlaceholder = "<private ceph.conf with the key>"
 // PlanConnect says what Connect would do: reuse a mapping of the image
 // (found in sysfs) or run `rbd device map` with these arguments.
 func (c *Connector) PlanConnect(ctx context.Context, info connector.ConnectionInfo) (*connector.Plan, error) {
-	v, err := c.prepare(info)
+	d, err := c.decideConnect(info)
 	if err != nil {
 		return nil, err
 	}
-	driver, err := c.driver()
-	if err != nil {
-		return nil, err
-	}
+	v, driver := d.vol, d.driver
 	p := planOf(v, driver, "connect")
-	mappings, err := c.mappings(ctx, driver)
+	m, ok, err := c.existing(ctx, d)
 	if err != nil {
-		return nil, fmt.Errorf("rbd map %s: %w", v.Spec(), err)
+		return nil, err
 	}
-	if m, ok := find(mappings, v); ok {
+	if ok {
 		p.Step(fmt.Sprintf("reuse the existing mapping %s", m.Device))
 		return p, nil
 	}

@@ -155,25 +155,22 @@ func lockName(v Volume) string {
 // Connect maps the image, or reuses an existing mapping of the same pool,
 // namespace and image, and returns its device.
 func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) (*connector.Device, error) {
-	v, err := c.prepare(info)
+	d, err := c.decideConnect(info)
 	if err != nil {
 		return nil, err
 	}
-	driver, err := c.driver()
-	if err != nil {
-		return nil, err
-	}
+	v, driver := d.vol, d.driver
 	unlock, err := c.h.Locks.Lock(ctx, lockName(v))
 	if err != nil {
 		return nil, fmt.Errorf("rbd map %s: %w", v.Spec(), err)
 	}
 	defer unlock()
 
-	mappings, err := c.mappings(ctx, driver)
+	m, ok, err := c.existing(ctx, d)
 	if err != nil {
-		return nil, fmt.Errorf("rbd map %s: %w", v.Spec(), err)
+		return nil, err
 	}
-	if m, ok := find(mappings, v); ok {
+	if ok {
 		c.h.Log.Debug("rbd: image already mapped, reusing it", "image", v.Spec(), "device", m.Device, "driver", driver)
 		if err := c.checkReadOnly(m.Device, v); err != nil {
 			return nil, err
@@ -191,6 +188,37 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 		return nil, err
 	}
 	return c.device(ctx, v, driver, path)
+}
+
+// connectDecision is what Connect does with a volume, decided once: the
+// same value drives Connect and PlanConnect's dry run.
+type connectDecision struct {
+	vol    Volume
+	driver string // krbd or nbd
+}
+
+// decideConnect validates the volume and picks the mapping driver.
+func (c *Connector) decideConnect(info connector.ConnectionInfo) (connectDecision, error) {
+	v, err := c.prepare(info)
+	if err != nil {
+		return connectDecision{}, err
+	}
+	driver, err := c.driver()
+	if err != nil {
+		return connectDecision{}, err
+	}
+	return connectDecision{vol: v, driver: driver}, nil
+}
+
+// existing finds a mapping of the image through the decided driver: a
+// connect reuses it instead of mapping again.
+func (c *Connector) existing(ctx context.Context, d connectDecision) (Mapping, bool, error) {
+	mappings, err := c.mappings(ctx, d.driver)
+	if err != nil {
+		return Mapping{}, false, fmt.Errorf("rbd map %s: %w", d.vol.Spec(), err)
+	}
+	m, ok := find(mappings, d.vol)
+	return m, ok, nil
 }
 
 // mapImage runs rbd device map with the credentials in place and returns
