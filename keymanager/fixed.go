@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
+	"syscall"
 )
 
 // FixedKeyID is the key ID Cinder's fixed-key manager gives every volume.
@@ -19,27 +21,26 @@ type Fixed struct {
 
 // FileReader is what LoadFixed needs of host.FS.
 type FileReader interface {
-	Lstat(hostPath string) (fs.FileInfo, error)
-	ReadFile(hostPath string) ([]byte, error)
+	ReadChecked(hostPath string, noFollow bool, max int64, check func(fs.FileInfo) error) ([]byte, error)
 }
 
 // LoadFixed reads a fixed key file: a regular file (not a symlink) that
-// only its owner can read or write, holding the key as hex on one line.
-func LoadFixed(files FileReader, path string) (*Fixed, error) {
-	fi, err := files.Lstat(path)
-	if err != nil {
-		return nil, fmt.Errorf("fixed key file %s: %w", path, err)
+// only its owner can read or write and that trusted accepts (as root:
+// root's own), holding the key as hex on one line. The file is judged and
+// read through one descriptor.
+func LoadFixed(files FileReader, path string, trusted func(path string, fi fs.FileInfo) error) (*Fixed, error) {
+	raw, err := files.ReadChecked(path, true, 2*MaxKeySize+2, func(fi fs.FileInfo) error {
+		switch {
+		case !fi.Mode().IsRegular():
+			return errors.New("not a regular file")
+		case fi.Mode().Perm()&0o077 != 0:
+			return fmt.Errorf("mode %04o lets others read it: chmod 600 %s", fi.Mode().Perm(), path)
+		}
+		return trusted(path, fi)
+	})
+	if errors.Is(err, syscall.ELOOP) {
+		err = errors.New("not a regular file (a symlink)")
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("fixed key file %s: not a regular file", path)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("fixed key file %s: mode %04o lets others read it: chmod 600 %s", path, fi.Mode().Perm(), path)
-	}
-	if fi.Size() > 2*MaxKeySize+2 {
-		return nil, fmt.Errorf("fixed key file %s: %d bytes is too big for a key", path, fi.Size())
-	}
-	raw, err := files.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("fixed key file %s: %w", path, err)
 	}

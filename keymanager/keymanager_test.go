@@ -3,11 +3,14 @@ package keymanager
 import (
 	"context"
 	"errors"
+	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -76,11 +79,33 @@ func TestBarbicanUnreachable(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnreachable)
 }
 
-// osFiles reads the real file system (tests only).
-type osFiles struct{}
+// osFileSystem reads the real file system as host.FS does (tests only).
+type osFileSystem struct{}
 
-func (osFiles) Lstat(p string) (os.FileInfo, error) { return os.Lstat(p) }
-func (osFiles) ReadFile(p string) ([]byte, error)   { return os.ReadFile(p) }
+func (osFileSystem) ReadChecked(p string, noFollow bool, max int64, check func(fs.FileInfo) error) ([]byte, error) {
+	flags := os.O_RDONLY
+	if noFollow {
+		flags |= syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(p, flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := check(fi); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
+var osFiles osFileSystem
+
+// anyOwner trusts every owner, as brick does when not root.
+func anyOwner(string, fs.FileInfo) error { return nil }
 
 func TestFixedKey(t *testing.T) {
 	dir := t.TempDir()
@@ -91,7 +116,7 @@ func TestFixedKey(t *testing.T) {
 		return p
 	}
 	good := write("good", "00ff10\n", 0o600)
-	f, err := LoadFixed(osFiles{}, good)
+	f, err := LoadFixed(osFiles, good, anyOwner)
 	require.NoError(t, err)
 	key, err := f.Key(context.Background(), FixedKeyID)
 	require.NoError(t, err)
@@ -99,19 +124,27 @@ func TestFixedKey(t *testing.T) {
 	_, err = f.Key(context.Background(), keyID)
 	require.ErrorIs(t, err, ErrBadKey)
 
-	_, err = LoadFixed(osFiles{}, write("open", "00ff10", 0o644))
+	_, err = LoadFixed(osFiles, write("open", "00ff10", 0o644), anyOwner)
 	require.ErrorContains(t, err, "chmod 600")
-	_, err = LoadFixed(osFiles{}, write("nothex", "secretzz", 0o600))
+	_, err = LoadFixed(osFiles, write("nothex", "secretzz", 0o600), anyOwner)
 	require.ErrorContains(t, err, "hex digits")
 	require.NotContains(t, err.Error(), "secretzz")
 	require.NotContains(t, err.Error(), "'z'")
-	_, err = LoadFixed(osFiles{}, write("empty", "\n", 0o600))
+	_, err = LoadFixed(osFiles, write("empty", "\n", 0o600), anyOwner)
 	require.Error(t, err)
 	link := filepath.Join(dir, "link")
 	require.NoError(t, os.Symlink(good, link))
-	_, err = LoadFixed(osFiles{}, link)
+	_, err = LoadFixed(osFiles, link, anyOwner)
 	require.ErrorContains(t, err, "not a regular file")
-	_, err = LoadFixed(osFiles{}, filepath.Join(dir, "missing"))
+	_, err = LoadFixed(osFiles, filepath.Join(dir, "missing"), anyOwner)
+	require.Error(t, err)
+	require.False(t, strings.Contains(err.Error(), "00ff10"))
+	refused := errors.New("owned by uid 1000")
+	_, err = LoadFixed(osFiles, good, func(p string, _ fs.FileInfo) error {
+		require.Equal(t, good, p)
+		return refused
+	})
+	require.ErrorIs(t, err, refused)
 	require.Error(t, err)
 	require.False(t, strings.Contains(err.Error(), "00ff10"))
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
 	"regexp"
 	"strings"
@@ -208,7 +207,9 @@ func httpClient(o Options) (*http.Client, error) {
 		}
 	}
 	if o.CACert != "" {
-		pem, err := os.ReadFile(o.CACert)
+		// The CA bundle decides which servers get the password: it must be
+		// as trusted as the clouds.yaml that names it.
+		pem, _, err := o.trust().ReadFile(o.CACert)
 		if err != nil {
 			return nil, fmt.Errorf("%w: read CA bundle: %w", ErrConfig, err)
 		}

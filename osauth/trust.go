@@ -3,11 +3,12 @@ package osauth
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"syscall"
+
+	"github.com/brick-storage/brick/host"
 )
 
 // maxConfigBytes bounds a config file: they are a few KiB.
@@ -32,33 +33,29 @@ func ProcessTrust() FileTrust {
 	return FileTrust{Enforce: os.Geteuid() == 0}
 }
 
-// ReadFile reads path after checking the opened file (so it cannot be
-// swapped between check and read). readableByOthers reports mode o+r, for
-// the caller's warning when the file holds a secret. A missing file's
-// error wraps fs.ErrNotExist.
+// ReadFile reads path through the descriptor it checked (so the file
+// cannot be swapped between check and read). readableByOthers reports
+// mode o+r, for the caller's warning when the file holds a secret. A
+// missing file's error wraps fs.ErrNotExist.
 func (t FileTrust) ReadFile(path string) (data []byte, readableByOthers bool, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false, err
-	}
-	defer func() { _ = f.Close() }()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
-	}
-	if path != os.DevNull { // root's, and always empty
-		if err := t.check(path, fi, "file"); err != nil {
-			return nil, false, err
+	data, err = host.NewFS("").ReadChecked(path, false, maxConfigBytes, func(fi fs.FileInfo) error {
+		readableByOthers = fi.Mode().Perm()&0o004 != 0
+		if path == os.DevNull { // root's, and always empty
+			return nil
 		}
-	}
-	data, err = io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+		return t.CheckFile(path, fi)
+	})
 	if err != nil {
 		return nil, false, err
 	}
-	if len(data) > maxConfigBytes {
-		return nil, false, fmt.Errorf("%s is larger than %d bytes: not a configuration file", path, maxConfigBytes)
-	}
-	return data, fi.Mode().Perm()&0o004 != 0, nil
+	return data, readableByOthers, nil
+}
+
+// CheckFile applies the trust rule to an opened file: as root, a regular
+// file root owns that group and others cannot write. Every file a trusted
+// setting names (clouds.yaml, its cacert, a fixed key file) passes it.
+func (t FileTrust) CheckFile(path string, fi fs.FileInfo) error {
+	return t.check(path, fi, "file")
 }
 
 // CheckDir refuses a directory (--host-root) that root would follow into

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/internal/testca"
 )
 
 // TestCloudsFileTrust: as root, clouds.yaml and secure.yaml that another
@@ -100,4 +102,47 @@ func writeMode(t *testing.T, path, content string, mode os.FileMode) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(path, []byte(content), mode))
 	require.NoError(t, os.Chmod(path, mode))
+}
+
+// TestCACertTrust: the CA bundle a trusted clouds.yaml names decides who
+// receives the password, so it passes the same trust rule: as root, a
+// bundle another user owns or can write is refused.
+func TestCACertTrust(t *testing.T) {
+	me := uint32(os.Geteuid())
+	ca := testca.New(t, "brick-test-ca")
+	pemData, err := os.ReadFile(ca.PEMFile)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		mode    os.FileMode
+		owner   uint32 // the bundle's owner; the trusted owner is me
+		wantErr string
+	}{
+		{"root's bundle", 0o644, me, ""},
+		{"writable by others", 0o666, me, "is writable by group or others"},
+		{"another user's bundle", 0o644, me + 1, "is owned by uid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bundle := filepath.Join(dir, "ca.pem")
+			writeMode(t, bundle, string(pemData), tc.mode)
+			if tc.owner != me {
+				if me != 0 {
+					t.Skip("chown needs root")
+				}
+				require.NoError(t, os.Chown(bundle, int(tc.owner), -1))
+			}
+			clouds := filepath.Join(dir, "clouds.yaml")
+			writeMode(t, clouds, "clouds:\n  c:\n    auth_type: none\n    block_storage_endpoint_override: https://127.0.0.1:1/v3\n    cacert: "+bundle+"\n", 0o600)
+			_, err := BlockStorageClient(t.Context(), Options{Cloud: "c", CloudsFiles: []string{clouds},
+				Trust: &FileTrust{Enforce: true, Owner: me}})
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrUntrusted)
+			require.ErrorIs(t, err, ErrConfig)
+			require.ErrorContains(t, err, "read CA bundle: untrusted configuration: file "+bundle+" "+tc.wantErr)
+		})
+	}
 }

@@ -17,7 +17,7 @@ import (
 func (a *app) cryptAccess(ctx context.Context, c attach.Cinder, fixedKeyFile string) (*attach.Crypt, error) {
 	cr := &attach.Crypt{}
 	if fixedKeyFile != "" {
-		f, err := keymanager.LoadFixed(a.host.FS, fixedKeyFile)
+		f, err := keymanager.LoadFixed(a.host.FS, fixedKeyFile, a.trust.CheckFile)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--fixed-key-file: %w", err)}
 		}
