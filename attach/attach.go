@@ -224,7 +224,7 @@ func (o oneLine) Unwrap() error { return o.err }
 // the record stays for `brick cleanup` and the error says so.
 func (m *Manager) Attach(ctx context.Context, opts AttachOptions) (*Record, error) {
 	ref := opts.Volume
-	mode, err := m.checkAttach(opts)
+	mode, err := m.checkAttach(&opts)
 	if err != nil {
 		return nil, fmt.Errorf("local-attach %s: %w", ref, err)
 	}
@@ -255,39 +255,77 @@ func (m *Manager) Attach(ctx context.Context, opts AttachOptions) (*Record, erro
 
 // checkAttach refuses bad options before anything is asked of Cinder; it
 // returns the mode.
-func (m *Manager) checkAttach(opts AttachOptions) (string, error) {
-	mode := opts.Mode
-	if mode == "" {
-		mode = "rw"
-	}
-	if mode != "rw" && mode != "ro" {
-		return "", fmt.Errorf("mode %s: use rw or ro", connector.Quote(mode))
-	}
-	if opts.Mountpoint != "" {
-		if err := checkMountpoint(opts.Mountpoint); err != nil {
-			return "", err
-		}
-	}
-	if opts.MountFSType != "" {
-		if opts.Mountpoint == "" {
-			return "", errors.New("--mount-fstype needs --mountpoint")
-		}
-		if err := checkFSType("--mount-fstype", opts.MountFSType); err != nil {
-			return "", err
-		}
-	}
-	if opts.Mkfs != "" {
-		if opts.Mountpoint == "" {
-			return "", errors.New("--mkfs needs --mountpoint")
-		}
-		if err := checkFSType("--mkfs", opts.Mkfs); err != nil {
-			return "", err
-		}
+func (m *Manager) checkAttach(opts *AttachOptions) (string, error) {
+	if err := CheckOptions(m.Host, opts); err != nil {
+		return "", err
 	}
 	if opts.IronicNode != "" && m.Targets == nil {
 		return "", errors.New("Ironic registration is not configured")
 	}
-	return mode, nil
+	if opts.Mode == "" {
+		return "rw", nil
+	}
+	return opts.Mode, nil
+}
+
+// CheckOptions refuses bad attach options before anything is asked of
+// Cinder or changed on the host, naming the flag and what it takes, and
+// cleans the mountpoint's trailing slash (shell completion adds one). The
+// CLI runs it before it builds a cloud client.
+func CheckOptions(h *host.Host, opts *AttachOptions) error {
+	if opts.Mode != "" && opts.Mode != "rw" && opts.Mode != "ro" {
+		return fmt.Errorf("--mode %s: use rw or ro", connector.Quote(opts.Mode))
+	}
+	if len(opts.Mountpoint) > 1 {
+		opts.Mountpoint = strings.TrimRight(opts.Mountpoint, "/")
+		if opts.Mountpoint == "" {
+			opts.Mountpoint = "/"
+		}
+	}
+	if opts.Mountpoint != "" {
+		if err := checkMountpoint(opts.Mountpoint); err != nil {
+			return err
+		}
+	}
+	if err := checkFormat(h, opts); err != nil {
+		return err
+	}
+	switch {
+	case opts.BootIndex != 0 && opts.IronicNode == "":
+		return errors.New("--boot-index goes with --ironic-node")
+	case opts.BootIndex < 0:
+		return fmt.Errorf("--boot-index %d: must be 0 or more", opts.BootIndex)
+	}
+	return nil
+}
+
+// checkFormat checks --mount-fstype, --mkfs and --mkfs-force, and that
+// mkfs.TYPE is installed, before a volume is reserved for it.
+func checkFormat(h *host.Host, opts *AttachOptions) error {
+	if opts.MountFSType != "" {
+		if opts.Mountpoint == "" {
+			return errors.New("--mount-fstype needs --mountpoint")
+		}
+		if err := checkFSType("--mount-fstype", opts.MountFSType); err != nil {
+			return err
+		}
+	}
+	if opts.MkfsForce && opts.Mkfs == "" {
+		return errors.New("--mkfs-force goes with --mkfs TYPE")
+	}
+	if opts.Mkfs == "" {
+		return nil
+	}
+	if opts.Mountpoint == "" {
+		return errors.New("--mkfs needs --mountpoint")
+	}
+	if err := checkFSType("--mkfs", opts.Mkfs); err != nil {
+		return err
+	}
+	if err := h.FindProgram("mkfs." + opts.Mkfs); err != nil {
+		return fmt.Errorf("--mkfs %s: %w (install the package that has mkfs.%s, or pick another type)", opts.Mkfs, err, opts.Mkfs)
+	}
+	return nil
 }
 
 // lock takes the volume's cross-process lock; it returns the checked ID.

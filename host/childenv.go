@@ -33,3 +33,14 @@ func lookPath(program string) (string, error) {
 	}
 	return "", fmt.Errorf("%s not found in %s: %w", program, ChildPath, exec.ErrNotFound)
 }
+
+// FindProgram says whether h's runner can start program, before a step
+// that would need it: the real runner looks it up in ChildPath; another
+// runner (a test's scripted one) is trusted to have it.
+func (h *Host) FindProgram(program string) error {
+	if _, real := h.Runner.(*ExecRunner); !real {
+		return nil
+	}
+	_, err := lookPath(program)
+	return err
+}

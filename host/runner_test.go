@@ -77,3 +77,11 @@ func TestLookPathIgnoresCallerPATH(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(p, "/"), p)
 }
+
+func TestFindProgram(t *testing.T) {
+	h := &Host{Runner: &ExecRunner{}}
+	require.NoError(t, h.FindProgram("true"))
+	require.ErrorIs(t, h.FindProgram("brick-no-such-program"), exec.ErrNotFound)
+	h.Runner = nil
+	require.NoError(t, h.FindProgram("brick-no-such-program"), "a test's runner is trusted")
+}

@@ -95,6 +95,18 @@ func (s *Status) Step(name string) {
 	s.draw()
 }
 
+// EndStep says the current step finished before the next began: what
+// comes between (a wait for a lock) shows as the operation's own detail.
+func (s *Status) EndStep() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.step, s.detail = "", ""
+	s.draw()
+}
+
 // Detail says what the current step is doing now (an iSCSI login, a wait
 // for a device).
 func (s *Status) Detail(text string) {

@@ -73,6 +73,23 @@ func addProtocolFlags(f *pflag.FlagSet, o *connectorOptions) {
 	addNVMeFlags(f, &o.NVMe)
 }
 
+// validate checks --nic and --ip on this host before any client is built.
+func (vf volumeFlags) validate(f *app) error {
+	if vf.nic == "" && vf.ip == "" {
+		return nil
+	}
+	g := vf.gather()
+	g.EnforceMultipath = false // judged when attaching, not a usage error
+	if _, _, err := connector.Gather(f.host.FS, g); err != nil {
+		name, val := "--nic", vf.nic
+		if vf.nic == "" {
+			name, val = "--ip", vf.ip
+		}
+		return fmt.Errorf("%s %s: %w", name, connector.Quote(val), err)
+	}
+	return nil
+}
+
 func (vf volumeFlags) gather() connector.GatherOptions {
 	return connector.GatherOptions{
 		Multipath: vf.opts.Multipath, EnforceMultipath: vf.opts.EnforceMultipath,
@@ -92,6 +109,7 @@ func (a *app) needRoot(what string) error {
 
 // cinderClient builds the Cinder client: auth, then microversion negotiation.
 func (a *app) cinderClient(ctx context.Context) (*cinderapi.Client, error) {
+	defer a.authenticating("cinder")()
 	c, err := cinderapi.Connect(ctx, a.cloud())
 	if errors.Is(err, osauth.ErrConfig) {
 		return nil, usageError{err}
@@ -121,10 +139,16 @@ func (a *app) manager(ctx context.Context, opts connectorOptions, cinder bool, o
 	return m, nil
 }
 
-func (a *app) localAttachCommand() *cobra.Command {
-	var vf volumeFlags
-	var ao attach.AttachOptions
-	var fixedKeyFile string
+// localAttachOptions are local-attach's.
+type localAttachOptions struct {
+	f            *app
+	Volume       volumeFlags
+	Attach       attach.AttachOptions
+	FixedKeyFile string
+}
+
+func newCmdLocalAttach(f *app, runF func(context.Context, *localAttachOptions) error) *cobra.Command {
+	o := &localAttachOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "local-attach VOLUME",
 		Short: "Attach a Cinder volume (ID or name) to this host",
@@ -138,47 +162,55 @@ done, newest first; if brick itself is killed, 'brick cleanup' finishes.`,
   brick local-attach 0b7d... --cinder-endpoint http://cinder:8776/v3 --os-auth-type noauth -f json
   brick local-attach data --multipath --mountpoint /srv/data --mkfs ext4`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ao.Volume = args[0]
-			return a.runLocalAttach(cmd, vf, ao, fixedKeyFile)
-		},
+		RunE: runE(o, func(args []string) { o.Attach.Volume = args[0] }, localAttachRun, runF),
 	}
-	f := cmd.Flags()
-	a.addAuthFlags(f)
-	a.addRecordOutputFlags(f)
-	addVolumeFlags(f, &vf, forAttach)
-	addLocalAttachFlags(f, &ao, &fixedKeyFile)
+	fl := cmd.Flags()
+	f.addAuthFlags(fl)
+	f.addRecordOutputFlags(fl)
+	addVolumeFlags(fl, &o.Volume, forAttach)
+	addLocalAttachFlags(fl, &o.Attach, &o.FixedKeyFile)
 	return cmd
 }
 
-// runLocalAttach is local-attach's body: the use case with this command's
-// cloud clients, then the record.
-func (a *app) runLocalAttach(cmd *cobra.Command, vf volumeFlags, ao attach.AttachOptions, fixedKeyFile string) error {
-	if err := a.needRoot("local-attach"); err != nil {
+// validate checks everything local before a client is built: the mount
+// and format options, mkfs.TYPE installed, --nic and --ip on this host.
+func (o *localAttachOptions) validate() error {
+	if err := attach.CheckOptions(o.f.host, &o.Attach); err != nil {
 		return err
 	}
-	m, err := a.manager(cmd.Context(), vf.opts, true, "local-attach", ao.Volume)
+	return o.Volume.validate(o.f)
+}
+
+// localAttachRun is local-attach's body: the use case with this command's
+// cloud clients, then the record.
+func localAttachRun(ctx context.Context, o *localAttachOptions) error {
+	f, ao := o.f, o.Attach
+	if err := f.needRoot("local-attach"); err != nil {
+		return err
+	}
+	ctx, end := f.track(f.testHooks(ctx), "local-attach", ao.Volume)
+	defer end()
+	m, err := f.manager(ctx, o.Volume.opts, true, "local-attach", ao.Volume)
 	if err != nil {
 		return err
 	}
-	if m.Crypt, err = a.cryptAccess(cmd.Context(), m.Cinder, fixedKeyFile); err != nil {
+	if m.Crypt, err = f.cryptAccess(ctx, m.Cinder, o.FixedKeyFile); err != nil {
 		return err
 	}
 	if ao.IronicNode != "" {
-		sc, err := a.ironicClient(cmd.Context())
+		sc, err := f.ironicClient(ctx)
 		if err != nil {
 			return err
 		}
 		m.Targets = ironicattach.TargetRegistry{Client: sc}
 	}
-	ao.Gather = vf.gather()
-	ctx, end := a.track(a.testHooks(cmd.Context()), "local-attach", ao.Volume)
+	ao.Gather = o.Volume.gather()
 	rec, err := m.Attach(ctx, ao)
 	end()
 	if err != nil {
 		return err
 	}
-	return a.out.PrintRecord(cmd.OutOrStdout(), attachRecord(rec))
+	return f.out.PrintRecord(f.stdout, attachRecord(rec))
 }
 
 // addLocalAttachFlags adds what local-attach does beyond connecting.
@@ -196,10 +228,16 @@ func addLocalAttachFlags(f *pflag.FlagSet, ao *attach.AttachOptions, fixedKeyFil
 	f.StringVar(fixedKeyFile, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, for its encrypted volumes")
 }
 
-func (a *app) localDetachCommand() *cobra.Command {
-	var vf volumeFlags
-	var do attach.DetachOptions
-	var deviceInfoIgnored string
+// localDetachOptions are local-detach's.
+type localDetachOptions struct {
+	f                 *app
+	Volume            volumeFlags
+	Detach            attach.DetachOptions
+	deviceInfoIgnored string
+}
+
+func newCmdLocalDetach(f *app, runF func(context.Context, *localDetachOptions) error) *cobra.Command {
+	o := &localDetachOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "local-detach VOLUME",
 		Short: "Detach a Cinder volume (ID or name) from this host",
@@ -208,45 +246,59 @@ volume's attachment to this host in Cinder): unmount it if brick mounted it,
 flush and disconnect it (refused while it is mounted or open, unless
 --force), then end the Cinder attachment (attachment delete, or
 begin_detaching + terminate_connection + os-detach; a failed disconnect rolls
-the volume back to in-use).`,
+the volume back to in-use). A volume that is not attached to this host is
+left alone, and the command succeeds.`,
 		Example: `  brick local-detach my-volume
   brick local-detach 0b7d... --attachment-id 9f1c...`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if deviceInfoIgnored != "" {
-				fmt.Fprintln(a.stderr, "brick: note: --device-info ignored: brick detaches from its own record of the attachment")
-			}
-			if err := a.needRoot("local-detach"); err != nil {
-				return err
-			}
-			m, err := a.manager(cmd.Context(), vf.opts, true, "local-detach", args[0])
-			if err != nil {
-				return err
-			}
-			if sc, err := a.ironicClientIfConfigured(cmd.Context()); err == nil && sc != nil {
-				m.Targets = sc
-			}
-			do.Volume = args[0]
-			do.Gather = vf.gather()
-			ctx, end := a.track(a.testHooks(cmd.Context()), "local-detach", args[0])
-			defer end()
-			return m.Detach(ctx, do)
-		},
+		RunE: runE(o, func(args []string) { o.Detach.Volume = args[0] }, localDetachRun, runF),
 	}
-	f := cmd.Flags()
-	a.addAuthFlags(f)
-	a.addHiddenOutputFlags(f)
-	addVolumeFlags(f, &vf, forDetach)
-	f.StringVar(&do.AttachmentID, "attachment-id", "", "the attachment to end, when the volume has several to this host")
+	fl := cmd.Flags()
+	f.addAuthFlags(fl)
+	f.addHiddenOutputFlags(fl)
+	addVolumeFlags(fl, &o.Volume, forDetach)
+	fl.StringVar(&o.Detach.AttachmentID, "attachment-id", "", "the attachment to end, when the volume has several to this host")
 	// python-brick-cinderclient-ext's spelling.
-	f.StringVar(&do.AttachmentID, "attachment-uuid", "", "alias of --attachment-id")
-	_ = f.MarkHidden("attachment-uuid")
+	fl.StringVar(&o.Detach.AttachmentID, "attachment-uuid", "", "alias of --attachment-id")
+	_ = fl.MarkHidden("attachment-uuid")
 	// python-brick-cinderclient-ext passes the device it printed at attach;
 	// brick keeps its own record, so the value is not needed.
-	f.StringVar(&deviceInfoIgnored, "device-info", "", "accepted for python-brick-cinderclient-ext and ignored: brick keeps its own record")
-	_ = f.MarkHidden("device-info")
-	f.BoolVar(&do.Force, "force", false, "detach even if the device is mounted or open or a flush fails (unwritten data may be lost; a multipath map still held open is removed when its holder closes it), or, without brick's record, its WWID cannot be checked against Cinder's")
+	fl.StringVar(&o.deviceInfoIgnored, "device-info", "", "accepted for python-brick-cinderclient-ext and ignored: brick keeps its own record")
+	_ = fl.MarkHidden("device-info")
+	fl.BoolVar(&o.Detach.Force, "force", false, "detach even if the device is mounted or open or a flush fails (unwritten data may be lost; a multipath map still held open is removed when its holder closes it), or, without brick's record, its WWID cannot be checked against Cinder's")
 	return cmd
+}
+
+func (o *localDetachOptions) validate() error { return o.Volume.validate(o.f) }
+
+// localDetachRun detaches; a volume not attached here is success, with a
+// note (as disconnect of a device that is gone succeeds).
+func localDetachRun(ctx context.Context, o *localDetachOptions) error {
+	f, ref := o.f, o.Detach.Volume
+	if o.deviceInfoIgnored != "" {
+		fmt.Fprintln(f.errWriter(), "brick: note: --device-info ignored: brick detaches from its own record of the attachment")
+	}
+	if err := f.needRoot("local-detach"); err != nil {
+		return err
+	}
+	ctx, end := f.track(f.testHooks(ctx), "local-detach", ref)
+	defer end()
+	m, err := f.manager(ctx, o.Volume.opts, true, "local-detach", ref)
+	if err != nil {
+		return err
+	}
+	if sc, err := f.ironicClientIfConfigured(ctx); err == nil && sc != nil {
+		m.Targets = sc
+	}
+	do := o.Detach
+	do.Gather = o.Volume.gather()
+	err = m.Detach(ctx, do)
+	if nothingToDo(err) {
+		end()
+		fmt.Fprintf(f.errWriter(), "brick: note: %s (nothing to do)\n", oneLine(f.redactor.Redact(err.Error())))
+		return nil
+	}
+	return err
 }
 
 // ironicClientIfConfigured returns a target registry when an Ironic

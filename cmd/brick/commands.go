@@ -6,11 +6,11 @@ import "github.com/spf13/cobra"
 // feature adds its constructor here.
 func (a *app) extraCommands() []*cobra.Command {
 	return []*cobra.Command{
-		a.ironicCommand(),
-		a.localAttachCommand(), a.localDetachCommand(), a.getVolumePathsCommand(), a.getAllVolumePathsCommand(), a.listCommand(), a.cleanupCommand(),
-		a.connectCommand(), a.disconnectCommand(),
-		a.extendCommand(),
-		a.reconcileCommand(), a.restoreCommand(),
-		a.dockerPluginCommand(),
+		newCmdIronic(a),
+		newCmdLocalAttach(a, nil), newCmdLocalDetach(a, nil), a.getVolumePathsCommand(), a.getAllVolumePathsCommand(), a.listCommand(), a.cleanupCommand(),
+		newCmdConnect(a, nil), newCmdDisconnect(a, nil),
+		newCmdExtend(a, nil),
+		newCmdReconcile(a, nil), newCmdRestore(a, nil),
+		newCmdDockerPlugin(a, nil),
 	}
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -22,9 +24,12 @@ type connectFlags struct {
 	connectionInfo string
 	dryRun         bool
 	opts           connectorOptions
+	// info is the parsed --connection-info (validate reads it: a bad
+	// document is a usage error found before anything runs).
+	info connector.ConnectionInfo
 }
 
-func (a *app) addConnectFlags(f *pflag.FlagSet, cf *connectFlags) {
+func addConnectFlags(f *pflag.FlagSet, cf *connectFlags) {
 	f.StringVar(&cf.connectionInfo, "connection-info", "", `Cinder connection info as JSON: a file name, or "-" for stdin (nested {"driver_volume_type":..,"data":{..}}, flat v3, or wrapped in {"connection_info":..})`)
 	addMultipathFlags(f, &cf.opts, "attach through dm-multipath over every portal (falls back to one path, with a warning, when multipathd is not running)")
 	f.BoolVar(&cf.dryRun, "dry-run", false, "validate the connection info and print what would be done, changing nothing (exit 0 when brick would attempt it)")
@@ -32,25 +37,33 @@ func (a *app) addConnectFlags(f *pflag.FlagSet, cf *connectFlags) {
 }
 
 // readConnectionInfo reads the document named by --connection-info.
-func (a *app) readConnectionInfo(cmd *cobra.Command, name string) (connector.ConnectionInfo, error) {
-	if name == "" {
-		return connector.ConnectionInfo{}, usageError{errors.New("--connection-info is required (a file, or - for stdin)")}
+func (cf *connectFlags) readConnectionInfo(a *app, stdin io.Reader) error {
+	if cf.connectionInfo == "" {
+		return usageError{errors.New("--connection-info is required (a file, or - for stdin)")}
 	}
-	raw, err := readJSONObjectInput(cmd.InOrStdin(), "--connection-info", name, maxInputSize, connInfoShape)
+	raw, err := readJSONObjectInput(stdin, "--connection-info", cf.connectionInfo, maxInputSize, connInfoShape)
 	if err != nil {
-		return connector.ConnectionInfo{}, err
+		return err
 	}
 	ci, err := connector.ParseConnectionInfo(raw)
 	if err != nil {
-		return connector.ConnectionInfo{}, err
+		return err
 	}
 	// Before anything can log or fail: mask the secrets everywhere.
 	a.redactor.Add(ci.Secrets()...)
-	return ci, nil
+	cf.info = ci
+	return nil
 }
 
-func (a *app) connectCommand() *cobra.Command {
-	var cf connectFlags
+// connectOptions are connect's.
+type connectOptions struct {
+	f *app
+	connectFlags
+	stdin io.Reader
+}
+
+func newCmdConnect(f *app, runF func(context.Context, *connectOptions) error) *cobra.Command {
+	o := &connectOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "connect",
 		Short: "Attach a volume to this host from its connection info (no Cinder call)",
@@ -69,45 +82,60 @@ same volume.`,
 		Example: `  brick connect --connection-info conn.json -f json > device.json
   openstack ... | brick connect --connection-info - --multipath -f value -c path`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := a.needRootUnlessDryRun(cmd, cf.dryRun); err != nil {
-				return err
-			}
-			ci, err := a.readConnectionInfo(cmd, cf.connectionInfo)
-			if err != nil {
-				return err
-			}
-			conn, err := a.newRegistry(cf.opts).For(ci.DriverVolumeType)
-			if err != nil {
-				return err
-			}
-			if cf.dryRun {
-				return a.printPlan(cmd, ci, conn, func(p connector.Planner) (*connector.Plan, error) {
-					return p.PlanConnect(cmd.Context(), ci)
-				})
-			}
-			if enc, _ := ci.Data["encrypted"].(bool); enc {
-				fmt.Fprintln(a.errWriter(), "brick: "+connector.CiphertextNote)
-			}
-			ctx, end := a.track(cmd.Context(), "connect", ci.DriverVolumeType)
-			dev, err := conn.Connect(ctx, ci)
-			end()
-			if err != nil {
-				return err
-			}
-			return a.out.PrintRecord(cmd.OutOrStdout(), deviceRecord(dev))
-		},
 	}
-	a.addConnectFlags(cmd.Flags(), &cf)
+	cmd.RunE = runE(o, func([]string) { o.stdin = cmd.InOrStdin() }, connectRun, runF)
+	addConnectFlags(cmd.Flags(), &o.connectFlags)
 	hideFlags(cmd.Flags(), "rbd-unmap-timeout") // a failed map is not unmapped
-	a.addRecordOutputFlags(cmd.Flags())
+	f.addRecordOutputFlags(cmd.Flags())
 	return cmd
 }
 
-func (a *app) disconnectCommand() *cobra.Command {
-	var cf connectFlags
-	var deviceInfo string
-	var force bool
+// validate has nothing to check beyond the flags' types: the connection
+// info is read in connectRun, where a bad document exits 1 as a failed
+// attach does.
+func (o *connectOptions) validate() error { return nil }
+
+func connectRun(ctx context.Context, o *connectOptions) error {
+	f := o.f
+	if err := needRootUnlessDryRun(f, "connect", o.dryRun); err != nil {
+		return err
+	}
+	if err := o.readConnectionInfo(f, o.stdin); err != nil {
+		return err
+	}
+	ci := o.info
+	conn, err := f.newRegistry(o.opts).For(ci.DriverVolumeType)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		return printPlan(f, ci, conn, func(p connector.Planner) (*connector.Plan, error) {
+			return p.PlanConnect(ctx, ci)
+		})
+	}
+	if enc, _ := ci.Data["encrypted"].(bool); enc {
+		fmt.Fprintln(f.errWriter(), "brick: "+connector.CiphertextNote)
+	}
+	ctx, end := f.track(ctx, "connect", ci.DriverVolumeType)
+	dev, err := conn.Connect(ctx, ci)
+	end()
+	if err != nil {
+		return err
+	}
+	return f.out.PrintRecord(f.stdout, deviceRecord(dev))
+}
+
+// disconnectOptions are disconnect's.
+type disconnectOptions struct {
+	f *app
+	connectFlags
+	DeviceInfo string
+	Force      bool
+	stdin      io.Reader
+}
+
+func newCmdDisconnect(f *app, runF func(context.Context, *disconnectOptions) error) *cobra.Command {
+	o := &disconnectOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "disconnect",
 		Short: "Detach a volume from this host, given its connection info",
@@ -120,56 +148,60 @@ Disconnecting a volume that is not attached succeeds.`,
 		Example: `  brick disconnect --connection-info conn.json --device-info device.json
   brick disconnect --connection-info conn.json --force`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := a.needRootUnlessDryRun(cmd, cf.dryRun); err != nil {
-				return err
-			}
-			ci, err := a.readConnectionInfo(cmd, cf.connectionInfo)
-			if err != nil {
-				return err
-			}
-			dev, err := readDeviceInfo(deviceInfo)
-			if err != nil {
-				return err
-			}
-			conn, err := a.newRegistry(cf.opts).For(ci.DriverVolumeType)
-			if err != nil {
-				return err
-			}
-			opts := connector.DisconnectOptions{Force: force}
-			if cf.dryRun {
-				return a.printPlan(cmd, ci, conn, func(p connector.Planner) (*connector.Plan, error) {
-					return p.PlanDisconnect(cmd.Context(), ci, dev, opts)
-				})
-			}
-			ctx, end := a.track(cmd.Context(), "disconnect", ci.DriverVolumeType)
-			defer end()
-			return conn.Disconnect(ctx, ci, dev, opts)
-		},
 	}
-	a.addConnectFlags(cmd.Flags(), &cf)
-	for _, n := range attachOnlyFlags {
-		_ = cmd.Flags().MarkHidden(n)
-	}
-	a.addHiddenOutputFlags(cmd.Flags())
-	cmd.Flags().StringVar(&deviceInfo, "device-info", "", "the device 'brick connect -f json' printed: a file name or the JSON itself")
-	cmd.Flags().BoolVar(&force, "force", false, "detach even if the device is mounted or in use, or a flush fails (unwritten data may be lost)")
+	cmd.RunE = runE(o, func([]string) { o.stdin = cmd.InOrStdin() }, disconnectRun, runF)
+	fl := cmd.Flags()
+	addConnectFlags(fl, &o.connectFlags)
+	hideFlags(fl, attachOnlyFlags...)
+	f.addHiddenOutputFlags(fl)
+	fl.StringVar(&o.DeviceInfo, "device-info", "", "the device 'brick connect -f json' printed: a file name or the JSON itself")
+	fl.BoolVar(&o.Force, "force", false, "detach even if the device is mounted or in use, or a flush fails (unwritten data may be lost)")
 	return cmd
+}
+
+func (o *disconnectOptions) validate() error { return nil }
+
+func disconnectRun(ctx context.Context, o *disconnectOptions) error {
+	f := o.f
+	if err := needRootUnlessDryRun(f, "disconnect", o.dryRun); err != nil {
+		return err
+	}
+	if err := o.readConnectionInfo(f, o.stdin); err != nil {
+		return err
+	}
+	ci := o.info
+	dev, err := readDeviceInfo(o.DeviceInfo)
+	if err != nil {
+		return err
+	}
+	conn, err := f.newRegistry(o.opts).For(ci.DriverVolumeType)
+	if err != nil {
+		return err
+	}
+	opts := connector.DisconnectOptions{Force: o.Force}
+	if o.dryRun {
+		return printPlan(f, ci, conn, func(p connector.Planner) (*connector.Plan, error) {
+			return p.PlanDisconnect(ctx, ci, dev, opts)
+		})
+	}
+	ctx, end := f.track(ctx, "disconnect", ci.DriverVolumeType)
+	defer end()
+	return conn.Disconnect(ctx, ci, dev, opts)
 }
 
 // needRootUnlessDryRun: a plan takes no lock and changes nothing, so any
 // user may ask for one.
-func (a *app) needRootUnlessDryRun(cmd *cobra.Command, dryRun bool) error {
+func needRootUnlessDryRun(f *app, what string, dryRun bool) error {
 	if dryRun {
 		return nil
 	}
-	return a.needRoot(cmd.Name())
+	return f.needRoot(what)
 }
 
 // printPlan prints what conn would do (--dry-run). A connector that cannot
 // plan is an error: printing only "valid" would promise more than brick
 // checked.
-func (a *app) printPlan(cmd *cobra.Command, ci connector.ConnectionInfo, conn connector.Connector, plan func(connector.Planner) (*connector.Plan, error)) error {
+func printPlan(a *app, ci connector.ConnectionInfo, conn connector.Connector, plan func(connector.Planner) (*connector.Plan, error)) error {
 	p, ok := conn.(connector.Planner)
 	if !ok {
 		return fmt.Errorf("--dry-run is not available for %s volumes yet", ci.DriverVolumeType)
@@ -178,7 +210,7 @@ func (a *app) printPlan(cmd *cobra.Command, ci connector.ConnectionInfo, conn co
 	if err != nil {
 		return err
 	}
-	return a.out.PrintRecord(cmd.OutOrStdout(), planRecord(pl, a.out.Format))
+	return a.out.PrintRecord(a.stdout, planRecord(pl, a.out.Format))
 }
 
 // planRecord lays a plan out with stable keys: protocol, action, dry_run,

@@ -20,10 +20,17 @@ const defaultPluginSocket = "/run/docker/plugins/brick.sock"
 // (Docker gives Mount two minutes).
 const pluginShutdownTimeout = 2 * time.Minute
 
-func (a *app) dockerPluginCommand() *cobra.Command {
-	var vf volumeFlags
-	var cfg dockerplugin.Config
-	var socket, fixedKeyFile string
+// dockerPluginOptions are docker-plugin's.
+type dockerPluginOptions struct {
+	f            *app
+	Volume       volumeFlags
+	Config       dockerplugin.Config
+	Socket       string
+	FixedKeyFile string
+}
+
+func newCmdDockerPlugin(f *app, runF func(context.Context, *dockerPluginOptions) error) *cobra.Command {
+	o := &dockerPluginOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "docker-plugin",
 		Short: "Serve Docker's volume plugin protocol: Cinder volumes for containers",
@@ -44,40 +51,51 @@ reboot left attached with no container.`,
   docker volume create -d brick -o size=10 data
   docker run --rm -v data:/data busybox touch /data/f`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := a.needRoot("docker-plugin"); err != nil {
-				return err
-			}
-			m, err := a.manager(cmd.Context(), vf.opts, true, "docker-plugin", "")
-			if err != nil {
-				return err
-			}
-			if m.Crypt, err = a.cryptAccess(cmd.Context(), m.Cinder, fixedKeyFile); err != nil {
-				return err
-			}
-			cfg.Gather = vf.gather()
-			p, err := dockerplugin.New(a.host, m, m.Cinder.(*cinderapi.Client), cfg)
-			if err != nil {
-				return err
-			}
-			return a.servePlugin(cmd.Context(), p, socket)
-		},
+		RunE: runE(o, nil, dockerPluginRun, runF),
 	}
-	f := cmd.Flags()
-	a.addAuthFlags(f)
-	a.addHiddenOutputFlags(f)
-	addVolumeFlags(f, &vf, forAttach)
-	f.StringVar(&socket, "socket", defaultPluginSocket, "unix socket to serve (dockerd finds a plugin named NAME at /run/docker/plugins/NAME.sock)")
-	f.StringVar(&cfg.StateDir, "state-dir", dockerplugin.DefaultStateDir, "directory of the plugin's state and its mounts")
-	f.IntVar(&cfg.DefaultSizeGiB, "default-size", 1, "size in GiB of a volume created without -o size")
-	f.IntVar(&cfg.MaxSizeGiB, "max-size", dockerplugin.DefaultMaxSizeGiB, "refuse -o size above this many GiB")
-	f.StringVar(&fixedKeyFile, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, for its encrypted volumes")
+	fl := cmd.Flags()
+	f.addAuthFlags(fl)
+	f.addHiddenOutputFlags(fl)
+	addVolumeFlags(fl, &o.Volume, forAttach)
+	fl.StringVar(&o.Socket, "socket", defaultPluginSocket, "unix socket to serve (dockerd finds a plugin named NAME at /run/docker/plugins/NAME.sock)")
+	fl.StringVar(&o.Config.StateDir, "state-dir", dockerplugin.DefaultStateDir, "directory of the plugin's state and its mounts")
+	fl.IntVar(&o.Config.DefaultSizeGiB, "default-size", 1, "size in GiB of a volume created without -o size")
+	fl.IntVar(&o.Config.MaxSizeGiB, "max-size", dockerplugin.DefaultMaxSizeGiB, "refuse -o size above this many GiB")
+	addFixedKeyFlag(fl, &o.FixedKeyFile)
 	return cmd
+}
+
+func (o *dockerPluginOptions) validate() error {
+	if o.Config.DefaultSizeGiB < 0 || o.Config.MaxSizeGiB < 0 {
+		return fmt.Errorf("--default-size %d, --max-size %d: sizes are 0 (the default) or more GiB", o.Config.DefaultSizeGiB, o.Config.MaxSizeGiB)
+	}
+	return o.Volume.validate(o.f)
+}
+
+func dockerPluginRun(ctx context.Context, o *dockerPluginOptions) error {
+	f := o.f
+	if err := f.needRoot("docker-plugin"); err != nil {
+		return err
+	}
+	m, err := f.manager(ctx, o.Volume.opts, true, "docker-plugin", "")
+	if err != nil {
+		return err
+	}
+	if m.Crypt, err = f.cryptAccess(ctx, m.Cinder, o.FixedKeyFile); err != nil {
+		return err
+	}
+	cfg := o.Config
+	cfg.Gather = o.Volume.gather()
+	p, err := dockerplugin.New(f.host, m, m.Cinder.(*cinderapi.Client), cfg)
+	if err != nil {
+		return err
+	}
+	return servePlugin(ctx, f, p, o.Socket)
 }
 
 // servePlugin reconciles, then serves until ctx ends (SIGTERM); calls in
 // flight get pluginShutdownTimeout to finish.
-func (a *app) servePlugin(ctx context.Context, p *dockerplugin.Plugin, socket string) error {
+func servePlugin(ctx context.Context, a *app, p *dockerplugin.Plugin, socket string) error {
 	if err := p.Reconcile(ctx); err != nil {
 		a.logger.Warn("docker plugin: start-up reconcile: " + oneLine(err.Error()))
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/brick-storage/brick/attach"
+	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/internal/settings"
 )
 
@@ -75,4 +77,17 @@ func flagError(_ *cobra.Command, err error) error {
 		return usagef("--%s %q: want %s", inv.GetFlag().Name, inv.GetValue(), settings.Accepted(inv.GetFlag()))
 	}
 	return usageError{err}
+}
+
+// checkCloudFlags checks the cloud flags' values that need no cloud: a
+// Cinder microversion is 3.N.
+func checkCloudFlags(cmd *cobra.Command) error {
+	f := cmd.Flags().Lookup("os-volume-api-version")
+	if f == nil || f.Value.String() == "" {
+		return nil
+	}
+	if _, err := cinderapi.ParseMicroversion(f.Value.String()); err != nil {
+		return usagef("--os-volume-api-version %s: want 3.N, e.g. 3.44 (attachments) or 3.0 (the legacy flow)", connector.Quote(f.Value.String()))
+	}
+	return nil
 }

@@ -13,10 +13,16 @@ import (
 	"github.com/brick-storage/brick/multipath"
 )
 
-func (a *app) extendCommand() *cobra.Command {
-	var eo attach.ExtendOptions
-	var co connectorOptions
-	var fixedKeyFile string
+// extendOptions are extend's.
+type extendOptions struct {
+	f            *app
+	Extend       attach.ExtendOptions
+	Conn         connectorOptions
+	FixedKeyFile string
+}
+
+func newCmdExtend(f *app, runF func(context.Context, *extendOptions) error) *cobra.Command {
+	o := &extendOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "extend VOLUME (--size GiB | --local-only)",
 		Short: "Grow an attached volume online: Cinder, every path, the multipath map, the filesystem",
@@ -37,61 +43,67 @@ its old size; the error names the step that failed.`,
 		Example: `  brick extend my-volume --size 2
   brick extend 0b7d... --local-only`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if eo.LocalOnly == (eo.SizeGiB > 0) {
-				return usageError{errors.New("extend: give --size GiB (grow in Cinder, then here) or --local-only (grow here only)")}
-			}
-			if err := a.needRoot("extend"); err != nil {
-				return err
-			}
-			m, err := a.manager(cmd.Context(), co, !eo.LocalOnly, "extend", args[0])
-			if err != nil {
-				return err
-			}
-			if err := a.extendCrypt(cmd.Context(), m, args[0], fixedKeyFile); err != nil {
-				return err
-			}
-			eo.Volume = args[0]
-			ctx, end := a.track(a.testHooks(cmd.Context()), "extend", args[0])
-			res, err := m.Extend(ctx, eo)
-			end()
-			if err != nil {
-				return err
-			}
-			return a.out.PrintRecord(cmd.OutOrStdout(), extendRecord(res))
-		},
+		RunE: runE(o, func(args []string) { o.Extend.Volume = args[0] }, extendRun, runF),
 	}
-	f := cmd.Flags()
-	a.addAuthFlags(f)
-	a.addRecordOutputFlags(f)
-	f.IntVar(&eo.SizeGiB, "size", 0, "the new size in GiB to ask Cinder for")
-	f.BoolVar(&eo.LocalOnly, "local-only", false, "grow the host side only: the volume grew elsewhere, or an earlier extend stopped part-way")
-	f.StringVar(&fixedKeyFile, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, for its encrypted volumes")
-	f.DurationVar(&eo.CinderTimeout, "cinder-timeout", cinderapi.DefaultExtendTimeout, "how long to wait for Cinder to finish the extend")
+	fl := cmd.Flags()
+	f.addAuthFlags(fl)
+	f.addRecordOutputFlags(fl)
+	fl.IntVar(&o.Extend.SizeGiB, "size", 0, "the new size in GiB to ask Cinder for")
+	fl.BoolVar(&o.Extend.LocalOnly, "local-only", false, "grow the host side only: the volume grew elsewhere, or an earlier extend stopped part-way")
+	addFixedKeyFlag(fl, &o.FixedKeyFile)
+	fl.DurationVar(&o.Extend.CinderTimeout, "cinder-timeout", cinderapi.DefaultExtendTimeout, "how long to wait for Cinder to finish the extend")
 	// The same limit as local-attach's flag: here it bounds the wait for
 	// a path that is not running to come back before the host side is
 	// refused (a session in recovery comes back by itself).
-	f.DurationVar(&co.ISCSI.MultipathOptions.MapTimeout, "multipath-map-timeout", multipath.DefaultMapTimeout,
+	fl.DurationVar(&o.Conn.ISCSI.MultipathOptions.MapTimeout, "multipath-map-timeout", multipath.DefaultMapTimeout,
 		"how long a path that is not running may take to come back before the host side is refused (and the limit for each multipathd query)")
 	return cmd
+}
+
+func (o *extendOptions) validate() error {
+	if o.Extend.LocalOnly == (o.Extend.SizeGiB > 0) {
+		return errors.New("extend: give --size GiB (grow in Cinder, then here) or --local-only (grow here only)")
+	}
+	return nil
+}
+
+func extendRun(ctx context.Context, o *extendOptions) error {
+	f, ref := o.f, o.Extend.Volume
+	if err := f.needRoot("extend"); err != nil {
+		return err
+	}
+	m, err := f.manager(ctx, o.Conn, !o.Extend.LocalOnly, "extend", ref)
+	if err != nil {
+		return err
+	}
+	if err := extendCrypt(ctx, f, m, ref, o.FixedKeyFile); err != nil {
+		return err
+	}
+	ctx, end := f.track(f.testHooks(ctx), "extend", ref)
+	res, err := m.Extend(ctx, o.Extend)
+	end()
+	if err != nil {
+		return err
+	}
+	return f.out.PrintRecord(f.stdout, extendRecord(res))
 }
 
 // extendCrypt gives the manager key access when the volume is encrypted:
 // cryptsetup resize may need the key, and its ID comes from Cinder, even
 // with --local-only.
-func (a *app) extendCrypt(ctx context.Context, m *attach.Manager, ref, fixedKeyFile string) error {
+func extendCrypt(ctx context.Context, f *app, m *attach.Manager, ref, fixedKeyFile string) error {
 	rec, err := m.Record(ref)
 	if err != nil || rec.Crypt == nil {
 		return nil // Extend reports a missing record itself
 	}
 	if m.Cinder == nil {
-		c, err := a.cinderClient(ctx)
+		c, err := f.cinderClient(ctx)
 		if err != nil {
 			return fmt.Errorf("extend %s: the encrypted volume's key needs Cinder: %w", ref, err)
 		}
 		m.Cinder = c
 	}
-	m.Crypt, err = a.cryptAccess(ctx, m.Cinder, fixedKeyFile)
+	m.Crypt, err = f.cryptAccess(ctx, m.Cinder, fixedKeyFile)
 	return err
 }
 

@@ -22,7 +22,7 @@ import (
 // ironicCommand is `brick ironic ...`: Ironic volume connectors and targets
 // with the options and columns of `openstack baremetal volume connector|target`,
 // plus host registration and the standalone boot-from-volume tools.
-func (a *app) ironicCommand() *cobra.Command {
+func newCmdIronic(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ironic",
 		Short: "Manage Ironic volume connectors and targets; register this host with Ironic",
@@ -44,10 +44,10 @@ Authentication: --os-cloud / OS_* for Keystone, or --os-auth-type noauth
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	a.addOutputFlags(cmd.PersistentFlags())
-	cmd.AddCommand(a.ironicConnectorCommand(), a.ironicTargetCommand(), a.ironicRegisterCommand())
-	cmd.AddCommand(a.ironicAttachCommands()...)
-	cmd.AddCommand(a.ironicBootVolumeCommand())
-	a.addIronicAuthFlags(cmd)
+	cmd.AddCommand(newCmdIronicConnector(a), newCmdIronicTarget(a), newCmdIronicRegister(a, nil))
+	cmd.AddCommand(newCmdIronicAttachVolume(a, nil), newCmdIronicDetachVolume(a, nil))
+	cmd.AddCommand(newCmdBootVolume(a, nil))
+	addIronicAuthFlags(a, cmd)
 	return cmd
 }
 
@@ -59,9 +59,9 @@ var cinderOnlyFlags = []string{"cinder-endpoint", "os-volume-api-version"}
 
 // addIronicAuthFlags gives each ironic command the auth flags; those only
 // Cinder uses are accepted but unlisted on the commands that do not.
-func (a *app) addIronicAuthFlags(c *cobra.Command) {
+func addIronicAuthFlags(a *app, c *cobra.Command) {
 	for _, sub := range c.Commands() {
-		a.addIronicAuthFlags(sub)
+		addIronicAuthFlags(a, sub)
 	}
 	if !c.Runnable() || c.HasSubCommands() {
 		return
@@ -76,6 +76,7 @@ func (a *app) addIronicAuthFlags(c *cobra.Command) {
 
 // ironicClient builds the Ironic client from the auth flags.
 func (a *app) ironicClient(ctx context.Context) (*gophercloud.ServiceClient, error) {
+	defer a.authenticating("ironic")()
 	sc, err := a.cloud().Baremetal(ctx)
 	if err != nil {
 		if errors.Is(err, osauth.ErrConfig) {
@@ -235,7 +236,7 @@ func maskProperties(p map[string]any) map[string]any {
 
 // registerSecrets masks credential property values in everything brick
 // prints or logs from here on (errors included).
-func (a *app) registerSecrets(props map[string]any) {
+func registerSecrets(a *app, props map[string]any) {
 	for k, v := range props {
 		if s, ok := v.(string); ok && s != "" && connector.IsSecretKey(k) {
 			a.redactor.Add(s)
@@ -272,15 +273,16 @@ func showRecord[T any](cols []column[T], fields []string, v T) (output.Record, e
 
 // deleteAll deletes each UUID, going on after failures like openstackclient,
 // and fails at the end if any failed.
-func (a *app) deleteAll(cmd *cobra.Command, what string, ids []string, del func(string) error) error {
+func deleteAll(a *app, what string, ids []string, del func(string) error) error {
 	var failed []string
 	for _, id := range ids {
 		if err := del(id); err != nil {
-			a.logger.Error(err.Error())
+			// One "brick: " line per failure, as every error prints.
+			printError(a.errWriter(), a.redactor.Redact(err.Error()))
 			failed = append(failed, id)
 			continue
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "Deleted %s %s\n", what, id)
+		fmt.Fprintf(a.errWriter(), "Deleted %s %s\n", what, id)
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d of %d %ss not deleted: %s", len(failed), len(ids), what, strings.Join(failed, ", "))

@@ -10,11 +10,6 @@ import (
 	"github.com/brick-storage/brick/ironicattach"
 )
 
-// ironicAttachCommands are attach-volume and detach-volume.
-func (a *app) ironicAttachCommands() []*cobra.Command {
-	return []*cobra.Command{a.ironicAttachVolumeCommand(), a.ironicDetachVolumeCommand()}
-}
-
 // ironicManager builds the attach-volume use case from the auth flags.
 func (a *app) ironicManager(ctx context.Context) (*ironicattach.Manager, error) {
 	c, err := a.cinderClient(ctx)
@@ -28,8 +23,14 @@ func (a *app) ironicManager(ctx context.Context) (*ironicattach.Manager, error) 
 	return &ironicattach.Manager{Cinder: c, Ironic: sc, Secrets: a.redactor, Log: a.logger}, nil
 }
 
-func (a *app) ironicAttachVolumeCommand() *cobra.Command {
-	var o ironicattach.AttachOpts
+// attachVolumeOptions are ironic attach-volume's.
+type attachVolumeOptions struct {
+	f    *app
+	Opts ironicattach.AttachOpts
+}
+
+func newCmdIronicAttachVolume(f *app, runF func(context.Context, *attachVolumeOptions) error) *cobra.Command {
+	o := &attachVolumeOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "attach-volume --node NODE VOLUME",
 		Short: "Export a Cinder volume to an Ironic node and record it as the node's volume target",
@@ -48,42 +49,54 @@ connector create).`,
 		Example: `  brick ironic attach-volume --node node-1 boot-vol
   brick ironic attach-volume --node node-1 data-vol --boot-index 1 -f json`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Volume = args[0]
-			if o.BootIndex < 0 {
-				return usageError{fmt.Errorf("--boot-index %d: must be 0 or more", o.BootIndex)}
-			}
-			m, err := a.ironicManager(cmd.Context())
-			if err != nil {
-				return err
-			}
-			res, err := m.AttachVolume(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			return a.out.PrintRecord(cmd.OutOrStdout(), output.Record{
-				{Name: "node_uuid", Value: res.Node.UUID},
-				{Name: "node_name", Value: res.Node.Name},
-				{Name: "volume_id", Value: res.VolumeID},
-				{Name: "attachment_id", Value: res.AttachmentID},
-				{Name: "flow", Value: res.Flow},
-				{Name: "target_uuid", Value: res.Target.UUID},
-				{Name: "volume_type", Value: res.Target.VolumeType},
-				{Name: "boot_index", Value: res.Target.BootIndex},
-				{Name: "properties", Value: maskProperties(res.Target.Properties)},
-			})
-		},
+		RunE: runE(o, func(args []string) { o.Opts.Volume = args[0] }, attachVolumeRun, runF),
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.Node, "node", "", "Ironic node name or UUID (required)")
-	f.IntVar(&o.BootIndex, "boot-index", 0, "boot index of the volume target (0 boots first)")
-	f.BoolVar(&o.Multipath, "multipath", false, "ask Cinder for a multipath export (every portal)")
+	fl := cmd.Flags()
+	fl.StringVar(&o.Opts.Node, "node", "", "Ironic node name or UUID (required)")
+	fl.IntVar(&o.Opts.BootIndex, "boot-index", 0, "boot index of the volume target (0 boots first)")
+	fl.BoolVar(&o.Opts.Multipath, "multipath", false, "ask Cinder for a multipath export (every portal)")
 	_ = cmd.MarkFlagRequired("node")
 	return cmd
 }
 
-func (a *app) ironicDetachVolumeCommand() *cobra.Command {
-	var o ironicattach.DetachOpts
+func (o *attachVolumeOptions) validate() error {
+	if o.Opts.BootIndex < 0 {
+		return fmt.Errorf("--boot-index %d: must be 0 or more", o.Opts.BootIndex)
+	}
+	return nil
+}
+
+func attachVolumeRun(ctx context.Context, o *attachVolumeOptions) error {
+	m, err := o.f.ironicManager(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := m.AttachVolume(ctx, o.Opts)
+	if err != nil {
+		return err
+	}
+	return o.f.out.PrintRecord(o.f.stdout, output.Record{
+		{Name: "node_uuid", Value: res.Node.UUID},
+		{Name: "node_name", Value: res.Node.Name},
+		{Name: "volume_id", Value: res.VolumeID},
+		{Name: "attachment_id", Value: res.AttachmentID},
+		{Name: "flow", Value: res.Flow},
+		{Name: "target_uuid", Value: res.Target.UUID},
+		{Name: "volume_type", Value: res.Target.VolumeType},
+		{Name: "boot_index", Value: res.Target.BootIndex},
+		{Name: "properties", Value: maskProperties(res.Target.Properties)},
+	})
+}
+
+// detachVolumeOptions are ironic detach-volume's.
+type detachVolumeOptions struct {
+	f    *app
+	Opts ironicattach.DetachOpts
+	noChecks
+}
+
+func newCmdIronicDetachVolume(f *app, runF func(context.Context, *detachVolumeOptions) error) *cobra.Command {
+	o := &detachVolumeOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "detach-volume --node NODE VOLUME",
 		Short: "Delete the node's volume target for a volume and end its Cinder attachment",
@@ -95,25 +108,26 @@ from the volume). Running it again after a partial failure finishes the
 job; a volume with nothing left to undo is success.`,
 		Example: `  brick ironic detach-volume --node node-1 boot-vol`,
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Volume = args[0]
-			m, err := a.ironicManager(cmd.Context())
-			if err != nil {
-				return err
-			}
-			res, err := m.DetachVolume(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			return a.out.PrintRecord(cmd.OutOrStdout(), output.Record{
-				{Name: "node_uuid", Value: res.Node.UUID},
-				{Name: "volume_id", Value: res.VolumeID},
-				{Name: "deleted_targets", Value: res.DeletedTargets},
-				{Name: "detached_attachments", Value: res.Detached},
-			})
-		},
+		RunE:    runE(o, func(args []string) { o.Opts.Volume = args[0] }, detachVolumeRun, runF),
 	}
-	cmd.Flags().StringVar(&o.Node, "node", "", "Ironic node name or UUID (required)")
+	cmd.Flags().StringVar(&o.Opts.Node, "node", "", "Ironic node name or UUID (required)")
 	_ = cmd.MarkFlagRequired("node")
 	return cmd
+}
+
+func detachVolumeRun(ctx context.Context, o *detachVolumeOptions) error {
+	m, err := o.f.ironicManager(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := m.DetachVolume(ctx, o.Opts)
+	if err != nil {
+		return err
+	}
+	return o.f.out.PrintRecord(o.f.stdout, output.Record{
+		{Name: "node_uuid", Value: res.Node.UUID},
+		{Name: "volume_id", Value: res.VolumeID},
+		{Name: "deleted_targets", Value: res.DeletedTargets},
+		{Name: "detached_attachments", Value: res.Detached},
+	})
 }

@@ -2,23 +2,29 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/attach"
-	"github.com/brick-storage/brick/cinderapi"
-	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicattach"
 )
 
-func (a *app) ironicBootVolumeCommand() *cobra.Command {
-	var o ironicattach.BootOpts
-	var img ironicattach.ImageOpts
-	var vf volumeFlags
-	var undo bool
+// bootVolumeOptions are boot-from-volume's: set up (--volume, or --image
+// first), or --undo.
+type bootVolumeOptions struct {
+	f      *app
+	Boot   ironicattach.BootOpts
+	Image  ironicattach.ImageOpts
+	Volume volumeFlags
+	Undo   bool
+}
+
+func newCmdBootVolume(f *app, runF func(context.Context, *bootVolumeOptions) error) *cobra.Command {
+	o := &bootVolumeOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "boot-from-volume NODE (--volume VOLUME | --image FILE --size GIB | --undo)",
 		Short: "Set up an Ironic node to boot from a Cinder volume over iSCSI with iPXE",
@@ -28,22 +34,19 @@ func (a *app) ironicBootVolumeCommand() *cobra.Command {
   brick ironic boot-from-volume node-1 --image disk.raw --size 4 --nic eth0
   brick ironic boot-from-volume node-1 --undo`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Node = args[0]
-			return a.runBootVolume(cmd, o, img, vf, undo)
-		},
+		RunE: runE(o, func(args []string) { o.Boot.Node = args[0] }, bootVolumeRun, runF),
 	}
-	f := cmd.Flags()
-	f.StringVar(&img.Path, "image", "", "raw disk image to write onto a new volume (with --size)")
-	f.IntVar(&img.SizeGiB, "size", 0, "size in GiB of the new volume for --image")
-	f.StringVar(&img.Name, "volume-name", "", "name of the new volume for --image (default brick-boot-NODE)")
-	addVolumeFlags(f, &vf, forAttach)
-	hideFlags(f, otherProtocolFlags...) // Ironic boots from iSCSI volumes only
-	f.StringVar(&o.Volume, "volume", "", "Cinder volume (name or ID) to boot from")
-	f.StringVar(&o.Initiator, "initiator", "", "the node's iSCSI name, registered as its iqn connector if it has none")
-	f.BoolVar(&o.Deploy, "deploy", false, "deploy the node and wait until it is active")
-	f.BoolVar(&undo, "undo", false, "reverse what brick set up for the node (and the deploy if brick made it)")
-	f.DurationVar(&o.Wait, "wait", 10*time.Minute, "how long to wait for a deploy or undeploy")
+	fl := cmd.Flags()
+	fl.StringVar(&o.Image.Path, "image", "", "raw disk image to write onto a new volume (with --size)")
+	fl.IntVar(&o.Image.SizeGiB, "size", 0, "size in GiB of the new volume for --image")
+	fl.StringVar(&o.Image.Name, "volume-name", "", "name of the new volume for --image (default brick-boot-NODE)")
+	addVolumeFlags(fl, &o.Volume, forAttach)
+	hideFlags(fl, otherProtocolFlags...) // Ironic boots from iSCSI volumes only
+	fl.StringVar(&o.Boot.Volume, "volume", "", "Cinder volume (name or ID) to boot from")
+	fl.StringVar(&o.Boot.Initiator, "initiator", "", "the node's iSCSI name, registered as its iqn connector if it has none")
+	fl.BoolVar(&o.Boot.Deploy, "deploy", false, "deploy the node and wait until it is active")
+	fl.BoolVar(&o.Undo, "undo", false, "reverse what brick set up for the node (and the deploy if brick made it)")
+	fl.DurationVar(&o.Boot.Wait, "wait", 10*time.Minute, "how long to wait for a deploy or undeploy")
 	return cmd
 }
 
@@ -81,47 +84,53 @@ What brick made is recorded in the node's extra (brick_boot_from_volume);
 connector it created, the interfaces and capability it changed) and leaves
 everything else.`
 
-// runBootVolume checks the flags' combination and runs the set-up chosen:
-// --undo, --image, or --volume.
-func (a *app) runBootVolume(cmd *cobra.Command, o ironicattach.BootOpts, img ironicattach.ImageOpts, vf volumeFlags, undo bool) error {
-	if n := countSet(undo, o.Volume != "", img.Path != ""); n != 1 {
-		return usageError{fmt.Errorf("give --volume VOLUME or --image FILE --size GIB to set up, or --undo to reverse")}
+// validate checks the flags' combination.
+func (o *bootVolumeOptions) validate() error {
+	if n := countSet(o.Undo, o.Boot.Volume != "", o.Image.Path != ""); n != 1 {
+		return errors.New("give --volume VOLUME or --image FILE --size GIB to set up, or --undo to reverse")
 	}
-	if undo && (o.Initiator != "" || o.Deploy) {
-		return usageError{fmt.Errorf("--undo takes no --initiator or --deploy")}
+	if o.Undo && (o.Boot.Initiator != "" || o.Boot.Deploy) {
+		return errors.New("--undo takes no --initiator or --deploy")
 	}
-	if (img.Path == "") != (img.SizeGiB == 0 && img.Name == "") {
-		return usageError{fmt.Errorf("--size and --volume-name go with --image, and --image needs --size")}
+	if (o.Image.Path == "") != (o.Image.SizeGiB == 0 && o.Image.Name == "") {
+		return errors.New("--size and --volume-name go with --image, and --image needs --size")
 	}
-	if undo {
-		return a.ironicBootVolumeUndo(cmd, o)
-	}
-	if img.Path != "" {
-		return a.ironicBootImage(cmd, o, img, vf)
-	}
-	m, err := a.ironicManager(cmd.Context())
-	if err != nil {
-		return err
-	}
-	res, err := m.BootFromVolume(cmd.Context(), o)
-	if err != nil {
-		return err
-	}
-	return a.out.PrintRecord(cmd.OutOrStdout(), bootRecord(res))
+	return o.Volume.validate(o.f)
 }
 
-// ironicBootVolumeUndo runs --undo; it needs Ironic only.
-func (a *app) ironicBootVolumeUndo(cmd *cobra.Command, o ironicattach.BootOpts) error {
-	sc, err := a.ironicClient(cmd.Context())
+// bootVolumeRun runs the set-up chosen: --undo, --image, or --volume.
+func bootVolumeRun(ctx context.Context, o *bootVolumeOptions) error {
+	f := o.f
+	switch {
+	case o.Undo:
+		return bootVolumeUndo(ctx, o)
+	case o.Image.Path != "":
+		return bootImage(ctx, o)
+	}
+	m, err := f.ironicManager(ctx)
 	if err != nil {
 		return err
 	}
-	m := &ironicattach.Manager{Ironic: sc, Log: a.logger}
-	res, err := m.UndoBootFromVolume(cmd.Context(), o)
+	res, err := m.BootFromVolume(ctx, o.Boot)
 	if err != nil {
 		return err
 	}
-	return a.out.PrintRecord(cmd.OutOrStdout(), output.Record{
+	return f.out.PrintRecord(f.stdout, bootRecord(res))
+}
+
+// bootVolumeUndo runs --undo; it needs Ironic only.
+func bootVolumeUndo(ctx context.Context, o *bootVolumeOptions) error {
+	f := o.f
+	sc, err := f.ironicClient(ctx)
+	if err != nil {
+		return err
+	}
+	m := &ironicattach.Manager{Ironic: sc, Log: f.logger}
+	res, err := m.UndoBootFromVolume(ctx, o.Boot)
+	if err != nil {
+		return err
+	}
+	return f.out.PrintRecord(f.stdout, output.Record{
 		{Name: "node_uuid", Value: res.Node.UUID},
 		{Name: "volume_id", Value: res.Record.VolumeID},
 		{Name: "changes", Value: res.Changes},
@@ -151,78 +160,38 @@ func countSet(flags ...bool) int {
 	return n
 }
 
-// ironicBootImage runs --image: it needs root (it attaches the new volume
+// bootImage runs --image: it needs root (it attaches the new volume
 // here), Cinder, Ironic and local-attach's connectors.
-func (a *app) ironicBootImage(cmd *cobra.Command, o ironicattach.BootOpts, img ironicattach.ImageOpts, vf volumeFlags) error {
-	if err := a.needRoot("boot-from-volume --image"); err != nil {
+func bootImage(ctx context.Context, o *bootVolumeOptions) error {
+	f := o.f
+	if err := f.needRoot("boot-from-volume --image"); err != nil {
 		return err
 	}
-	m, err := a.ironicManager(cmd.Context())
+	m, err := f.ironicManager(ctx)
 	if err != nil {
 		return err
 	}
-	c, err := a.cinderClient(cmd.Context())
+	c, err := f.cinderClient(ctx)
 	if err != nil {
 		return err
 	}
-	am := &attach.Manager{Host: a.host, Connectors: a.newRegistry(vf.opts), Cinder: c}
-	h := &imageHost{attach: am, cinder: c, gather: vf.gather()}
-	ctx, end := a.track(a.testHooks(cmd.Context()), "boot-from-volume", o.Node)
+	am := &attach.Manager{Host: f.host, Connectors: f.newRegistry(o.Volume.opts), Cinder: c}
+	h := ironicattach.CinderImageHost{Cinder: c, Local: attach.BlockAttacher{Manager: am, Gather: o.Volume.gather()}}
+	ctx, end := f.track(f.testHooks(ctx), "boot-from-volume", o.Boot.Node)
 	start := time.Now()
+	img := o.Image
 	img.Progress = func(done, total int64) {
-		a.status.Detail(writeProgress(done, total, time.Since(start)))
+		f.status.Detail(ironicattach.WriteProgress(done, total, time.Since(start)))
 	}
-	res, ir, err := m.BootFromImage(ctx, o, img, h)
+	res, ir, err := m.BootFromImage(ctx, o.Boot, img, h)
 	end()
 	if err != nil {
 		return err
 	}
 	rate := float64(ir.Bytes) / (1 << 20) / max(ir.Write.Seconds(), 1e-3)
-	return a.out.PrintRecord(cmd.OutOrStdout(), append(bootRecord(res), []output.Field{
+	return f.out.PrintRecord(f.stdout, append(bootRecord(res), []output.Field{
 		{Name: "image_bytes", Value: ir.Bytes},
 		{Name: "image_write_seconds", Value: fmt.Sprintf("%.1f", ir.Write.Seconds())},
 		{Name: "image_write_mib_per_s", Value: fmt.Sprintf("%.1f", rate)},
 	}...))
-}
-
-// writeProgress is the status line's detail while the image is written.
-func writeProgress(done, total int64, took time.Duration) string {
-	pct := 100 * float64(done) / float64(max(total, 1))
-	rate := float64(done) / (1 << 20) / max(took.Seconds(), 1e-3)
-	return fmt.Sprintf("wrote %d of %d MiB (%.0f%%, %.1f MiB/s)", done>>20, (total+1<<20-1)>>20, pct, rate)
-}
-
-// imageHost is ironicattach.ImageHost on Cinder and local-attach.
-type imageHost struct {
-	attach *attach.Manager
-	cinder *cinderapi.Client
-	gather connector.GatherOptions
-}
-
-func (h *imageHost) CreateVolume(ctx context.Context, name string, size int) (*cinderapi.Volume, error) {
-	return h.cinder.CreateVolume(ctx, cinderapi.CreateVolumeOpts{Name: name, SizeGiB: size,
-		Metadata: map[string]string{"brick-boot-image": "true"}}, 0)
-}
-
-func (h *imageHost) DeleteVolume(ctx context.Context, id string) error {
-	return h.cinder.DeleteVolume(ctx, id, 0)
-}
-
-func (h *imageHost) Attach(ctx context.Context, id string) (string, error) {
-	rec, err := h.attach.Attach(ctx, attach.AttachOptions{Volume: id, Mode: "rw", Gather: h.gather})
-	if err != nil {
-		return "", err
-	}
-	if rec.Device == nil || rec.Device.Type != "block" {
-		err := fmt.Errorf("volume %s attached without a block device to write the image on", id)
-		if derr := h.Detach(ctx, id); derr != nil {
-			err = fmt.Errorf("%w (detach also failed: %v; run brick local-detach %s)", err, derr, id)
-		}
-		return "", err
-	}
-	return rec.Device.Path, nil
-}
-
-func (h *imageHost) Detach(ctx context.Context, id string) error {
-	return h.attach.Detach(ctx, attach.DetachOptions{Volume: id, Gather: h.gather})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -26,9 +25,4 @@ func TestIronicBootFromVolumeUsage(t *testing.T) {
 	_, errOut, code := runBrick(t, env, "ironic", "boot-from-volume", "nosuch", "--undo")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "boot-from-volume --undo node nosuch")
-}
-
-func TestWriteProgress(t *testing.T) {
-	require.Equal(t, "wrote 5 of 20 MiB (25%, 2.5 MiB/s)", writeProgress(5<<20, 20<<20, 2*time.Second))
-	require.Equal(t, "wrote 0 of 1 MiB (50%, 0.5 MiB/s)", writeProgress(512, 1024, 0))
 }

@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ironicapi"
 )
 
-func (a *app) createConnectorCommand(r connectorCmd) *cobra.Command {
+func newCmdConnectorCreate(a *app, r connectorCmd) *cobra.Command {
 	var p patchFlags
 	var typ, id, uuid string
 	cmd := &cobra.Command{
@@ -33,7 +36,16 @@ type and ID can belong to one node only.`,
 	for _, n := range []string{"node", "type", "connector-id"} {
 		_ = cmd.MarkFlagRequired(n)
 	}
-	return r.writeCommand(a, cmd, func() error { return p.parse(a) },
+	check := func() error {
+		if !slices.Contains(ironicapi.ConnectorTypes, typ) {
+			return usagef("--type %s: want one of %s", connector.Quote(typ), strings.Join(ironicapi.ConnectorTypes, ", "))
+		}
+		if _, err := ironicapi.NormalizeConnectorID(typ, id); err != nil {
+			return usagef("--connector-id: %w", err)
+		}
+		return p.parse(a)
+	}
+	return r.writeCommand(a, cmd, check,
 		func(ctx context.Context, sc *gophercloud.ServiceClient, _ []string) (*ironicapi.VolumeConnector, error) {
 			nodeUUID, err := resolveNode(ctx, sc, p.node)
 			if err != nil {
@@ -45,7 +57,7 @@ type and ID can belong to one node only.`,
 		})
 }
 
-func (a *app) setConnectorCommand(r connectorCmd) *cobra.Command {
+func newCmdConnectorSet(a *app, r connectorCmd) *cobra.Command {
 	var p patchFlags
 	var typ, id string
 	cmd := &cobra.Command{
@@ -100,7 +112,7 @@ func typeAndIDOps(ctx context.Context, sc *gophercloud.ServiceClient, uuid, typ,
 	return []ironicapi.PatchOp{ironicapi.Replace("/type", typ), ironicapi.Replace("/connector_id", norm)}, nil
 }
 
-func (a *app) unsetConnectorCommand(r connectorCmd) *cobra.Command {
+func newCmdConnectorUnset(a *app, r connectorCmd) *cobra.Command {
 	var p patchFlags
 	cmd := &cobra.Command{
 		Use:   "unset UUID --extra KEY",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -12,10 +13,17 @@ import (
 	"github.com/brick-storage/brick/ironicattach"
 )
 
-func (a *app) ironicRegisterCommand() *cobra.Command {
-	var node string
-	var gopts connector.GatherOptions
-	var prune, setCaps bool
+// registerOptions are ironic register's.
+type registerOptions struct {
+	f       *app
+	Node    string
+	Gather  connector.GatherOptions
+	Prune   bool
+	SetCaps bool
+}
+
+func newCmdIronicRegister(f *app, runF func(context.Context, *registerOptions) error) *cobra.Command {
+	o := &registerOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "register --node NODE",
 		Short: "Register this host's initiators as the node's volume connectors",
@@ -36,78 +44,83 @@ initiator the host has.`,
   brick ironic register --node node-1 --nic eth1 --set-capabilities
   brick ironic register --node node-1 --prune -f json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.ironicRegister(cmd, node, gopts, prune, setCaps)
-		},
+		RunE: runE(o, nil, registerRun, runF),
 	}
-	f := cmd.Flags()
-	f.StringVar(&node, "node", "", "node name or UUID (required)")
-	f.StringVar(&gopts.IP, "ip", "", "register this IP address (default: the address get-connector reports)")
-	f.StringVar(&gopts.NIC, "nic", "", "register this interface's IP and MAC address")
-	f.BoolVar(&gopts.Multipath, "multipath", false, "gather the connector as get-connector --multipath does (warns when multipathd does not run)")
-	f.BoolVar(&prune, "prune", false, "delete the node's iqn/wwpn/wwnn/ip/mac connectors this host no longer has (node must be powered off)")
-	f.BoolVar(&setCaps, "set-capabilities", false, "set the node's iscsi_boot / fibre_channel_boot capabilities")
+	fl := cmd.Flags()
+	fl.StringVar(&o.Node, "node", "", "node name or UUID (required)")
+	fl.StringVar(&o.Gather.IP, "ip", "", "register this IP address (default: the address get-connector reports)")
+	fl.StringVar(&o.Gather.NIC, "nic", "", "register this interface's IP and MAC address")
+	fl.BoolVar(&o.Gather.Multipath, "multipath", false, "gather the connector as get-connector --multipath does (warns when multipathd does not run)")
+	fl.BoolVar(&o.Prune, "prune", false, "delete the node's iqn/wwpn/wwnn/ip/mac connectors this host no longer has (node must be powered off)")
+	fl.BoolVar(&o.SetCaps, "set-capabilities", false, "set the node's iscsi_boot / fibre_channel_boot capabilities")
 	_ = cmd.MarkFlagRequired("node")
 	cmd.MarkFlagsMutuallyExclusive("ip", "nic")
 	return cmd
 }
 
-// ironicRegister gathers this host's connector, registers it as the
-// node's volume connectors, prints what was done and, when asked, sets the
+func (o *registerOptions) validate() error {
+	if !ironicapi.ValidNodeIdent(o.Node) {
+		return fmt.Errorf("--node %s is not a node name or UUID", connector.Quote(o.Node))
+	}
+	return volumeFlags{nic: o.Gather.NIC, ip: o.Gather.IP}.validate(o.f)
+}
+
+// registerRun gathers this host's connector, registers it as the node's
+// volume connectors, prints what was done and, when asked, sets the
 // node's boot capabilities.
-func (a *app) ironicRegister(cmd *cobra.Command, node string, gopts connector.GatherOptions, prune, setCaps bool) error {
-	props, warns, err := connector.Gather(a.host.FS, gopts)
+func registerRun(ctx context.Context, o *registerOptions) error {
+	a := o.f
+	props, warns, err := connector.Gather(a.host.FS, o.Gather)
 	for _, w := range warns {
 		a.logger.Warn("get-connector: left out", "file", w.File, "reason", w.Err.Error())
 	}
 	if err != nil {
 		return err
 	}
-	specs := ironicattach.HostConnectors(ironicattach.HostView(a.host), props, gopts.NIC, a.logger)
+	specs := ironicattach.HostConnectors(ironicattach.HostView(a.host), props, o.Gather.NIC, a.logger)
 	if len(specs) == 0 {
 		return fmt.Errorf("this host has no initiator to register (no /etc/iscsi/initiatorname.iscsi, no Online FC port, no usable IP)")
 	}
-	ctx := cmd.Context()
 	sc, err := a.ironicClient(ctx)
 	if err != nil {
 		return err
 	}
-	nodeUUID, err := resolveNode(ctx, sc, node)
+	nodeUUID, err := resolveNode(ctx, sc, o.Node)
 	if err != nil {
 		return err
 	}
-	res, err := ironicattach.Register(ctx, sc, nodeUUID, specs, ironicattach.RegisterOpts{Prune: prune})
+	res, err := ironicattach.Register(ctx, sc, nodeUUID, specs, ironicattach.RegisterOpts{Prune: o.Prune})
 	if res != nil {
 		// Print what was done even when pruning failed half-way.
-		if perr := a.printRegister(cmd, res); perr != nil && err == nil {
+		if perr := printRegister(a, res); perr != nil && err == nil {
 			err = perr
 		}
 	}
-	if err != nil || !setCaps {
+	if err != nil || !o.SetCaps {
 		return err
 	}
-	return a.setBootCapabilities(cmd, sc, node, nodeUUID, props)
+	return setBootCapabilities(ctx, a, sc, o.Node, nodeUUID, props)
 }
 
 // setBootCapabilities sets iscsi_boot / fibre_channel_boot for the kinds
 // of initiator the host has.
-func (a *app) setBootCapabilities(cmd *cobra.Command, sc *gophercloud.ServiceClient, node, nodeUUID string, props connector.Properties) error {
+func setBootCapabilities(ctx context.Context, a *app, sc *gophercloud.ServiceClient, node, nodeUUID string, props connector.Properties) error {
 	caps := ironicattach.RegisterCapabilities(props)
 	if len(caps) == 0 {
 		a.logger.Warn("--set-capabilities: the host has no iSCSI initiator and no FC port; no capability set")
 		return nil
 	}
-	changed, err := ironicattach.SetCapabilities(cmd.Context(), sc, nodeUUID, caps)
+	changed, err := ironicattach.SetCapabilities(ctx, sc, nodeUUID, caps)
 	if err != nil {
 		return err
 	}
 	if changed {
-		fmt.Fprintf(cmd.ErrOrStderr(), "Set capabilities %s on node %s\n", ironicattach.FormatCapabilities(caps), node)
+		fmt.Fprintf(a.errWriter(), "Set capabilities %s on node %s\n", ironicattach.FormatCapabilities(caps), node)
 	}
 	return nil
 }
 
-func (a *app) printRegister(cmd *cobra.Command, res *ironicattach.RegisterResult) error {
+func printRegister(a *app, res *ironicattach.RegisterResult) error {
 	t := output.Table{Columns: []string{"UUID", "Type", "Connector ID", "Action"}}
 	add := func(cs []ironicapi.VolumeConnector, action string) {
 		for _, c := range cs {
@@ -117,5 +130,5 @@ func (a *app) printRegister(cmd *cobra.Command, res *ironicattach.RegisterResult
 	add(res.Kept, "kept")
 	add(res.Created, "created")
 	add(res.Pruned, "deleted")
-	return a.out.PrintTable(cmd.OutOrStdout(), t)
+	return a.out.PrintTable(a.stdout, t)
 }

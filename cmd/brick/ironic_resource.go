@@ -40,9 +40,9 @@ func (r volumeResource[T]) groupCommand(a *app, create, set, unset *cobra.Comman
 	return cmd
 }
 
-func (a *app) ironicConnectorCommand() *cobra.Command {
+func newCmdIronicConnector(a *app) *cobra.Command {
 	r := connectorResource()
-	return r.groupCommand(a, a.createConnectorCommand(r), a.setConnectorCommand(r), a.unsetConnectorCommand(r))
+	return r.groupCommand(a, newCmdConnectorCreate(a, r), newCmdConnectorSet(a, r), newCmdConnectorUnset(a, r))
 }
 
 type connectorCmd = volumeResource[ironicapi.VolumeConnector]
@@ -66,9 +66,9 @@ func connectorResource() connectorCmd {
 	}
 }
 
-func (a *app) ironicTargetCommand() *cobra.Command {
+func newCmdIronicTarget(a *app) *cobra.Command {
 	r := targetResource()
-	return r.groupCommand(a, a.createTargetCommand(r), a.setTargetCommand(r), a.unsetTargetCommand(r))
+	return r.groupCommand(a, newCmdTargetCreate(a, r), newCmdTargetSet(a, r), newCmdTargetUnset(a, r))
 }
 
 type targetCmd = volumeResource[ironicapi.VolumeTarget]
@@ -242,7 +242,7 @@ func (r volumeResource[T]) deleteCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.deleteAll(cmd, "volume "+r.name, args, func(id string) error {
+			return deleteAll(a, "volume "+r.name, args, func(id string) error {
 				return r.del(ctx, sc, id)
 			})
 		},
@@ -264,7 +264,7 @@ func (p *patchFlags) parse(a *app) (err error) {
 	if p.propMap, err = parseKV("property", p.props); err != nil {
 		return err
 	}
-	a.registerSecrets(p.propMap)
+	registerSecrets(a, p.propMap)
 	p.extraMap, err = parseKV("extra", p.extra)
 	return err
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/brick-storage/brick/ironicapi"
 )
 
-func (a *app) createTargetCommand(r targetCmd) *cobra.Command {
+func newCmdTargetCreate(a *app, r targetCmd) *cobra.Command {
 	var p patchFlags
 	var typ, volumeID, uuid string
 	var bootIndex int
@@ -60,7 +60,7 @@ orders the node's volumes (0 boots first; one target per index),
 		})
 }
 
-func (a *app) setTargetCommand(r targetCmd) *cobra.Command {
+func newCmdTargetSet(a *app, r targetCmd) *cobra.Command {
 	var p patchFlags
 	var typ, volumeID string
 	var bootIndex int
@@ -102,7 +102,7 @@ func (a *app) setTargetCommand(r targetCmd) *cobra.Command {
 		})
 }
 
-func (a *app) unsetTargetCommand(r targetCmd) *cobra.Command {
+func newCmdTargetUnset(a *app, r targetCmd) *cobra.Command {
 	var p patchFlags
 	cmd := &cobra.Command{
 		Use:   "unset UUID (--property KEY | --extra KEY)...",

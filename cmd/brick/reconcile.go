@@ -13,22 +13,22 @@ import (
 	"github.com/brick-storage/brick/reconcile"
 )
 
-// reconcileFlags are the flags reconcile, restore and suspend share.
+// reconcileFlags are the flags reconcile and restore share.
 type reconcileFlags struct {
 	vf           volumeFlags
 	fixedKeyFile string
 }
 
-func (a *app) addReconcileFlags(cmd *cobra.Command, rf *reconcileFlags) {
+func addReconcileFlags(a *app, cmd *cobra.Command, rf *reconcileFlags) {
 	f := cmd.Flags()
 	a.addAuthFlags(f)
 	a.addOutputFlags(f)
 	addVolumeFlags(f, &rf.vf, forAttach)
-	f.StringVar(&rf.fixedKeyFile, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, to re-open encrypted volumes")
+	addFixedKeyFlag(f, &rf.fixedKeyFile)
 }
 
 // reconciler builds the whole-host use case on the attach manager.
-func (a *app) reconciler(ctx context.Context, rf *reconcileFlags, op string) (*reconcile.Reconciler, error) {
+func reconciler(ctx context.Context, a *app, rf *reconcileFlags, op string) (*reconcile.Reconciler, error) {
 	if err := a.needRoot(op); err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (a *app) reconciler(ctx context.Context, rf *reconcileFlags, op string) (*r
 	if m.Crypt, err = a.cryptAccess(ctx, m.Cinder, rf.fixedKeyFile); err != nil {
 		return nil, err
 	}
-	m.Connectors = a.pathRegistries(rf.vf.opts)
+	m.Connectors = newPathRegistries(a, rf.vf.opts)
 	if sc, err := a.ironicClientIfConfigured(ctx); err == nil && sc != nil {
 		m.Targets = sc
 	}
@@ -59,7 +59,7 @@ type pathRegistries struct {
 	single, multi *connector.Registry
 }
 
-func (a *app) pathRegistries(opts connectorOptions) pathRegistries {
+func newPathRegistries(a *app, opts connectorOptions) pathRegistries {
 	single, multi := opts, opts
 	single.Multipath, single.EnforceMultipath = false, false
 	multi.Multipath = true
@@ -78,13 +78,31 @@ func (p pathRegistries) ForMultipath(driverVolumeType string, multipath bool) (c
 // healthy (and, with --apply, was not repaired).
 var errNeedsAttention = errors.New("not everything is healthy")
 
-func (a *app) reconcileCommand() *cobra.Command {
-	var rf reconcileFlags
-	var apply bool
+// reconcileOptions are reconcile's.
+type reconcileOptions struct {
+	f *app
+	reconcileFlags
+	Apply bool
+}
+
+func newCmdReconcile(f *app, runF func(context.Context, *reconcileOptions) error) *cobra.Command {
+	o := &reconcileOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "reconcile",
 		Short: "Compare this host's storage with brick's records and Cinder, and repair it",
-		Long: `Take the inventory of this host — brick's records, Cinder's attachments for
+		Long:  reconcileLong,
+		Example: `  brick reconcile
+  brick reconcile -f json
+  brick reconcile --apply`,
+		Args: cobra.NoArgs,
+		RunE: runE(o, nil, reconcileRun, runF),
+	}
+	addReconcileFlags(f, cmd, &o.reconcileFlags)
+	cmd.Flags().BoolVar(&o.Apply, "apply", false, "repair what can be repaired (see above)")
+	return cmd
+}
+
+const reconcileLong = `Take the inventory of this host — brick's records, Cinder's attachments for
 this host, iSCSI sessions, SCSI disks, multipath maps and their paths,
 dm-crypt mappings, NVMe controllers, rbd maps, NFS mounts — and show, per
 volume or stray object, its status:
@@ -103,40 +121,37 @@ flushed and disconnected (refused if mounted or open), degraded volumes and
 missing persistent ones reconnected from Cinder's attachment (lost paths
 logged in and re-added to the map, dm-crypt re-opened, re-mounted). The exit
 status is 0 when everything is healthy or left alone (after --apply: when
-every repair succeeded).`,
-		Example: `  brick reconcile
-  brick reconcile -f json
-  brick reconcile --apply`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := a.reconciler(cmd.Context(), &rf, "reconcile")
-			if err != nil {
-				return err
-			}
-			rep, applyErr, err := a.reconcileRun(cmd.Context(), r, apply)
-			if err != nil {
-				return err
-			}
-			if err := a.printReport(cmd, rep, apply); err != nil {
-				return err
-			}
-			switch {
-			case applyErr != nil:
-				return fmt.Errorf("reconcile --apply: %w", applyErr)
-			case !apply && !rep.Healthy():
-				return errNeedsAttention
-			}
-			return nil
-		},
+every repair succeeded).`
+
+func (o *reconcileFlags) validate(f *app) error { return o.vf.validate(f) }
+
+func (o *reconcileOptions) validate() error { return o.reconcileFlags.validate(o.f) }
+
+func reconcileRun(ctx context.Context, o *reconcileOptions) error {
+	f := o.f
+	r, err := reconciler(ctx, f, &o.reconcileFlags, "reconcile")
+	if err != nil {
+		return err
 	}
-	a.addReconcileFlags(cmd, &rf)
-	cmd.Flags().BoolVar(&apply, "apply", false, "repair what can be repaired (see above)")
-	return cmd
+	rep, applyErr, err := checkAndRepair(ctx, f, r, o.Apply)
+	if err != nil {
+		return err
+	}
+	if err := printReport(f, rep, o.Apply); err != nil {
+		return err
+	}
+	switch {
+	case applyErr != nil:
+		return fmt.Errorf("reconcile --apply: %w", applyErr)
+	case !o.Apply && !rep.Healthy():
+		return errNeedsAttention
+	}
+	return nil
 }
 
-// reconcileRun checks and, with apply, repairs, with the live status line
+// checkAndRepair checks and, with apply, repairs, with the live status line
 // up meanwhile: repairs flush, log out and wait on Cinder.
-func (a *app) reconcileRun(ctx context.Context, r *reconcile.Reconciler, apply bool) (rep *reconcile.Report, applyErr, err error) {
+func checkAndRepair(ctx context.Context, a *app, r *reconcile.Reconciler, apply bool) (rep *reconcile.Report, applyErr, err error) {
 	ctx, end := a.track(ctx, "reconcile", "")
 	defer end()
 	a.status.Step("check")
@@ -152,7 +167,7 @@ func (a *app) reconcileRun(ctx context.Context, r *reconcile.Reconciler, apply b
 }
 
 // printReport prints the findings; Result replaces Repair after --apply.
-func (a *app) printReport(cmd *cobra.Command, rep *reconcile.Report, applied bool) error {
+func printReport(a *app, rep *reconcile.Report, applied bool) error {
 	for _, w := range rep.Warnings {
 		a.logger.Warn("reconcile", "err", w)
 	}
@@ -169,5 +184,5 @@ func (a *app) printReport(cmd *cobra.Command, rep *reconcile.Report, applied boo
 		t.Rows = append(t.Rows, []any{f.Status, f.VolumeID, f.Kind, f.Object, strings.Join(f.Paths, " "),
 			a.redactor.Redact(f.Detail), f.Persist, a.redactor.Redact(v)})
 	}
-	return a.out.PrintTable(cmd.OutOrStdout(), t)
+	return a.out.PrintTable(a.stdout, t)
 }

@@ -1,16 +1,22 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 )
 
-// restoreCommand is the boot and shutdown half of persistent attachments
-// (packaging/systemd/brick-restore.service runs it).
-func (a *app) restoreCommand() *cobra.Command {
-	var rf reconcileFlags
-	var shutdown bool
+// restoreOptions are restore's: the boot and shutdown half of persistent
+// attachments (packaging/systemd/brick-restore.service runs it).
+type restoreOptions struct {
+	f *app
+	reconcileFlags
+	Shutdown bool
+}
+
+func newCmdRestore(f *app, runF func(context.Context, *restoreOptions) error) *cobra.Command {
+	o := &restoreOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "restore",
 		Short: "Reconnect persistent attachments at boot (--shutdown: take them down, keeping Cinder's attachment)",
@@ -28,34 +34,38 @@ or a service that needs a volume after it.`,
 		Example: `  brick restore
   brick restore --shutdown`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			op := "restore"
-			if shutdown {
-				op = "restore --shutdown"
-			}
-			r, err := a.reconciler(cmd.Context(), &rf, op)
-			if err != nil {
-				return err
-			}
-			run := r.Restore
-			if shutdown {
-				run = r.Shutdown
-			}
-			ctx, end := a.track(cmd.Context(), op, "")
-			rep, err := run(ctx)
-			end()
-			if rep != nil {
-				if perr := a.printReport(cmd, rep, true); perr != nil && err == nil {
-					err = perr
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", op, err)
-			}
-			return nil
-		},
+		RunE: runE(o, nil, restoreRun, runF),
 	}
-	a.addReconcileFlags(cmd, &rf)
-	cmd.Flags().BoolVar(&shutdown, "shutdown", false, "take persistent attachments down, keeping their Cinder attachments")
+	addReconcileFlags(f, cmd, &o.reconcileFlags)
+	cmd.Flags().BoolVar(&o.Shutdown, "shutdown", false, "take persistent attachments down, keeping their Cinder attachments")
 	return cmd
+}
+
+func (o *restoreOptions) validate() error { return o.reconcileFlags.validate(o.f) }
+
+func restoreRun(ctx context.Context, o *restoreOptions) error {
+	f, op := o.f, "restore"
+	if o.Shutdown {
+		op = "restore --shutdown"
+	}
+	r, err := reconciler(ctx, f, &o.reconcileFlags, op)
+	if err != nil {
+		return err
+	}
+	run := r.Restore
+	if o.Shutdown {
+		run = r.Shutdown
+	}
+	ctx, end := f.track(ctx, op, "")
+	rep, err := run(ctx)
+	end()
+	if rep != nil {
+		if perr := printReport(f, rep, true); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
 }

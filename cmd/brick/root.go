@@ -53,6 +53,10 @@ type app struct {
 	formatSet bool
 	// helpAll: --help-all was given; help lists every flag.
 	helpAll bool
+	// op is the command run ("ironic connector list"), for the status line.
+	op string
+	// tracking: an operation's status line is up (track).
+	tracking bool
 
 	verbose bool
 	timeout time.Duration
@@ -185,6 +189,10 @@ func (a *app) setup(cmd *cobra.Command, args []string) error {
 		cmd.SetContext(ctx)
 		a.cancel = cancel
 	}
+	if err := checkCloudFlags(cmd); err != nil {
+		return err
+	}
+	a.op = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 	a.status = a.newStatus()
 	switch {
 	case a.debug:

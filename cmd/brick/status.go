@@ -12,6 +12,7 @@ import (
 
 	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/internal/output"
+	"github.com/brick-storage/brick/osauth"
 	"github.com/brick-storage/brick/progress"
 	"github.com/brick-storage/brick/rollback"
 	"github.com/spf13/cobra"
@@ -46,12 +47,45 @@ func (a *app) track(ctx context.Context, op, volume string) (context.Context, fu
 		return ctx, func() {}
 	}
 	a.status.Begin(op, volume)
+	a.tracking = true
 	parent := ctx
 	ctx = rollback.WithTrace(ctx, func(step string) {
 		a.status.Step(step)
 		rollback.Trace(parent, step)
 	})
-	return ctx, a.status.End
+	return ctx, func() {
+		a.tracking = false
+		a.status.End()
+	}
+}
+
+// authenticating puts "authenticating at URL" on the status line while a
+// cloud client is built (Keystone's URL, or with noauth the service's), so
+// a slow or hanging cloud is never a silent wait. It begins the line when
+// no operation tracks one; the returned function ends what it began.
+func (a *app) authenticating(service string) func() {
+	if a.status == nil {
+		return func() {}
+	}
+	o, err := a.cloud().Options()
+	if err != nil {
+		return func() {}
+	}
+	where := o.AuthURL
+	if o.AuthType == osauth.AuthNoAuth || o.AuthType == osauth.AuthHTTPBasic || where == "" {
+		where = map[string]string{"cinder": o.CinderEndpoint, "ironic": o.IronicEndpoint}[service]
+	}
+	step := "authenticating"
+	if where != "" {
+		step += " at " + ident.Clip(where, 120)
+	}
+	if a.tracking {
+		a.status.Step(step)
+		return a.status.EndStep
+	}
+	a.status.Begin(a.op, "")
+	a.status.Step(step)
+	return a.status.End
 }
 
 // lockWaiting tells the user at once that another brick process holds the

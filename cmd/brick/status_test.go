@@ -94,6 +94,7 @@ func TestStatusLine(t *testing.T) {
 		s := <-screen
 		t.Logf("%q", s)
 		require.Contains(t, s, waiting, "the lock holder is named")
+		require.Contains(t, s, "\r\x1b[Kbrick: local-attach data: authenticating at "+fake.Endpoint(), "the line starts at authentication")
 		require.Contains(t, s, "\r\x1b[Kbrick: local-attach data: (waiting for brick pid", "the status line shows the wait")
 		require.Regexp(t, `\r\x1b\[Kbrick: local-attach data: connect( \([^)]*\))? 1s`, s, "step, volume and elapsed time")
 		last := s[strings.LastIndex(s, "\r\x1b[K")+len("\r\x1b[K"):]
@@ -124,7 +125,7 @@ func TestStatusLine(t *testing.T) {
 	t.Run("verbose", func(t *testing.T) {
 		var errb bytes.Buffer
 		attach(t, &errb, "-v")
-		for _, step := range []string{"reserve", "export", "connect"} {
+		for _, step := range []string{"authenticating at " + fake.Endpoint(), "reserve", "export", "connect"} {
 			require.Contains(t, errb.String(), "brick: local-attach data: "+step+" (at ")
 		}
 		require.NotContains(t, errb.String(), "\x1b[K")

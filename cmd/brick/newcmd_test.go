@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/host"
+)
+
+// parse builds one command with a runF that keeps its options, runs it
+// on args and returns the options and the error: flag parsing and
+// validation, tested apart from what the command does.
+func parse[O any](t *testing.T, build func(*app, func(context.Context, O) error) *cobra.Command, args ...string) (O, error) {
+	t.Helper()
+	f := newApp(io.Discard, io.Discard)
+	f.host = host.New(fixtureHost(t), nil, nil)
+	var got O
+	cmd := build(f, func(_ context.Context, o O) error { got = o; return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	return got, cmd.ExecuteContext(t.Context())
+}
+
+func TestNewCmdLocalAttach(t *testing.T) {
+	o, err := parse(t, newCmdLocalAttach, "data", "--mountpoint", "/srv/data/", "--mkfs", "ext4", "--multipath", "--nic", "eth0", "--persist")
+	if err != nil {
+		require.ErrorContains(t, err, "mkfs.ext4 not found", "only where mkfs.ext4 is missing")
+	} else {
+		require.Equal(t, "data", o.Attach.Volume)
+		require.Equal(t, "/srv/data", o.Attach.Mountpoint, "trailing slash cleaned")
+		require.True(t, o.Attach.Persist)
+		require.True(t, o.Volume.opts.Multipath)
+		require.Equal(t, "eth0", o.Volume.nic)
+	}
+	for args, want := range map[string]string{
+		"data --mkfs ext4":                       "--mkfs needs --mountpoint",
+		"data --mountpoint srv":                  `--mountpoint "srv": must be an absolute path`,
+		"data --mountpoint /proc/x":              "under /proc",
+		"data --nic nosuch0":                     `--nic "nosuch0": get connector: interface nosuch0 has no usable IP address`,
+		"data --mkfs-force":                      "--mkfs-force goes with --mkfs TYPE",
+		"data --boot-index 1":                    "--boot-index goes with --ironic-node",
+		"data --mountpoint /m --mkfs ntfsnosuch": "--mkfs ntfsnosuch: mkfs.ntfsnosuch not found",
+	} {
+		_, err := parse(t, newCmdLocalAttach, strings.Fields(args)...)
+		require.ErrorContains(t, err, want, args)
+		var ue usageError
+		require.ErrorAs(t, err, &ue, args)
+	}
+}
+
+func TestNewCmdLocalDetach(t *testing.T) {
+	o, err := parse(t, newCmdLocalDetach, "data", "--attachment-uuid", "a1", "--force", "--device-info", "{}")
+	require.NoError(t, err)
+	require.Equal(t, "data", o.Detach.Volume)
+	require.Equal(t, "a1", o.Detach.AttachmentID)
+	require.True(t, o.Detach.Force)
+	require.Equal(t, "{}", o.deviceInfoIgnored)
+}
+
+func TestNewCmdExtend(t *testing.T) {
+	o, err := parse(t, newCmdExtend, "data", "--size", "2", "--cinder-timeout", "1m")
+	require.NoError(t, err)
+	require.Equal(t, "data", o.Extend.Volume)
+	require.Equal(t, 2, o.Extend.SizeGiB)
+	require.Equal(t, time.Minute, o.Extend.CinderTimeout)
+	for _, args := range [][]string{{"data"}, {"data", "--size", "2", "--local-only"}} {
+		_, err := parse(t, newCmdExtend, args...)
+		require.ErrorContains(t, err, "give --size GiB", args)
+	}
+}
+
+func TestNewCmdBootVolume(t *testing.T) {
+	o, err := parse(t, newCmdBootVolume, "node-1", "--volume", "v", "--deploy", "--wait", "2m")
+	require.NoError(t, err)
+	require.Equal(t, "node-1", o.Boot.Node)
+	require.Equal(t, "v", o.Boot.Volume)
+	require.True(t, o.Boot.Deploy)
+	require.Equal(t, 2*time.Minute, o.Boot.Wait)
+	o, err = parse(t, newCmdBootVolume, "node-1", "--image", "disk.raw", "--size", "4")
+	require.NoError(t, err)
+	require.Equal(t, 4, o.Image.SizeGiB)
+	_, err = parse(t, newCmdBootVolume, "node-1", "--undo", "--deploy")
+	require.ErrorContains(t, err, "--undo takes no --initiator or --deploy")
+}
+
+func TestNewCmdConnect(t *testing.T) {
+	o, err := parse(t, newCmdConnect, "--connection-info", "-", "--dry-run", "--multipath", "--iscsi-login-timeout", "3s")
+	require.NoError(t, err)
+	require.Equal(t, "-", o.connectionInfo)
+	require.True(t, o.dryRun)
+	require.True(t, o.opts.Multipath)
+	require.Equal(t, 3*time.Second, o.opts.ISCSI.LoginTimeout)
+	d, err := parse(t, newCmdDisconnect, "--connection-info", "c.json", "--device-info", "{}", "--force")
+	require.NoError(t, err)
+	require.Equal(t, "{}", d.DeviceInfo)
+	require.True(t, d.Force)
+}
+
+func TestNewCmdReconcileRestoreDocker(t *testing.T) {
+	r, err := parse(t, newCmdReconcile, "--apply", "--fixed-key-file", "/k")
+	require.NoError(t, err)
+	require.True(t, r.Apply)
+	require.Equal(t, "/k", r.fixedKeyFile)
+	s, err := parse(t, newCmdRestore, "--shutdown")
+	require.NoError(t, err)
+	require.True(t, s.Shutdown)
+	d, err := parse(t, newCmdDockerPlugin, "--socket", "/run/x.sock", "--max-size", "3")
+	require.NoError(t, err)
+	require.Equal(t, "/run/x.sock", d.Socket)
+	require.Equal(t, 3, d.Config.MaxSizeGiB)
+	_, err = parse(t, newCmdDockerPlugin, "--default-size", "-1")
+	require.ErrorContains(t, err, "--default-size -1")
+}
+
+func TestNewCmdIronic(t *testing.T) {
+	reg, err := parse(t, newCmdIronicRegister, "--node", "node-1", "--prune")
+	require.NoError(t, err)
+	require.Equal(t, "node-1", reg.Node)
+	require.True(t, reg.Prune)
+	_, err = parse(t, newCmdIronicRegister, "--node", "../x")
+	require.ErrorContains(t, err, "--node \"../x\" is not a node name or UUID")
+	av, err := parse(t, newCmdIronicAttachVolume, "--node", "n", "vol", "--boot-index", "1")
+	require.NoError(t, err)
+	require.Equal(t, "vol", av.Opts.Volume)
+	require.Equal(t, 1, av.Opts.BootIndex)
+	_, err = parse(t, newCmdIronicAttachVolume, "--node", "n", "vol", "--boot-index", "-1")
+	require.ErrorContains(t, err, "--boot-index -1")
+	dv, err := parse(t, newCmdIronicDetachVolume, "--node", "n", "vol")
+	require.NoError(t, err)
+	require.Equal(t, "n", dv.Opts.Node)
+}
+
+// TestLocalInputBeforeTheNetwork: every local mistake exits 2 with one
+// line naming the flag, before any cloud is asked (the endpoints here do
+// not answer: reaching them would exit 1 with "cannot reach").
+func TestLocalInputBeforeTheNetwork(t *testing.T) {
+	t.Setenv("BRICK_CONFIG", "")
+	root := fixtureHost(t)
+	base := []string{"--host-root", root, "--config", "/dev/null", "--os-auth-type", "noauth",
+		"--cinder-endpoint", "http://127.0.0.1:1/v3", "--ironic-endpoint", "http://127.0.0.1:1"}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"local-attach", "v", "--mkfs", "ext4"}, "brick: --mkfs needs --mountpoint\n"},
+		{[]string{"local-attach", "v", "--mountpoint", "data"}, "brick: --mountpoint \"data\": must be an absolute path\n"},
+		{[]string{"local-attach", "v", "--mountpoint", "/proc/data"}, "brick: --mountpoint \"/proc/data\": under /proc"},
+		{[]string{"local-attach", "v", "--nic", "nosuch0"}, "brick: --nic \"nosuch0\": "},
+		{[]string{"local-attach", "v", "--mountpoint", "/srv/d", "--mkfs", "ntfsbrick"}, "brick: --mkfs ntfsbrick: mkfs.ntfsbrick not found"},
+		{[]string{"local-attach", "v", "--mkfs-force"}, "brick: --mkfs-force goes with --mkfs TYPE\n"},
+		{[]string{"local-attach", "v", "--boot-index", "1"}, "brick: --boot-index goes with --ironic-node\n"},
+		{[]string{"local-attach", "v", "--os-volume-api-version", "2"}, "brick: --os-volume-api-version \"2\": want 3.N"},
+		{[]string{"local-attach", "v", "--max-width", "x"}, "brick: --max-width \"x\": want a whole number\n"},
+		{[]string{"ironic", "connector", "create", "--node", "n", "--type", "foo", "--connector-id", "x"}, "brick: --type \"foo\": want one of iqn, "},
+	} {
+		code, out, errs := runVolumeCmd(t, append(base, tt.args...)...)
+		require.Equal(t, exitUsage, code, "%v: %s", tt.args, errs)
+		require.Empty(t, out)
+		require.True(t, strings.HasPrefix(errs, tt.want), "%v:\n got %q\nwant %q", tt.args, errs, tt.want)
+		require.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
+	}
+}
