@@ -310,9 +310,6 @@ func checkFormat(h *host.Host, opts *AttachOptions) error {
 			return err
 		}
 	}
-	if opts.MkfsForce && opts.Mkfs == "" {
-		return errors.New("--mkfs-force goes with --mkfs TYPE")
-	}
 	if opts.Mkfs == "" {
 		return nil
 	}

@@ -22,7 +22,7 @@ func TestCheckOptions(t *testing.T) {
 		{"proc mountpoint", AttachOptions{Mountpoint: "/proc/x"}, `--mountpoint "/proc/x": under /proc`},
 		{"sys mountpoint", AttachOptions{Mountpoint: "/sys"}, "under /sys"},
 		{"mkfs ntfs missing", AttachOptions{Mountpoint: "/srv/d", Mkfs: "brickfs"}, "--mkfs brickfs: mkfs.brickfs not found"},
-		{"mkfs-force alone", AttachOptions{MkfsForce: true}, "--mkfs-force goes with --mkfs TYPE"},
+		{"mkfs-force alone: an encrypted volume's LUKS header", AttachOptions{MkfsForce: true}, ""},
 		{"boot-index alone", AttachOptions{BootIndex: 1}, "--boot-index goes with --ironic-node"},
 		{"negative boot-index", AttachOptions{IronicNode: "n", BootIndex: -1}, "--boot-index -1: must be 0 or more"},
 		{"bad mode", AttachOptions{Mode: "rx"}, "--mode"},

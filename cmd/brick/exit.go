@@ -11,6 +11,7 @@ import (
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/internal/settings"
 )
 
@@ -57,7 +58,7 @@ func exitStatus(err error, ready bool) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue) || !ready:
+	case errors.As(err, &ue) || !ready || errors.Is(err, output.ErrNoColumn):
 		return exitUsage
 	}
 	return exitError

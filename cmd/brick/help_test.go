@@ -93,6 +93,7 @@ func TestExitStatuses(t *testing.T) {
 		{[]string{"ironic", "nosuch"}, exitUsage, `brick: unknown command "nosuch" for "brick ironic"`},
 		{[]string{"nosuch"}, exitUsage, `brick: unknown command "nosuch" for "brick"`},
 		{[]string{"list", "--offline", "-f", "xml"}, exitUsage, `brick: unknown output format "xml"`},
+		{[]string{"list", "--offline", "-c", "nope"}, exitUsage, `brick: no column "nope"`},
 		{[]string{"list", "--offline", "--max-width", "x"}, exitUsage, `brick: --max-width "x": want a whole number`},
 		{[]string{"list", "--nosuch"}, exitUsage, "brick: unknown flag: --nosuch"},
 	}

@@ -45,7 +45,6 @@ func TestNewCmdLocalAttach(t *testing.T) {
 		"data --mountpoint srv":                  `--mountpoint "srv": must be an absolute path`,
 		"data --mountpoint /proc/x":              "under /proc",
 		"data --nic nosuch0":                     `--nic "nosuch0": get connector: interface nosuch0 has no usable IP address`,
-		"data --mkfs-force":                      "--mkfs-force goes with --mkfs TYPE",
 		"data --boot-index 1":                    "--boot-index goes with --ironic-node",
 		"data --mountpoint /m --mkfs ntfsnosuch": "--mkfs ntfsnosuch: mkfs.ntfsnosuch not found",
 	} {
@@ -155,7 +154,6 @@ func TestLocalInputBeforeTheNetwork(t *testing.T) {
 		{[]string{"local-attach", "v", "--mountpoint", "/proc/data"}, "brick: --mountpoint \"/proc/data\": under /proc"},
 		{[]string{"local-attach", "v", "--nic", "nosuch0"}, "brick: --nic \"nosuch0\": "},
 		{[]string{"local-attach", "v", "--mountpoint", "/srv/d", "--mkfs", "ntfsbrick"}, "brick: --mkfs ntfsbrick: mkfs.ntfsbrick not found"},
-		{[]string{"local-attach", "v", "--mkfs-force"}, "brick: --mkfs-force goes with --mkfs TYPE\n"},
 		{[]string{"local-attach", "v", "--boot-index", "1"}, "brick: --boot-index goes with --ironic-node\n"},
 		{[]string{"local-attach", "v", "--os-volume-api-version", "2"}, "brick: --os-volume-api-version \"2\": want 3.N"},
 		{[]string{"local-attach", "v", "--max-width", "x"}, "brick: --max-width \"x\": want a whole number\n"},

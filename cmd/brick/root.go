@@ -166,31 +166,13 @@ func (a *app) setup(cmd *cobra.Command, args []string) error {
 	if err := a.applySettings(cmd, cfg); err != nil {
 		return err
 	}
-	a.out.TermWidth = progress.Width(a.stdout)
-	if a.out.TermWidth == 0 && a.out.FitWidth {
-		a.out.TermWidth, _ = strconv.Atoi(os.Getenv("COLUMNS"))
-	}
-	if err := a.out.Validate(); err != nil {
-		if env, ok := os.LookupEnv(settings.EnvName("format")); ok && env == a.out.Format && !cmd.Flags().Changed("format") {
-			err = fmt.Errorf("%s: %w", settings.EnvName("format"), err)
-		}
-		return usageError{err}
-	}
-	// Cobra checks these after this hook; checking here first marks their
-	// failures as usage errors (exit code 2).
-	if err := cmd.ValidateRequiredFlags(); err != nil {
-		return usageError{err}
-	}
-	if err := cmd.ValidateFlagGroups(); err != nil {
-		return usageError{err}
+	if err := checkCommandLine(a, cmd); err != nil {
+		return err
 	}
 	if a.timeout > 0 {
 		ctx, cancel := context.WithTimeout(cmd.Context(), a.timeout)
 		cmd.SetContext(ctx)
 		a.cancel = cancel
-	}
-	if err := checkCloudFlags(cmd); err != nil {
-		return err
 	}
 	a.op = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 	a.status = a.newStatus()
@@ -216,6 +198,30 @@ func (a *app) setup(cmd *cobra.Command, args []string) error {
 	}
 	a.ready = true
 	return nil
+}
+
+// checkCommandLine checks what the flags' types do not: the output
+// options, required and exclusive flags, the cloud flags' values. Cobra
+// checks the flags after setup; checking them here first makes their
+// failures usage errors (exit status 2).
+func checkCommandLine(a *app, cmd *cobra.Command) error {
+	a.out.TermWidth = progress.Width(a.stdout)
+	if a.out.TermWidth == 0 && a.out.FitWidth {
+		a.out.TermWidth, _ = strconv.Atoi(os.Getenv("COLUMNS"))
+	}
+	if err := a.out.Validate(); err != nil {
+		if env, ok := os.LookupEnv(settings.EnvName("format")); ok && env == a.out.Format && !cmd.Flags().Changed("format") {
+			err = fmt.Errorf("%s: %w", settings.EnvName("format"), err)
+		}
+		return usageError{err}
+	}
+	if err := cmd.ValidateRequiredFlags(); err != nil {
+		return usageError{err}
+	}
+	if err := cmd.ValidateFlagGroups(); err != nil {
+		return usageError{err}
+	}
+	return checkCloudFlags(cmd)
 }
 
 // newLogger writes masked lines to stderr (stdout stays clean for JSON):

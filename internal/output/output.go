@@ -12,6 +12,7 @@ package output
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -124,11 +125,15 @@ func (o Options) selectColumns(names []string, want []string) ([]int, error) {
 			if o.LongHint {
 				hint = "; --long shows more columns"
 			}
-			return nil, fmt.Errorf("no column %q (columns: %s%s)", w, strings.Join(names, ", "), hint)
+			return nil, fmt.Errorf("%w %q (columns: %s%s)", ErrNoColumn, w, strings.Join(names, ", "), hint)
 		}
 	}
 	return idx, nil
 }
+
+// ErrNoColumn: -c or --sort-column named a column the output does not
+// have (the CLI's usage error).
+var ErrNoColumn = errors.New("no column")
 
 // PrintRecord prints one object: a Field/Value table, a JSON object, ...
 func (o Options) PrintRecord(w io.Writer, r Record) error {
