@@ -427,7 +427,8 @@ Cinder. Cinder errors become warnings and the status shows "unknown";
 			for _, e := range errs {
 				a.logger.Warn("list", "err", e.Error())
 			}
-			t := output.Table{Columns: []string{"Volume", "Name", "Device", "Protocol", "Multipath ID", "Attachment ID", "Mountpoint", "Phase", "Cinder Status", "Size"}}
+			t := output.Table{Columns: listColumns, Keys: listKeys,
+				Empty: "brick: no volume attached by brick on this host (brick local-attach VOLUME attaches one)"}
 			for _, e := range entries {
 				r := e.Record
 				dev, proto, mp := "", "", ""
@@ -437,7 +438,7 @@ Cinder. Cinder errors become warnings and the status shows "unknown";
 				if proto == "" && r.ConnectionInfo != nil {
 					proto = r.ConnectionInfo.DriverVolumeType
 				}
-				t.Rows = append(t.Rows, []any{r.VolumeID, r.VolumeName, dev, proto, mp, r.AttachmentID, r.Mountpoint, r.Phase, e.CinderStatus, sizeOrEmpty(e.SizeBytes)})
+				t.Rows = append(t.Rows, []any{r.VolumeID, r.VolumeName, dev, proto, mp, r.AttachmentID, r.Mountpoint, r.Phase, e.CinderStatus, output.GiB(e.SizeBytes)})
 			}
 			return a.out.PrintTable(cmd.OutOrStdout(), t)
 		},
@@ -447,6 +448,13 @@ Cinder. Cinder errors become warnings and the status shows "unknown";
 	cmd.Flags().BoolVar(&offline, "offline", false, "do not ask Cinder for the status")
 	return cmd
 }
+
+// listColumns are brick list's columns; listKeys name them in JSON and
+// YAML as local-attach's record names the same fields.
+var (
+	listColumns = []string{"Volume", "Name", "Device", "Protocol", "Multipath ID", "Attachment ID", "Mountpoint", "Phase", "Cinder Status", "Size"}
+	listKeys    = []string{"volume_id", "volume_name", "path", "protocol", "multipath_id", "attachment_id", "mountpoint", "phase", "cinder_status", "size"}
+)
 
 func (a *app) cleanupCommand() *cobra.Command {
 	var vf volumeFlags

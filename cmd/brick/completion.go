@@ -35,6 +35,18 @@ var fixedValues = map[string][]string{
 	"protocol":     {"iscsi", "fibre_channel", "rbd", "nfs", "nvmeof"},
 }
 
+// commandColumns are the -c and --sort-column names of the commands whose
+// columns are fixed (nil for the others).
+func commandColumns(name string) []string {
+	switch name {
+	case "list":
+		return listColumns
+	case "get-connector":
+		return connectorKeys()
+	}
+	return nil
+}
+
 // typeValues: --type of an Ironic volume connector, and of a target.
 var (
 	connectorTypes = []string{"iqn", "ip", "mac", "wwnn", "wwpn", "port", "portgroup"}
@@ -63,6 +75,13 @@ func (a *app) registerCompletions(c *cobra.Command) {
 			types = connectorTypes
 		}
 		_ = c.RegisterFlagCompletionFunc("type", fixed(types))
+	}
+	if cols := commandColumns(c.Name()); cols != nil {
+		for _, n := range []string{"column", "sort-column"} {
+			if c.LocalFlags().Lookup(n) != nil {
+				_ = c.RegisterFlagCompletionFunc(n, fixed(output.ColumnNames(cols)))
+			}
+		}
 	}
 	if c.LocalFlags().Lookup("nic") != nil {
 		_ = c.RegisterFlagCompletionFunc("nic", a.completeNICs)

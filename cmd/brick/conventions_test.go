@@ -165,7 +165,7 @@ func TestSettingsErrors(t *testing.T) {
 		{"bad OS variable", map[string]string{"OS_INSECURE": "perhaps"}, "/dev/null", []string{"list"}, 2, `OS_INSECURE="perhaps" is not valid for --insecure`},
 		{"missing host root", nil, "/dev/null", []string{"get-connector", "--host-root", filepath.Join(dir, "nope")}, 2, "--host-root " + filepath.Join(dir, "nope") + ": no such directory"},
 		// No record: nothing to ask Cinder, so an unreachable one is no warning.
-		{"list without records", nil, "/dev/null", []string{"list", "--os-auth-url", "http://127.0.0.1:1/v3", "--os-username", "u", "--os-password", "p"}, 0, ""},
+		{"list without records", nil, "/dev/null", []string{"list", "-f", "json", "--os-auth-url", "http://127.0.0.1:1/v3", "--os-username", "u", "--os-password", "p"}, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

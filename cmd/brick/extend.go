@@ -115,18 +115,5 @@ func extendRecord(r *attach.ExtendResult) output.Record {
 	}
 }
 
-// gib prints a byte count in GiB ("2 GiB", "1.5 GiB").
-func gib(n int64) string {
-	if n%(1<<30) == 0 {
-		return fmt.Sprintf("%d GiB", n>>30)
-	}
-	return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-}
-
-// sizeOrEmpty prints a known size in GiB, nothing for an unknown one.
-func sizeOrEmpty(n int64) string {
-	if n <= 0 {
-		return ""
-	}
-	return gib(n)
-}
+// gib prints a byte count in GiB ("2 GiB", "1.50 GiB").
+func gib(n int64) string { return output.Cell(output.GiB(n)) }

@@ -72,3 +72,16 @@ func propertiesRecord(p connector.Properties) output.Record {
 	r = append(r, output.Field{Name: "do_local_attach", Value: p.DoLocalAttach})
 	return r
 }
+
+// connectorKeys are all the keys get-connector may print: those of a
+// host that has every one.
+func connectorKeys() []string {
+	on := true
+	r := propertiesRecord(connector.Properties{Initiator: "-", WWPNs: []string{"-"}, WWNNs: []string{"-"}, SystemUUID: "-",
+		NQN: "-", NVMeHostID: "-", UUID: "-", NVMeNativeMultipath: &on})
+	names := make([]string, len(r))
+	for i, f := range r {
+		names[i] = f.Name
+	}
+	return names
+}

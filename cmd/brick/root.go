@@ -176,6 +176,7 @@ func (a *app) setup(cmd *cobra.Command, args []string) error {
 	}
 	a.op = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 	a.status = a.newStatus()
+	a.out.Hints = a.errWriter()
 	switch {
 	case a.debug:
 		a.logger = a.newLogger(slog.LevelDebug)

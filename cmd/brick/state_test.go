@@ -43,14 +43,36 @@ func TestListWhenCinderDown(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(out), &rows), name)
 		require.Len(t, rows, 2, name)
 		for i, id := range []string{a, b} {
-			require.Equal(t, id, rows[i]["Volume"], name)
-			require.Equal(t, "unknown", rows[i]["Cinder Status"], name)
-			require.Equal(t, "/dev/sdx", rows[i]["Device"], name)
+			require.Equal(t, id, rows[i]["volume_id"], name)
+			require.Equal(t, "unknown", rows[i]["cinder_status"], name)
+			require.Equal(t, "/dev/sdx", rows[i]["path"], name)
+			require.Nil(t, rows[i]["size"], name)
 		}
 		require.Contains(t, errs, filepath.Join(dir, c+".json"), "%s: the damaged record is named", name)
 		require.Contains(t, errs, "brick cleanup", name)
 		require.NotContains(t, errs, ".tmp", name)
 		require.Less(t, time.Since(start), 10*time.Second, name)
 		t.Logf("%s: %s", name, strings.TrimSpace(errs))
+	}
+}
+
+// TestListEmpty: no attachment prints nothing in table form (cliff's
+// default) and a hint on stderr; the other forms print an empty list.
+func TestListEmpty(t *testing.T) {
+	t.Setenv("BRICK_CONFIG", "")
+	root := fixtureHost(t)
+	tests := []struct {
+		format, out, errs string
+	}{
+		{"table", "", "brick: no volume attached by brick on this host (brick local-attach VOLUME attaches one)\n"},
+		{"json", "[]\n", ""},
+		{"value", "", ""},
+		{"csv", `"Volume","Name","Device","Protocol","Multipath ID","Attachment ID","Mountpoint","Phase","Cinder Status","Size"` + "\n", ""},
+	}
+	for _, tt := range tests {
+		code, out, errs := runVolumeCmd(t, "--host-root", root, "--config", "/dev/null", "list", "--offline", "-f", tt.format)
+		require.Equal(t, 0, code, errs)
+		require.Equal(t, tt.out, out, tt.format)
+		require.Equal(t, tt.errs, errs, tt.format)
 	}
 }

@@ -2,6 +2,7 @@ package output
 
 import (
 	"encoding/csv"
+	"fmt"
 	"io"
 	"strings"
 )
@@ -49,6 +50,9 @@ func writeCSV(w io.Writer, header []string, rows [][]any, mode string) error {
 func csvField(v any, mode string) string {
 	s := Cell(v)
 	_, isNumber := number(v)
+	if _, ok := v.(fmt.Stringer); ok { // printed as its text ("2 GiB")
+		isNumber = false
+	}
 	if _, isBool := v.(bool); isBool { // a Python bool is a number
 		isNumber = true
 	}

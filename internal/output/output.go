@@ -49,8 +49,23 @@ type Record []Field
 
 // Table is a list of objects sharing columns.
 type Table struct {
+	// Columns are the labels a table shows ("Multipath ID").
 	Columns []string
-	Rows    [][]any
+	// Keys, when set, name the columns in JSON and YAML instead of the
+	// labels ("multipath_id"), one per column; -c takes either.
+	Keys []string
+	Rows [][]any
+	// Empty is the hint printed to Options.Hints when the table has no
+	// row: the table form then prints nothing, as cliff does.
+	Empty string
+}
+
+// keys are the JSON and YAML names of t's columns.
+func (t Table) keys() []string {
+	if len(t.Keys) == len(t.Columns) {
+		return t.Keys
+	}
+	return t.Columns
 }
 
 // Options are the output flags (-f, -c, --sort-column, ...).
@@ -69,10 +84,12 @@ type Options struct {
 	// LongHint: the command shows more columns with --long, which the error
 	// for an unknown -c column then suggests.
 	LongHint bool
+	// Hints receives a table's Empty hint (stderr; nil: none).
+	Hints io.Writer
 }
 
-// tableWidth is the width tables are fitted to; 0 means do not fit.
-func (o Options) tableWidth() int {
+// Width is the width tables are fitted to; 0 means do not fit.
+func (o Options) Width() int {
 	if o.MaxWidth > 0 {
 		return o.MaxWidth
 	}
@@ -101,8 +118,22 @@ func columnKey(s string) string {
 	return strings.ToLower(strings.NewReplacer(" ", "_", "-", "_").Replace(s))
 }
 
-// selectColumns returns the indexes of the wanted names in order, or all.
-func (o Options) selectColumns(names []string, want []string) ([]int, error) {
+// ColumnNames are the words a shell completes for -c: each column's label,
+// or its key form where the label has a space ("multipath_id").
+func ColumnNames(columns []string) []string {
+	out := make([]string, len(columns))
+	for i, c := range columns {
+		out[i] = c
+		if strings.ContainsAny(c, " \t") {
+			out[i] = columnKey(c)
+		}
+	}
+	return out
+}
+
+// selectColumns returns the indexes of the wanted columns in order, or
+// all; a wanted name matches a column's label or its key.
+func (o Options) selectColumns(names, keys, want []string) ([]int, error) {
 	if len(want) == 0 {
 		idx := make([]int, len(names))
 		for i := range names {
@@ -112,21 +143,18 @@ func (o Options) selectColumns(names []string, want []string) ([]int, error) {
 	}
 	var idx []int
 	for _, w := range want {
-		found := false
-		for i, n := range names {
-			if columnKey(n) == columnKey(w) {
-				idx = append(idx, i)
-				found = true
-				break
-			}
+		i := slices.IndexFunc(names, func(n string) bool { return columnKey(n) == columnKey(w) })
+		if i < 0 && keys != nil {
+			i = slices.IndexFunc(keys, func(k string) bool { return columnKey(k) == columnKey(w) })
 		}
-		if !found {
+		if i < 0 {
 			hint := ""
 			if o.LongHint {
 				hint = "; --long shows more columns"
 			}
 			return nil, fmt.Errorf("%w %q (columns: %s%s)", ErrNoColumn, w, strings.Join(names, ", "), hint)
 		}
+		idx = append(idx, i)
 	}
 	return idx, nil
 }
@@ -141,7 +169,7 @@ func (o Options) PrintRecord(w io.Writer, r Record) error {
 	for i, f := range r {
 		names[i] = f.Name
 	}
-	idx, err := o.selectColumns(names, o.Columns)
+	idx, err := o.selectColumns(names, nil, o.Columns)
 	if err != nil {
 		return err
 	}
@@ -179,40 +207,30 @@ func (o Options) PrintRecord(w io.Writer, r Record) error {
 		for i, f := range sel {
 			rows[i] = []string{f.Name, Cell(f.Value)}
 		}
-		return writeTable(w, []string{"Field", "Value"}, rows, o.tableWidth())
+		return writeTable(w, []string{"Field", "Value"}, rows, o.Width())
 	}
 }
 
-// PrintTable prints a list: a table, a JSON array of objects, ...
+// PrintTable prints a list: a table, a JSON array of objects, ... An empty
+// list prints nothing in table form but the table's Empty hint.
 func (o Options) PrintTable(w io.Writer, t Table) error {
-	idx, err := o.selectColumns(t.Columns, o.Columns)
+	idx, err := o.selectColumns(t.Columns, t.keys(), o.Columns)
 	if err != nil {
 		return err
 	}
 	if t, err = o.sorted(t); err != nil {
 		return err
 	}
+	rows := make([][]any, len(t.Rows))
+	for i, row := range t.Rows {
+		rows[i] = pick(row, idx)
+	}
 	switch o.Format {
 	case FormatJSON, FormatYAML:
-		list := make([]orderedMap, len(t.Rows))
-		for i, row := range t.Rows {
-			m := make(orderedMap, len(idx))
-			for k, j := range idx {
-				m[k] = Field{Name: t.Columns[j], Value: row[j]}
-			}
-			list[i] = m
-		}
-		if o.Format == FormatJSON {
-			return writeJSON(w, list, !o.Noindent)
-		}
-		return writeYAML(w, list)
+		return o.writeObjects(w, pick(t.keys(), idx), rows)
 	case FormatValue:
-		for _, row := range t.Rows {
-			vals := make([]string, len(idx))
-			for k, j := range idx {
-				vals[k] = Cell(row[j])
-			}
-			if _, err := fmt.Fprintln(w, strings.Join(vals, " ")); err != nil {
+		for _, row := range rows {
+			if _, err := fmt.Fprintln(w, strings.Join(cells(row), " ")); err != nil {
 				return err
 			}
 		}
@@ -220,32 +238,54 @@ func (o Options) PrintTable(w io.Writer, t Table) error {
 	case FormatShell:
 		return fmt.Errorf("the shell format prints one object; use -f value or -f json for lists")
 	case FormatCSV:
-		header := make([]string, len(idx))
-		rows := make([][]any, len(t.Rows))
-		for k, j := range idx {
-			header[k] = t.Columns[j]
-		}
-		for i, row := range t.Rows {
-			rows[i] = make([]any, len(idx))
-			for k, j := range idx {
-				rows[i][k] = row[j]
-			}
-		}
-		return writeCSV(w, header, rows, o.Quote)
-	default:
-		header := make([]string, len(idx))
-		for k, j := range idx {
-			header[k] = t.Columns[j]
-		}
-		rows := make([][]string, len(t.Rows))
-		for i, row := range t.Rows {
-			rows[i] = make([]string, len(idx))
-			for k, j := range idx {
-				rows[i][k] = Cell(row[j])
-			}
-		}
-		return writeTable(w, header, rows, o.tableWidth())
+		return writeCSV(w, pick(t.Columns, idx), rows, o.Quote)
 	}
+	if len(rows) == 0 {
+		if t.Empty != "" && o.Hints != nil {
+			_, err := fmt.Fprintln(o.Hints, t.Empty)
+			return err
+		}
+		return nil
+	}
+	text := make([][]string, len(rows))
+	for i, row := range rows {
+		text[i] = cells(row)
+	}
+	return writeTable(w, pick(t.Columns, idx), text, o.Width())
+}
+
+// writeObjects prints rows as a JSON or YAML list of objects.
+func (o Options) writeObjects(w io.Writer, keys []string, rows [][]any) error {
+	list := make([]orderedMap, len(rows))
+	for i, row := range rows {
+		m := make(orderedMap, len(keys))
+		for k, name := range keys {
+			m[k] = Field{Name: name, Value: row[k]}
+		}
+		list[i] = m
+	}
+	if o.Format == FormatJSON {
+		return writeJSON(w, list, !o.Noindent)
+	}
+	return writeYAML(w, list)
+}
+
+// pick returns the items of s at idx, in that order.
+func pick[T any](s []T, idx []int) []T {
+	out := make([]T, len(idx))
+	for k, j := range idx {
+		out[k] = s[j]
+	}
+	return out
+}
+
+// cells renders a row's values as text.
+func cells(row []any) []string {
+	out := make([]string, len(row))
+	for i, v := range row {
+		out[i] = Cell(v)
+	}
+	return out
 }
 
 // orderedMap marshals as a JSON object or YAML mapping in field order.
@@ -403,3 +443,28 @@ func shellName(s string) string {
 	}
 	return b.String()
 }
+
+// GiB is a size in bytes as Cinder gives sizes: a number of GiB in JSON
+// and YAML (openstackclient prints "Size": 1), "2 GiB" as text, sorted by
+// value; nil (null, an empty cell) when the size is unknown.
+func GiB(bytes int64) any {
+	if bytes <= 0 {
+		return nil
+	}
+	return gib(bytes)
+}
+
+type gib int64
+
+func (g gib) gib() float64 { return float64(g) / (1 << 30) }
+
+func (g gib) String() string {
+	if g%(1<<30) == 0 {
+		return fmt.Sprintf("%d GiB", g>>30)
+	}
+	return fmt.Sprintf("%.2f GiB", g.gib())
+}
+
+func (g gib) MarshalJSON() ([]byte, error) { return json.Marshal(g.gib()) }
+
+func (g gib) MarshalYAML() (any, error) { return g.gib(), nil }

@@ -134,7 +134,7 @@ func TestTableWidth(t *testing.T) {
 	}{
 		{"no terminal, no flag", Options{}, 0},
 		{"terminal", Options{TermWidth: 60}, 60},
-		{"max width", Options{MaxWidth: 50}, 50},
+		{"max width", Options{MaxWidth: 56}, 56},
 		{"max width beats terminal", Options{MaxWidth: 70, TermWidth: 200}, 70},
 		{"fit width without a terminal", Options{FitWidth: true}, 0},
 	}
@@ -166,10 +166,52 @@ func TestWrapText(t *testing.T) {
 	}{
 		{"short", 8, "short"},
 		{"two words here", 9, "two words\nhere"},
-		{"abcdefghijkl", 5, "abcde\nfghij\nkl"},
-		{"a abcdefghij", 5, "a\nabcde\nfghij"},
+		{`{"a":"bcdefghijkl"}`, 5, "{\"a\":\n\"bcde\nfghij\nkl\"}"},
+		{"a {abcdefghij}", 5, "a\n{abcd\nefghi\nj}"},
+		{"line one\nline two", 5, "line\none\nline\ntwo"},
+		// Identifiers stay whole, however narrow the column.
+		{"iqn.2010-10.org.openstack:volume-1", 8, "iqn.2010-10.org.openstack:volume-1"},
+		{"/dev/sdb, /dev/sdc", 9, "/dev/sdb,\n/dev/sdc"},
+		{"see 6d54cb90-a5d1-40d8-9cb2-c6adf43a02af now", 10, "see\n6d54cb90-a5d1-40d8-9cb2-c6adf43a02af\nnow"},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want, wrapText(tt.in, tt.width), tt.in)
 	}
+}
+
+// TestTableKeysSizesEmpty: JSON names columns by their keys and prints
+// sizes as numbers of GiB; tables keep labels and "2 GiB"; an empty table
+// prints only its hint.
+func TestTableKeysSizesEmpty(t *testing.T) {
+	tb := Table{Columns: []string{"Volume", "Cinder Status", "Size"}, Keys: []string{"volume_id", "cinder_status", "size"},
+		Rows: [][]any{{"v1", "in-use", GiB(10 << 30)}, {"v2", "unknown", GiB(0)}, {"v3", "in-use", GiB(3 << 29)}}}
+	tests := []struct {
+		name  string
+		o     Options
+		t     Table
+		want  string
+		hints string
+	}{
+		{"json keys and numbers", Options{Format: FormatJSON, Noindent: true}, tb,
+			`[{"volume_id":"v1","cinder_status":"in-use","size":10},{"volume_id":"v2","cinder_status":"unknown","size":null},{"volume_id":"v3","cinder_status":"in-use","size":1.5}]` + "\n", ""},
+		{"yaml", Options{Format: FormatYAML, Columns: []string{"size"}}, tb, "- size: 10\n- size: null\n- size: 1.5\n", ""},
+		{"-c by label or key, sorted by size", Options{Format: FormatValue, Columns: []string{"Volume", "cinder_status", "Size"}, SortColumns: []string{"size"}}, tb,
+			"v2 unknown \nv3 in-use 1.50 GiB\nv1 in-use 10 GiB\n", ""},
+		{"csv keeps the text", Options{Format: FormatCSV, Columns: []string{"size"}}, tb, "\"Size\"\n\"10 GiB\"\n\"\"\n\"1.50 GiB\"\n", ""},
+		{"empty table", Options{Format: FormatTable}, Table{Columns: []string{"A"}, Empty: "nothing here"}, "", "nothing here\n"},
+		{"empty json", Options{Format: FormatJSON}, Table{Columns: []string{"A"}, Empty: "nothing here"}, "[]\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, hints bytes.Buffer
+			tt.o.Hints = &hints
+			require.NoError(t, tt.o.PrintTable(&out, tt.t))
+			require.Equal(t, tt.want, out.String())
+			require.Equal(t, tt.hints, hints.String())
+		})
+	}
+	var out bytes.Buffer
+	require.NoError(t, Options{Format: FormatTable}.PrintTable(&out, tb))
+	require.Contains(t, out.String(), "│ Cinder Status │")
+	require.Contains(t, out.String(), "│ 10 GiB ")
 }
