@@ -21,6 +21,10 @@ import (
 // noEndpoint explains a noauth client without its endpoint: when noauth
 // was only the fallback, the user gave no credentials at all.
 func noEndpoint(o Options, service, flag string) error {
+	if o.noCredentials && len(o.misspelt) > 0 {
+		return fmt.Errorf("%w: no OpenStack credentials: clouds.yaml entry %q has %s, which brick does not read: fix the spelling",
+			ErrConfig, o.Cloud, strings.Join(o.misspelt, ", "))
+	}
 	if o.noCredentials {
 		return fmt.Errorf("%w: no OpenStack credentials: set OS_CLOUD (a clouds.yaml entry), or OS_AUTH_URL with OS_USERNAME, OS_PASSWORD and OS_PROJECT_NAME (an openrc file), or use --os-auth-type noauth with %s when %s runs without Keystone",
 			ErrConfig, strings.Fields(flag)[0], service)

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -37,6 +39,9 @@ type cloud struct {
 	BlockStorageEndpointOverride string `yaml:"block_storage_endpoint_override"`
 	VolumeEndpointOverride       string `yaml:"volume_endpoint_override"`
 	BaremetalEndpointOverride    string `yaml:"baremetal_endpoint_override"`
+
+	// misspelt names keys that look like one of the above but are not.
+	misspelt []string
 }
 
 // cloudAuth is a clouds.yaml entry's auth section.
@@ -115,7 +120,7 @@ func loadCloud(name string, files []string, trust FileTrust, log *slog.Logger) (
 			return cloud{}, err
 		}
 		if !found {
-			return cloud{}, fmt.Errorf("%w: cloud %q not found in %s", ErrConfig, name, path)
+			return cloud{}, unknownCloud(name, path, cloudNames(path, trust))
 		}
 		secure := filepath.Join(filepath.Dir(path), "secure.yaml")
 		over, found, err := readCloud(secure, name, trust, log)
@@ -129,9 +134,12 @@ func loadCloud(name string, files []string, trust FileTrust, log *slog.Logger) (
 		if err != nil {
 			return cloud{}, fmt.Errorf("%w: parse %s: %w", ErrConfig, path, err)
 		}
+		if c.misspelt = misspelt(&entry); len(c.misspelt) > 0 && log != nil {
+			log.Warn(fmt.Sprintf("%s: cloud %q: brick does not read %s: misspelt?", path, name, strings.Join(c.misspelt, ", ")))
+		}
 		return c, nil
 	}
-	return cloud{}, fmt.Errorf("%w: cloud %q: no clouds.yaml found (tried %v)", ErrConfig, name, files)
+	return cloud{}, fmt.Errorf("%w: cloud %q: no clouds.yaml found (tried %s)", ErrConfig, name, strings.Join(files, ", "))
 }
 
 // readCloud reads one clouds.yaml or secure.yaml the trust accepts and
@@ -167,6 +175,16 @@ func findCloud(data []byte, name string) (yaml.Node, bool, error) {
 	}
 	n, ok := f.Clouds[name]
 	return n, ok, nil
+}
+
+// cloudNames lists the entries of a clouds.yaml, for an error naming them.
+func cloudNames(path string, trust FileTrust) []string {
+	data, _, err := trust.ReadFile(path)
+	var f cloudsFile
+	if err != nil || yaml.Unmarshal(data, &f) != nil {
+		return nil
+	}
+	return slices.Collect(maps.Keys(f.Clouds))
 }
 
 // decodeCloud decodes one (merged) entry.
@@ -258,6 +276,7 @@ func applyCloud(o Options, c cloud) Options {
 	o.CACert = cmp.Or(o.CACert, c.CACertFile)
 	o.CinderEndpoint = cmp.Or(o.CinderEndpoint, c.BlockStorageEndpointOverride, c.VolumeEndpointOverride)
 	o.IronicEndpoint = cmp.Or(o.IronicEndpoint, c.BaremetalEndpointOverride)
+	o.misspelt = c.misspelt
 	if c.Verify != nil && !*c.Verify {
 		o.Insecure = true
 	}

@@ -1,8 +1,10 @@
 package osauth
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -224,4 +226,40 @@ func TestCloudVolumeAPIVersion(t *testing.T) {
 			require.Equal(t, tc.want, o.VolumeAPIVersion)
 		})
 	}
+}
+
+// TestCloudsYAMLMistakes: a misspelt key, an unknown cloud and a missing
+// file each say what is wrong in the user's words.
+func TestCloudsYAMLMistakes(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "clouds.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`clouds:
+  prod:
+    auht:
+      auth_url: http://ks/v3
+      username: u
+  staging:
+    auth:
+      auth_ulr: http://ks/v3
+      password: pw
+  lab:
+    auth_type: none
+`), 0o600))
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	for _, tc := range []struct{ cloud, want string }{
+		{"prod", `openstack auth configuration: no OpenStack credentials: clouds.yaml entry "prod" has "auht" (auth?), which brick does not read: fix the spelling`},
+		{"staging", `clouds.yaml entry "staging" has auth."auth_ulr" (auth.auth_url?), which brick does not read`},
+		{"prd", `openstack auth configuration: cloud "prd" not found in ` + file + ` (did you mean "prod"? it has: lab, prod, staging)`},
+		{"elsewhere", `openstack auth configuration: cloud "elsewhere" not found in ` + file + ` (it has: lab, prod, staging)`},
+	} {
+		_, err := BlockStorageClient(t.Context(), Options{Cloud: tc.cloud, CloudsFiles: []string{file}, Log: log})
+		require.ErrorIs(t, err, ErrConfig, tc.cloud)
+		require.ErrorContains(t, err, tc.want, tc.cloud)
+	}
+	require.Contains(t, logs.String(), `brick does not read \"auht\" (auth?): misspelt?`)
+
+	missing := []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")}
+	_, err := Resolve(Options{Cloud: "prod", CloudsFiles: missing})
+	require.EqualError(t, err, `openstack auth configuration: cloud "prod": no clouds.yaml found (tried `+missing[0]+", "+missing[1]+")")
 }

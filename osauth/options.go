@@ -135,6 +135,8 @@ type Options struct {
 	// noCredentials: Resolve fell back to noauth because nothing else
 	// was given.
 	noCredentials bool
+	// misspelt: keys of the clouds.yaml entry that look misspelt.
+	misspelt []string
 }
 
 // normalizeAuthType maps openstackclient's spellings onto ours.

@@ -76,6 +76,9 @@ func (a *app) addAuthFlags(pf *pflag.FlagSet) {
 	markCloudFlag(pf.Lookup("insecure"))
 	str(&f.cacert, "os-cacert", "OS_CACERT", "PEM CA bundle that verifies the servers")
 	str(&f.cinderEndpoint, "cinder-endpoint", "", "Cinder URL, e.g. http://host:8776/v3 (required with noauth; overrides the catalog)")
+	// cinderclient's and openstacksdk's spellings of the same.
+	settings.WithEnv(pf.Lookup("cinder-endpoint"), "OS_BLOCK_STORAGE_ENDPOINT_OVERRIDE", "CINDER_ENDPOINT")
+	str(&f.cinderEndpoint, "os-endpoint", "", "cinderclient's name for --cinder-endpoint")
 	str(&f.ironicEndpoint, "ironic-endpoint", "", "Ironic URL, e.g. http://host:6385 (required with noauth/http_basic; overrides the catalog)")
 	str(&f.volumeAPIVersion, "os-volume-api-version", "OS_VOLUME_API_VERSION", "force this Cinder microversion (e.g. 3.44 for attachments, 3.0 for the legacy flow); default: negotiate")
 	pf.DurationVar(&f.apiTimeout, "api-timeout", osauth.DefaultTimeout, "time limit for each request to Keystone, Cinder, Ironic or Barbican, its body included (a server that hangs fails after this)")

@@ -55,7 +55,7 @@ Authentication: --os-cloud / OS_* for Keystone, or --os-auth-type noauth
 var usesCinder = []string{"attach-volume", "detach-volume", "boot-from-volume"}
 
 // cinderOnlyFlags mean nothing to a command that talks to Ironic alone.
-var cinderOnlyFlags = []string{"cinder-endpoint", "os-volume-api-version"}
+var cinderOnlyFlags = []string{"cinder-endpoint", "os-endpoint", "os-volume-api-version"}
 
 // addIronicAuthFlags gives each ironic command the auth flags; those only
 // Cinder uses are accepted but unlisted on the commands that do not.
