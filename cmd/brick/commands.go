@@ -4,10 +4,10 @@ import "github.com/spf13/cobra"
 
 // extraCommands lists the command groups beyond the foundation; each
 // feature adds its constructor here.
-func (a *app) extraCommands() []*cobra.Command {
+func extraCommands(a *app) []*cobra.Command {
 	return []*cobra.Command{
 		newCmdIronic(a),
-		newCmdLocalAttach(a, nil), newCmdLocalDetach(a, nil), a.getVolumePathsCommand(), a.getAllVolumePathsCommand(), a.listCommand(), a.cleanupCommand(),
+		newCmdLocalAttach(a, nil), newCmdLocalDetach(a, nil), newCmdGetVolumePaths(a, nil), newCmdGetAllVolumePaths(a, nil), newCmdList(a, nil), newCmdCleanup(a, nil),
 		newCmdConnect(a, nil), newCmdDisconnect(a, nil),
 		newCmdExtend(a, nil),
 		newCmdReconcile(a, nil), newCmdRestore(a, nil),

@@ -53,9 +53,13 @@ var (
 	targetTypes    = []string{"iscsi", "fibre_channel", "rbd", "nfs", "nvmeof"}
 )
 
-// registerCompletions gives every command of the tree its flag and argument
+// completer completes flag values and arguments: fixed sets, NICs,
+// Ironic nodes, volumes.
+type completer struct{ a *app }
+
+// register gives every command of the tree its flag and argument
 // completions: fixed sets, NICs, Ironic nodes, volumes.
-func (a *app) registerCompletions(c *cobra.Command) {
+func (cp completer) register(c *cobra.Command) {
 	fixed := func(vals []string) cobra.CompletionFunc {
 		return cobra.FixedCompletions(vals, cobra.ShellCompDirectiveNoFileComp)
 	}
@@ -84,44 +88,44 @@ func (a *app) registerCompletions(c *cobra.Command) {
 		}
 	}
 	if c.LocalFlags().Lookup("nic") != nil {
-		_ = c.RegisterFlagCompletionFunc("nic", a.completeNICs)
+		_ = c.RegisterFlagCompletionFunc("nic", cp.nics)
 	}
 	for _, n := range []string{"node", "ironic-node"} {
 		if c.LocalFlags().Lookup(n) != nil {
-			_ = c.RegisterFlagCompletionFunc(n, a.completeNodes)
+			_ = c.RegisterFlagCompletionFunc(n, cp.nodes)
 		}
 	}
 	switch c.Name() {
 	case "local-attach", "attach-volume", "detach-volume":
-		c.ValidArgsFunction = firstArg(a.completeVolumes(false))
+		c.ValidArgsFunction = firstArg(cp.volumes(false))
 	case "local-detach", "get-volume-paths", "cleanup", "extend":
-		c.ValidArgsFunction = firstArg(a.completeVolumes(true))
+		c.ValidArgsFunction = firstArg(cp.volumes(true))
 	case "boot-from-volume":
-		c.ValidArgsFunction = firstArg(a.completeNodes)
-		_ = c.RegisterFlagCompletionFunc("volume", a.completeVolumes(false))
+		c.ValidArgsFunction = firstArg(cp.nodes)
+		_ = c.RegisterFlagCompletionFunc("volume", cp.volumes(false))
 	}
 	for _, sub := range c.Commands() {
-		a.registerCompletions(sub)
+		cp.register(sub)
 	}
 }
 
-// completionSetup applies config and environment and builds the host, as
+// setup applies config and environment and builds the host, as
 // setup does, but quietly and without judging the command line (a
 // completion is asked for half-typed commands). setup itself ran for
 // cobra's __complete command, without the completed command's flags.
-func (a *app) completionSetup(cmd *cobra.Command) {
-	a.logger = slog.New(slog.DiscardHandler)
-	cfg, err := a.loadSettings(cmd)
+func (cp completer) setup(cmd *cobra.Command) {
+	cp.a.logger = slog.New(slog.DiscardHandler)
+	cfg, err := cp.a.loadSettings(cmd)
 	if err != nil { // the environment still applies
-		cfg, _ = settings.Parse(a.configFile, nil)
+		cfg, _ = settings.Parse(cp.a.configFile, nil)
 	}
-	_ = a.applySettings(cmd, cfg)
-	a.host = host.New(a.hostRoot, a.logger, a.redactor)
+	_ = cp.a.applySettings(cmd, cfg)
+	cp.a.host = host.New(cp.a.hostRoot, cp.a.logger, cp.a.redactor)
 }
 
-func (a *app) completeNICs(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	a.completionSetup(cmd)
-	addrs, _ := a.host.Sys.InterfaceAddrs()
+func (cp completer) nics(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	cp.setup(cmd)
+	addrs, _ := cp.a.host.Sys.InterfaceAddrs()
 	var out []string
 	for _, ad := range addrs {
 		if !slices.Contains(out, ad.Interface) {
@@ -131,11 +135,11 @@ func (a *app) completeNICs(cmd *cobra.Command, _ []string, _ string) ([]cobra.Co
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
-func (a *app) completeNodes(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	a.completionSetup(cmd)
+func (cp completer) nodes(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	cp.setup(cmd)
 	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 	defer cancel()
-	sc, err := a.ironicClient(ctx)
+	sc, err := cp.a.ironicClient(ctx)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -167,14 +171,14 @@ func firstArg(f cobra.CompletionFunc) cobra.CompletionFunc {
 // completeVolumes offers Cinder's volumes (IDs and names, with the other
 // as description) and, for commands on attached volumes, brick's records
 // first.
-func (a *app) completeVolumes(attached bool) cobra.CompletionFunc {
+func (cp completer) volumes(attached bool) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		a.completionSetup(cmd)
+		cp.setup(cmd)
 		ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 		defer cancel()
 		var out []string
 		if attached {
-			m := &attach.Manager{Host: a.host}
+			m := &attach.Manager{Host: cp.a.host}
 			entries, _ := m.List(ctx)
 			for _, e := range entries {
 				out = append(out, completion(e.Record.VolumeID, e.Record.VolumeName))
@@ -183,7 +187,7 @@ func (a *app) completeVolumes(attached bool) cobra.CompletionFunc {
 				return out, cobra.ShellCompDirectiveNoFileComp
 			}
 		}
-		c, err := a.cinderClient(ctx)
+		c, err := cp.a.cinderClient(ctx)
 		if err != nil {
 			return out, cobra.ShellCompDirectiveNoFileComp
 		}

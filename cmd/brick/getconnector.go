@@ -7,7 +7,7 @@ import (
 	"github.com/brick-storage/brick/internal/output"
 )
 
-func (a *app) getConnectorCommand() *cobra.Command {
+func newCmdGetConnector(a *app) *cobra.Command {
 	var opts connector.GatherOptions
 	cmd := &cobra.Command{
 		Use:   "get-connector",

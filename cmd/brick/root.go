@@ -107,7 +107,7 @@ users type them.`,
 	pf.StringVar(&a.hostRoot, "host-root", "/", "read the host's /etc, /sys, /dev, /proc and /run under this directory (a container with the host's / mounted there, or a test fixture tree)")
 	pf.StringVar(&a.configFile, "config", settings.DefaultFile, "YAML configuration file; keys are flag names")
 
-	for _, c := range a.recordCommands(args) {
+	for _, c := range recordCommands(a, args) {
 		a.addRecordOutputFlags(c.Flags())
 		root.AddCommand(c)
 	}
@@ -120,14 +120,14 @@ users type them.`,
 		// --version" is an unknown flag), so only this tree reads the
 		// build information for it.
 		root.Version = readBuildInfo().Version
-		for _, c := range a.extraCommands() {
+		for _, c := range extraCommands(a) {
 			root.AddCommand(c)
 		}
 		root.AddCommand(helpTopics()...)
 		root.SetHelpCommand(newHelpCommand(root))
 		root.InitDefaultCompletionCmd()
 		strictGroups(root)
-		a.registerCompletions(root)
+		completer{a}.register(root)
 	}
 	root.SetFlagErrorFunc(flagError)
 	// Accept --enforce_multipath for --enforce-multipath everywhere.
@@ -142,14 +142,14 @@ func lightCommand(args []string) bool {
 
 // recordCommands are version and get-connector, or only the one args run:
 // neither mentions the other, and each costs a flag set to build.
-func (a *app) recordCommands(args []string) []*cobra.Command {
+func recordCommands(a *app, args []string) []*cobra.Command {
 	switch {
 	case !lightCommand(args):
-		return []*cobra.Command{a.versionCommand(), a.getConnectorCommand()}
+		return []*cobra.Command{newCmdVersion(a), newCmdGetConnector(a)}
 	case args[0] == "version":
-		return []*cobra.Command{a.versionCommand()}
+		return []*cobra.Command{newCmdVersion(a)}
 	default:
-		return []*cobra.Command{a.getConnectorCommand()}
+		return []*cobra.Command{newCmdGetConnector(a)}
 	}
 }
 
@@ -157,7 +157,7 @@ func (a *app) recordCommands(args []string) []*cobra.Command {
 // not set, then builds the logger and the host.
 func (a *app) setup(cmd *cobra.Command, args []string) error {
 	if cmd.Name() == cobra.ShellCompRequestCmd || cmd.Name() == cobra.ShellCompNoDescRequestCmd {
-		return nil // the completed command's flags are not parsed yet: completionSetup
+		return nil // the completed command's flags are not parsed yet: completer.setup
 	}
 	cfg, err := a.loadSettings(cmd)
 	if err != nil {

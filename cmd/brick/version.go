@@ -55,7 +55,7 @@ func moduleVersion(v string) string {
 	return strings.TrimPrefix(v, "v")
 }
 
-func (a *app) versionCommand() *cobra.Command {
+func newCmdVersion(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print brick's version, commit and Go version",

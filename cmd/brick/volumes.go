@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/output"
+)
+
+// volumePathsOptions are get-volume-paths'.
+type volumePathsOptions struct {
+	f      *app
+	Ref    string
+	Volume volumeFlags
+	// formatGiven: -f came from the command line, BRICK_FORMAT or
+	// brick.yaml; else paths print one a line.
+	formatGiven bool
+}
+
+func newCmdGetVolumePaths(f *app, runF func(context.Context, *volumePathsOptions) error) *cobra.Command {
+	o := &volumePathsOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "get-volume-paths VOLUME",
+		Short: "Print the device paths of an attached volume on this host",
+		Long: `Print the device paths on this host of a volume: from brick's local record,
+or from the volume's attachment to this host in Cinder. One path a line, as
+python-brick-cinderclient-ext prints them; -f table for a table.`,
+		Args: cobra.ExactArgs(1),
+	}
+	cmd.RunE = runE(o, func(args []string) { o.Ref, o.formatGiven = args[0], f.formatGiven(cmd) }, volumePathsRun, runF)
+	fl := cmd.Flags()
+	f.addAuthFlags(fl)
+	f.addOutputFlags(fl)
+	// What help shows is what it does: one path a line unless -f says.
+	fl.Lookup("format").DefValue = output.FormatValue
+	addVolumeFlags(fl, &o.Volume, forPaths)
+	return cmd
+}
+
+func (o *volumePathsOptions) validate() error { return o.Volume.validate(o.f) }
+
+func volumePathsRun(ctx context.Context, o *volumePathsOptions) error {
+	f := o.f
+	if err := f.needRoot("get-volume-paths"); err != nil {
+		return err
+	}
+	m, err := f.manager(ctx, o.Volume.opts, false, "", "")
+	if err != nil {
+		return err
+	}
+	if _, rerr := m.Record(o.Ref); rerr != nil {
+		if m, err = f.manager(ctx, o.Volume.opts, true, "get-volume-paths", o.Ref); err != nil {
+			return err
+		}
+	}
+	paths, err := m.VolumePaths(ctx, o.Ref, o.Volume.gather())
+	if err != nil {
+		return err
+	}
+	t := output.Table{Columns: []string{"Path"}}
+	for _, p := range paths {
+		t.Rows = append(t.Rows, []any{p})
+	}
+	out := f.out
+	if !o.formatGiven {
+		out.Format = output.FormatValue // one path a line, as python-brick-cinderclient-ext prints them
+	}
+	return out.PrintTable(f.stdout, t)
+}
+
+// allVolumePathsOptions are get-all-volume-paths'.
+type allVolumePathsOptions struct {
+	f        *app
+	Volume   volumeFlags
+	Protocol string
+}
+
+func newCmdGetAllVolumePaths(f *app, runF func(context.Context, *allVolumePathsOptions) error) *cobra.Command {
+	o := &allVolumePathsOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "get-all-volume-paths",
+		Short: "Print the device paths of every volume brick attached on this host",
+		Args:  cobra.NoArgs,
+		RunE:  runE(o, nil, allVolumePathsRun, runF),
+	}
+	f.addOutputFlags(cmd.Flags())
+	addVolumeFlags(cmd.Flags(), &o.Volume, forNone)
+	cmd.Flags().StringVar(&o.Protocol, "protocol", "", "only this driver_volume_type (iscsi, nfs, ...; any case)")
+	return cmd
+}
+
+// validate: Cinder names protocols in lowercase; the ext's users type ISCSI.
+func (o *allVolumePathsOptions) validate() error {
+	o.Protocol = strings.ToLower(o.Protocol)
+	types := o.f.newRegistry(o.Volume.opts).Types()
+	if o.Protocol != "" && !slices.Contains(types, o.Protocol) {
+		return fmt.Errorf("--protocol %s: unknown protocol (use one of: %s)", connector.Quote(o.Protocol), strings.Join(types, ", "))
+	}
+	return nil
+}
+
+func allVolumePathsRun(ctx context.Context, o *allVolumePathsOptions) error {
+	f := o.f
+	if err := f.needRoot("get-all-volume-paths"); err != nil {
+		return err
+	}
+	m, err := f.manager(ctx, o.Volume.opts, false, "", "")
+	if err != nil {
+		return err
+	}
+	paths, errs := m.AllVolumePaths(ctx, o.Protocol)
+	for _, e := range errs {
+		f.logger.Warn("get-all-volume-paths", "err", e.Error())
+	}
+	t := output.Table{Columns: []string{"Volume", "Protocol", "Path"}}
+	for _, p := range paths {
+		t.Rows = append(t.Rows, []any{p.VolumeID, p.Protocol, p.Path})
+	}
+	return f.out.PrintTable(f.stdout, t)
+}
+
+// listOptions are list's.
+type listOptions struct {
+	f       *app
+	Offline bool
+	noChecks
+}
+
+func newCmdList(f *app, runF func(context.Context, *listOptions) error) *cobra.Command {
+	o := &listOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the volumes brick attached to this host, with their Cinder status",
+		Long: `List brick's local attachments: volume, device, protocol, multipath map,
+mount point, the local phase (attached, or attaching/detaching when an
+operation did not finish: run brick cleanup) and the volume's status in
+Cinder. Cinder errors become warnings and the status shows "unknown";
+--offline does not ask Cinder.`,
+		Args: cobra.NoArgs,
+		RunE: runE(o, nil, listRun, runF),
+	}
+	f.addAuthFlags(cmd.Flags())
+	f.addOutputFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&o.Offline, "offline", false, "do not ask Cinder for the status")
+	return cmd
+}
+
+func listRun(ctx context.Context, o *listOptions) error {
+	f := o.f
+	if err := f.needRoot("list"); err != nil {
+		return err
+	}
+	m, err := f.manager(ctx, connectorOptions{}, false, "", "")
+	if err != nil {
+		return err
+	}
+	entries, errs := m.List(ctx)
+	// Without records there is no status to ask Cinder for.
+	if !o.Offline && len(entries) > 0 {
+		if c, err := f.cinderClient(ctx); err == nil {
+			m.Cinder = c
+			entries, errs = m.List(ctx)
+		} else {
+			f.logger.Warn("list: Cinder status unknown", "err", err.Error())
+		}
+	}
+	for _, e := range errs {
+		f.logger.Warn("list", "err", e.Error())
+	}
+	t := output.Table{Columns: listColumns, Keys: listKeys,
+		Empty: "brick: no volume attached by brick on this host (brick local-attach VOLUME attaches one)"}
+	for _, e := range entries {
+		r := e.Record
+		dev, proto, mp := "", "", ""
+		if r.Device != nil {
+			dev, proto, mp = r.DevicePath(), r.Device.Protocol, r.Device.MultipathID
+		}
+		if proto == "" && r.ConnectionInfo != nil {
+			proto = r.ConnectionInfo.DriverVolumeType
+		}
+		t.Rows = append(t.Rows, []any{r.VolumeID, r.VolumeName, dev, proto, mp, r.AttachmentID, r.Mountpoint, r.Phase, e.CinderStatus, output.GiB(e.SizeBytes)})
+	}
+	return f.out.PrintTable(f.stdout, t)
+}
+
+// listColumns are brick list's columns; listKeys name them in JSON and
+// YAML as local-attach's record names the same fields.
+var (
+	listColumns = []string{"Volume", "Name", "Device", "Protocol", "Multipath ID", "Attachment ID", "Mountpoint", "Phase", "Cinder Status", "Size"}
+	listKeys    = []string{"volume_id", "volume_name", "path", "protocol", "multipath_id", "attachment_id", "mountpoint", "phase", "cinder_status", "size"}
+)
+
+// cleanupOptions are cleanup's.
+type cleanupOptions struct {
+	f      *app
+	Ref    string
+	Volume volumeFlags
+	Force  bool
+}
+
+func newCmdCleanup(f *app, runF func(context.Context, *cleanupOptions) error) *cobra.Command {
+	o := &cleanupOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "cleanup [VOLUME]",
+		Short: "Repair what an interrupted local-attach or local-detach left behind",
+		Long: `Repair after a crash (kill -9, power loss) in the middle of local-attach or
+local-detach, from brick's records and Cinder: an unfinished attach is undone
+(device disconnected, Cinder reservation, export and attachment removed, so
+the volume is available again), an unfinished detach is finished. Volumes
+that are fully attached are left alone. Without VOLUME every record is
+examined.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: runE(o, func(args []string) {
+			if len(args) == 1 {
+				o.Ref = args[0]
+			}
+		}, cleanupRun, runF),
+	}
+	f.addAuthFlags(cmd.Flags())
+	f.addOutputFlags(cmd.Flags())
+	addVolumeFlags(cmd.Flags(), &o.Volume, forDetach)
+	cmd.Flags().BoolVar(&o.Force, "force", false, "when finishing a detach, disconnect even if the device is in use")
+	return cmd
+}
+
+func (o *cleanupOptions) validate() error { return o.Volume.validate(o.f) }
+
+func cleanupRun(ctx context.Context, o *cleanupOptions) error {
+	f := o.f
+	if err := f.needRoot("cleanup"); err != nil {
+		return err
+	}
+	ctx, end := f.track(ctx, "cleanup", o.Ref)
+	defer end()
+	m, err := f.manager(ctx, o.Volume.opts, true, "cleanup", o.Ref)
+	if err != nil {
+		return err
+	}
+	if sc, err := f.ironicClientIfConfigured(ctx); err == nil && sc != nil {
+		m.Targets = sc
+	}
+	results, err := m.Cleanup(ctx, o.Ref, o.Force)
+	end()
+	t := output.Table{Columns: []string{"Volume", "Action", "Step", "Error"}}
+	for _, r := range results {
+		msg := ""
+		if r.Err != nil {
+			msg = f.redactor.Redact(r.Err.Error())
+		}
+		t.Rows = append(t.Rows, []any{r.VolumeID, r.Action, r.Step, msg})
+	}
+	if perr := f.out.PrintTable(f.stdout, t); perr != nil && err == nil {
+		err = perr
+	}
+	return err
+}
