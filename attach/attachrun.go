@@ -27,6 +27,7 @@ type attachRun struct {
 	dev        *connector.Device
 	connectErr error
 	crypt      *cryptPlan // an encrypted volume's spec and key (crypt-key step)
+	reopen     bool       // a restore re-opening what an attach made: never format
 }
 
 func (m *Manager) newAttachRun(vol *cinderapi.Volume, id, mode string, opts AttachOptions) (*attachRun, error) {
@@ -164,7 +165,7 @@ func (r *attachRun) mount(ctx context.Context) error {
 	if err := r.m.mount(ctx, dev, r.opts.Mountpoint, t, mountOptions(r.rec.Mode, r.opts.MountSuidDev)); err != nil {
 		return err
 	}
-	r.rec.Mounted = true
+	r.rec.Mounted, r.rec.MountFSType, r.rec.MountSuidDev = true, r.opts.MountFSType, r.opts.MountSuidDev
 	return nil
 }
 

@@ -135,7 +135,7 @@ func (r *attachRun) decrypt(ctx context.Context) error {
 	// left.
 	r.rec.Crypt = &CryptRecord{Name: cryptName(id), Provider: string(r.crypt.spec.Provider)}
 	dm := r.m.dm()
-	dm.ForceFormat = r.opts.MkfsForce
+	dm.ForceFormat, dm.NeverFormat = r.opts.MkfsForce, r.reopen
 	opened, err := dm.Open(ctx, r.dev.Path, r.rec.Crypt.Name, r.crypt.spec, r.crypt.key, r.rec.Mode == "ro")
 	if err != nil {
 		return fmt.Errorf("%w %s: %w", ErrEncrypted, id, err)

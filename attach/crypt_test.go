@@ -286,3 +286,41 @@ func TestEncryptedAttachKeepsData(t *testing.T) {
 	require.NoError(t, m.Detach(context.Background(), DetachOptions{Volume: volID}))
 	c.requireClean()
 }
+
+// TestEncryptedPersistRestore is a shutdown and a boot of an encrypted
+// --persist volume: the reconnect fetches the key and opens the mapping
+// again before mounting it, with the attach's --mount-fstype and
+// --mount-suid-dev, and never formats at that point.
+func TestEncryptedPersistRestore(t *testing.T) {
+	c := newCryptFixture(t)
+	m := c.manager(luks2Meta, nil, &Crypt{Keys: fakeKeys{key: cryptKey}})
+	ctx := context.Background()
+	mp := "/mnt/secret"
+	_, err := m.Attach(ctx, AttachOptions{Volume: "data", Persist: true, Mountpoint: mp, Mkfs: "ext4", MountFSType: "ext3", MountSuidDev: true})
+	require.NoError(t, err)
+	require.NoError(t, m.Suspend(ctx, volID, SuspendOptions{Unmount: true}))
+	require.False(t, c.open)
+	before := len(c.runner.Calls())
+
+	rec, err := m.Reconnect(ctx, volID)
+	require.NoError(t, err)
+	name := "crypt-" + volID
+	require.True(t, c.open, "the mapping is open again")
+	require.Equal(t, "/dev/mapper/"+name, c.mounts[mp])
+	require.True(t, rec.Crypt.Formatted, "still the attach's format")
+	calls := c.runner.Calls()[before:]
+	require.Contains(t, calls, "cryptsetup luksOpen --key-file=- /dev/sdx "+name)
+	require.Contains(t, calls, "mount -t ext3 -- /dev/mapper/"+name+" "+mp)
+	require.NotContains(t, strings.Join(calls, "\n"), "luksFormat")
+	require.NoError(t, m.Detach(ctx, DetachOptions{Volume: volID}))
+	c.requireClean()
+
+	// A volume that lost its header is not formatted at restore.
+	_, err = m.Attach(ctx, AttachOptions{Volume: "data", Persist: true})
+	require.NoError(t, err)
+	require.NoError(t, m.Suspend(ctx, volID, SuspendOptions{Unmount: true}))
+	c.luks = false
+	_, err = m.Reconnect(ctx, volID)
+	require.ErrorContains(t, err, "no LUKS header")
+	require.False(t, c.luks, "not formatted")
+}

@@ -134,16 +134,14 @@ func AttachedHere(ctx context.Context, c Cinder, volumeID, attachmentID, hostNam
 	return false, nil
 }
 
-// reopen opens dm-crypt again when the record has a mapping that is gone,
-// and mounts again what brick mounted.
+// reopen opens dm-crypt again when the record has a mapping that is gone
+// (fetching the key as the attach did), and mounts again what brick
+// mounted, with the type and options of the attach.
 func (m *Manager) reopen(ctx context.Context, rec *Record, info connector.ConnectionInfo, conn connector.Connector) error {
 	if rec.Crypt != nil && (rec.Crypt.Path == "" || !m.Host.FS.Exists(rec.Crypt.Path)) {
-		formatted := rec.Crypt.Formatted
-		r := &attachRun{m: m, rec: rec, info: info, conn: conn, dev: rec.Device}
-		if err := r.decrypt(ctx); err != nil {
+		if err := m.reopenCrypt(ctx, rec, info, conn); err != nil {
 			return err
 		}
-		rec.Crypt.Formatted = formatted
 	}
 	if rec.Mountpoint == "" || !rec.Mounted {
 		return nil
@@ -153,11 +151,31 @@ func (m *Manager) reopen(ctx context.Context, rec *Record, info connector.Connec
 		return err
 	}
 	dev := rec.DevicePath()
-	t, err := m.mountType(ctx, dev, "", rec.Formatted)
+	t, err := m.mountType(ctx, dev, rec.MountFSType, rec.Formatted)
 	if err != nil {
 		return fmt.Errorf("mount %s on %s: %w", dev, rec.Mountpoint, err)
 	}
-	return m.mount(ctx, dev, rec.Mountpoint, t, mountOptions(rec.Mode, false))
+	return m.mount(ctx, dev, rec.Mountpoint, t, mountOptions(rec.Mode, rec.MountSuidDev))
+}
+
+// reopenCrypt fetches an encrypted volume's key and opens its mapping
+// again; it never writes a LUKS header (the attach did, or the volume is
+// not what the record says).
+func (m *Manager) reopenCrypt(ctx context.Context, rec *Record, info connector.ConnectionInfo, conn connector.Connector) error {
+	formatted := rec.Crypt.Formatted
+	r := &attachRun{m: m, rec: rec, info: info, conn: conn, dev: rec.Device, reopen: true}
+	if err := r.fetchCryptKey(ctx); err != nil {
+		return err
+	}
+	if r.crypt == nil {
+		return fmt.Errorf("%w %s: the record has a dm-crypt mapping but Cinder no longer says the volume is encrypted on this host: "+
+			"check its volume type, then detach and attach it again", ErrEncrypted, rec.VolumeID)
+	}
+	if err := r.decrypt(ctx); err != nil {
+		return err
+	}
+	rec.Crypt.Formatted = formatted
+	return nil
 }
 
 // SuspendOptions are Suspend's inputs.

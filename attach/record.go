@@ -50,6 +50,10 @@ type Record struct {
 	ConnectionInfo *connector.ConnectionInfo `json:"connection_info,omitempty"`
 	Device         *connector.Device         `json:"device,omitempty"`
 	Mountpoint     string                    `json:"mountpoint,omitempty"`
+	// MountFSType and MountSuidDev are the mount's --mount-fstype and
+	// --mount-suid-dev, so a restore mounts the same way.
+	MountFSType  string `json:"mount_fstype,omitempty"`
+	MountSuidDev bool   `json:"mount_suid_dev,omitempty"`
 	// Mounted is true when brick mounted Mountpoint (and so unmounts it).
 	Mounted bool `json:"mounted,omitempty"`
 	// Formatted is the filesystem type brick created, if it did.

@@ -145,6 +145,8 @@ type Crypt struct {
 	// ForceFormat formats a device blkid finds nothing on even when its
 	// ends hold data (--mkfs-force).
 	ForceFormat bool
+	// NeverFormat opens only: a restore re-opens what an attach formatted.
+	NeverFormat bool
 	// FormatTimeout bounds luksFormat, Timeout every other command
 	// (defaults above when zero).
 	FormatTimeout, Timeout time.Duration

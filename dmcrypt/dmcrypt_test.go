@@ -179,6 +179,15 @@ var key = secret.New(string([]byte{0xde, 0xad, 0x00, 0xbe, 0xef, 0x01}))
 
 const pass = "dead00beef01"
 
+// formatCalls are the commands of a first open that formats.
+var formatCalls = []string{
+	"cryptsetup luksOpen --key-file=- /dev/sdx crypt-v",
+	"cryptsetup isLuks /dev/sdx",
+	"blkid -p -o value -s TYPE /dev/sdx",
+	"cryptsetup --batch-mode luksFormat --type luks2 --key-file=- --cipher aes-xts-plain64 --key-size 512 /dev/sdx",
+	"cryptsetup luksOpen --key-file=- /dev/sdx crypt-v",
+}
+
 func TestOpen(t *testing.T) {
 	spec := Spec{Provider: LUKS2, Cipher: "aes-xts-plain64", KeySize: 512}
 	for _, tc := range []struct {
@@ -197,25 +206,13 @@ func TestOpen(t *testing.T) {
 		{name: "read-only", disk: disk{luks: true, pass: pass}, key: key, ro: true,
 			calls: []string{"cryptsetup luksOpen --key-file=- --readonly /dev/sdx crypt-v"}},
 		{name: "formats a blank volume first", disk: disk{}, key: key, formatted: true,
-			calls: []string{
-				"cryptsetup luksOpen --key-file=- /dev/sdx crypt-v",
-				"cryptsetup isLuks /dev/sdx",
-				"blkid -p -o value -s TYPE /dev/sdx",
-				"cryptsetup --batch-mode luksFormat --type luks2 --key-file=- --cipher aes-xts-plain64 --key-size 512 /dev/sdx",
-				"cryptsetup luksOpen --key-file=- /dev/sdx crypt-v",
-			}},
+			calls: formatCalls},
 		{name: "wrong key", disk: disk{luks: true, pass: "other"}, key: key, is: ErrWrongKey},
 		{name: "never formats a filesystem", disk: disk{sig: "ext4"}, key: key, is: ErrNotBlank, err: "blkid: ext4"},
 		{name: "never formats data blkid does not see", disk: disk{data: true}, key: key, is: ErrNotBlank,
 			err: "format /dev/sdx: not LUKS formatted but not blank either: blkid finds no signature, but the device is not blank (a non-zero byte at offset 512, in its first MiB): refusing to overwrite it with a LUKS header; if the volume is new, pass --mkfs-force to format it anyway"},
 		{name: "formats data when forced", disk: disk{data: true}, key: key, force: true, formatted: true,
-			calls: []string{
-				"cryptsetup luksOpen --key-file=- /dev/sdx crypt-v",
-				"cryptsetup isLuks /dev/sdx",
-				"blkid -p -o value -s TYPE /dev/sdx",
-				"cryptsetup --batch-mode luksFormat --type luks2 --key-file=- --cipher aes-xts-plain64 --key-size 512 /dev/sdx",
-				"cryptsetup luksOpen --key-file=- /dev/sdx crypt-v",
-			}},
+			calls: formatCalls},
 		{name: "never formats read-only", disk: disk{}, key: key, ro: true, err: "attach it read-write once"},
 		{name: "format fails", disk: disk{failFmt: true}, key: key, err: "format /dev/sdx"},
 		{name: "empty key", disk: disk{}, key: secret.Value{}, err: "empty key"},

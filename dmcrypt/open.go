@@ -55,6 +55,9 @@ func (c *Crypt) Open(ctx context.Context, dev, name string, spec Spec, key secre
 	if readOnly {
 		return Opened{}, fmt.Errorf("open %s: the volume was never LUKS formatted and a read-only attach cannot format it: attach it read-write once", dev)
 	}
+	if c.NeverFormat {
+		return Opened{}, fmt.Errorf("open %s: it has no LUKS header, though it had one when it was attached: refusing to format it again; check what the volume holds", dev)
+	}
 	if err := c.format(ctx, dev, spec, pass); err != nil {
 		return Opened{}, err
 	}

@@ -110,6 +110,20 @@ state d-repaired "$VOL_D"
 state c-repaired "$VOL_C"
 echo "FILE a-repaired $(cat /mnt/a/hello.txt 2>&1)"
 
+# 4b. An encrypted persistent volume (Cinder's fixed key), formatted,
+# mounted and written, for restore to open again after the reboot.
+{ set +x; } 2>/dev/null
+(umask 077 && printf '%s\n' "$FIXED_KEY" >/tmp/fixed_key)
+set -x
+t0=$(now)
+$B local-attach "$VOL_E" "${COMMON[@]}" --fixed-key-file /tmp/fixed_key --persist --mountpoint /mnt/e --mkfs ext4 --mount-fstype ext4 -f json >/brick/attach-e.json 2>/brick/attach-e.err
+echo "RC attach-e $?"
+took attach-e "$t0"
+echo "ATT e $(jget /brick/attach-e.json attachment_id)"
+echo "brick crypt $VOL_E" >/mnt/e/hello.txt && sync
+echo "RC write-e $?"
+rm -f /tmp/fixed_key
+
 # 5. Shutdown: the unrelated session goes first (it is no concern of
 # brick's), then brick restore --shutdown.
 iscsiadm -m node -T "$UNRELATED_IQN" -p 127.0.0.1:3260 -u >/dev/null
@@ -120,7 +134,7 @@ echo "RC shutdown $?"
 took shutdown "$t0"
 hoststate shutdown
 echo "MOUNTED shutdown $(grep -c ' /mnt/a ' /proc/self/mounts)"
-for v in A B G; do n=VOL_$v; state "shutdown-$v" "${!n}"; done
+for v in A B G E; do n=VOL_$v; state "shutdown-$v" "${!n}"; done
 keep=(var/lib/brick etc/iscsi etc/multipath)
 [[ -d /etc/brick ]] && keep+=(etc/brick)
 tar -C / -cf /brick/state.tar "${keep[@]}"
@@ -146,15 +160,21 @@ echo "${line#InitiatorName=}" >/run/brick-initiator
 ` + reliabilityPrelude + `
 IQNP=iqn.2010-10.org.openstack:volume-
 hoststate boot
+{ set +x; } 2>/dev/null
+(umask 077 && printf '%s\n' "$FIXED_KEY" >/tmp/fixed_key)
+set -x
 t0=$(now)
-$B restore "${COMMON[@]}" -f json >/brick/restore.json 2>/brick/restore.err
+$B restore "${COMMON[@]}" --fixed-key-file /tmp/fixed_key -f json >/brick/restore.json 2>/brick/restore.err
 echo "RC restore $?"
 took restore "$t0"
+rm -f /tmp/fixed_key
 # What a unit ordered after brick-restore.service sees first.
 while read -r src mnt type _; do
 	[[ $mnt == /mnt/a ]] && echo "MOUNT a $src $type"
+	[[ $mnt == /mnt/e ]] && echo "MOUNT e $src $type"
 done </proc/mounts
 echo "FILE a $(cat /mnt/a/hello.txt 2>&1)"
+echo "FILE e $(cat /mnt/e/hello.txt 2>&1)"
 devb=""
 while read -r v d; do [[ $v == "$VOL_B" ]] && devb=$d; done < <($B list -f value -c volume -c device)
 dd if="$devb" of=/tmp/b.bin bs=1M skip=4 count=1 iflag=direct status=none
@@ -164,6 +184,7 @@ hoststate restored
 for v in A B G; do n=VOL_$v; state "restored-$v" "${!n}"; done
 api "volumes/$VOL_A" >/brick/vol-a.json
 api "volumes/$VOL_B" >/brick/vol-b.json
+api "volumes/$VOL_E" >/brick/vol-e.json
 # G, whose attachment was deleted in Cinder: nothing of it is left.
 gs=0
 for s in /sys/class/iscsi_session/session*/targetname; do
@@ -178,6 +199,8 @@ $B local-detach "$VOL_A" "${COMMON[@]}" >/brick/detach-a.out 2>&1 &
 pa=$!
 $B local-detach "$VOL_B" "${COMMON[@]}" >/brick/detach-b.out 2>&1
 echo "RC detach-b $?"
+$B local-detach "$VOL_E" "${COMMON[@]}" >/brick/detach-e.out 2>&1
+echo "RC detach-e $?"
 wait $pa; echo "RC detach-a $?"
 hoststate end
 echo DONE
@@ -275,6 +298,8 @@ func TestReconcileGuest(t *testing.T) {
 		env["VOL_"+keys[i]] = v.ID
 	}
 	stray, _ := strayAttachment(t, c, vols["C"])
+	vols["E"] = cryptVolumes(t, c, "luks")[0].ID
+	env["VOL_E"], env["FIXED_KEY"] = vols["E"], c.Env["BRICK_TB_CINDER_FIXED_KEY"]
 
 	start := time.Now()
 	g1 := runSharedGuest(t, c, reconcileBoot1Script, map[string]string{patternFile: "pattern", stray: "stray.json"}, env, nil)
@@ -282,6 +307,8 @@ func TestReconcileGuest(t *testing.T) {
 	for _, l := range []string{"attach-a", "attach-b", "attach-g", "stray-c", "unrelated-login", "write-a", "write-b", "logout-a"} {
 		require.Equal(t, "0", g1.rc(l), l)
 	}
+	require.Equal(t, "0", g1.rc("attach-e"), "%s", readShare(g1.share, "attach-e.err"))
+	require.Equal(t, "0", g1.rc("write-e"))
 	require.Equal(t, "137", g1.rc("crash-d"), "local-attach of D killed at step complete")
 	t.Logf("attach (4 local-attach + 1 connect at once) %v s; reconcile %v s (%v), --apply %v s, again %v s; shutdown %v s",
 		g1.lines["TIME attach-all"], g1.lines["TIME rec1"], g1.lines["CHECKED rec1"], g1.lines["TIME rec-apply"], g1.lines["TIME rec2"], g1.lines["TIME shutdown"])
@@ -324,13 +351,14 @@ func TestReconcileGuest(t *testing.T) {
 	})
 
 	require.Equal(t, "0", g1.rc("shutdown"))
-	require.Equal(t, []string{"0", "0", "0", "3"}, g1.lines["HOST shutdown"], "nothing left connected, the records kept")
+	require.Equal(t, []string{"0", "0", "0", "4"}, g1.lines["HOST shutdown"], "nothing left connected, the records (A, B, G, E) kept")
 	require.Equal(t, []string{"0"}, g1.lines["MOUNTED shutdown"])
-	for _, k := range []string{"A", "B", "G"} {
+	for _, k := range []string{"A", "B", "G", "E"} {
 		require.Equal(t, []string{"in-use", "brick-guest"}, g1.st("shutdown-" + k)[:2], "%s stays attached in Cinder", k)
 	}
 	require.Equal(t, "0", g1.rc("tar"))
-	attA, attB, attG := g1.lines["ATT a"], g1.lines["ATT b"], g1.lines["ATT g"]
+	attA, attB, attG, attE := g1.lines["ATT a"], g1.lines["ATT b"], g1.lines["ATT g"], g1.lines["ATT e"]
+	require.Len(t, attE, 1)
 	require.Len(t, attA, 2)
 	require.Len(t, attB, 1)
 	require.Len(t, attG, 2)
@@ -342,14 +370,14 @@ func TestReconcileGuest(t *testing.T) {
 	start2 := time.Now()
 	g2 := runAttachGuest(t, c, reconcileBoot2Script, map[string]string{patternFile: "pattern", filepath.Join(g1.share, "state.tar"): "state.tar"}, env, nil)
 	boot2 := time.Since(start2)
-	t.Logf("restore %v s, reconcile %v s; boot 1 %s, boot 2 %s", g2.lines["TIME restore"], g2.lines["TIME rec3"], boot1.Round(time.Second), boot2.Round(time.Second))
+	t.Logf("restore %v s, reconcile %v s; boot 1 %s, boot 2 %s; encrypted E: attach %v s", g2.lines["TIME restore"], g2.lines["TIME rec3"], boot1.Round(time.Second), boot2.Round(time.Second), g1.lines["TIME attach-e"])
 
 	t.Run("reboot", func(t *testing.T) {
 		require.Equal(t, "0", g2.rc("untar"))
-		require.Equal(t, []string{"0", "0", "0", "3"}, g2.lines["HOST boot"])
-		require.Equal(t, "0", g2.rc("restore"))
+		require.Equal(t, []string{"0", "0", "0", "4"}, g2.lines["HOST boot"])
+		require.Equal(t, "0", g2.rc("restore"), "%s", readShare(g2.share, "restore.err"))
 		f := readFindings(t, g2.share, "restore.json")
-		require.Len(t, f, 3)
+		require.Len(t, f, 4)
 		require.Equal(t, "missing", f[vols["A"]].Status)
 		require.Equal(t, "done", f[vols["A"]].Result)
 		require.Equal(t, "missing", f[vols["B"]].Status)
@@ -360,18 +388,27 @@ func TestReconcileGuest(t *testing.T) {
 		require.True(t, strings.HasPrefix(mount[0], "/dev/dm-") || strings.HasPrefix(mount[0], "/dev/mapper/"), "on the multipath map: %v", mount)
 		require.Equal(t, []string{"brick", "persist", vols["A"]}, g2.lines["FILE a"])
 		require.Equal(t, []string{"0"}, g2.lines["DATA b"], "B's data intact")
-		require.Equal(t, []string{"3", "3", "1", "2"}, g2.lines["HOST restored"], "A 2 + B 1 sessions and disks, A's map, 2 records")
-		for k, att := range map[string]string{"A": attA[0], "B": attB[0]} {
+		require.Equal(t, []string{"4", "4", "1", "3"}, g2.lines["HOST restored"], "A 2 + B 1 + E 1 sessions and disks, A's map, 3 records")
+		for k, att := range map[string]string{"A": attA[0], "B": attB[0], "E": attE[0]} {
 			v := readVolume(t, g2.share, "vol-"+strings.ToLower(k)+".json")
 			require.Equal(t, "in-use", v.Status)
 			require.Len(t, v.Attachments, 1)
 			require.Equal(t, att, v.Attachments[0].AttachmentID, "%s: the Cinder attachment is unchanged", k)
 		}
 		require.Equal(t, "0", g2.rc("rec3"), "all healthy after restore")
-		require.Len(t, readFindings(t, g2.share, "rec3.json"), 2)
+		require.Len(t, readFindings(t, g2.share, "rec3.json"), 3)
 		require.Equal(t, "0", g2.rc("detach-a"))
 		require.Equal(t, "0", g2.rc("detach-b"))
+		require.Equal(t, "0", g2.rc("detach-e"), "%s", readShare(g2.share, "detach-e.out"))
 		require.Equal(t, []string{"0", "0", "0", "0"}, g2.lines["HOST end"])
+	})
+
+	t.Run("encrypted volume restored", func(t *testing.T) {
+		f := readFindings(t, g2.share, "restore.json")
+		require.Equal(t, "missing", f[vols["E"]].Status)
+		require.Equal(t, "done", f[vols["E"]].Result)
+		require.Equal(t, []string{"/dev/mapper/crypt-" + vols["E"], "ext4"}, g2.lines["MOUNT e"], "opened and mounted right after restore")
+		require.Equal(t, []string{"brick", "crypt", vols["E"]}, g2.lines["FILE e"])
 	})
 
 	t.Run("attachment deleted", func(t *testing.T) {
