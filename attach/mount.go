@@ -152,15 +152,18 @@ func mountOptions(mode string, suidDev bool) []string {
 }
 
 // mount mounts dev on dir (created if missing) with type fsType and opts.
+// mount(8) follows links in every component of dir: whoever can replace
+// one decides where root mounts, so dir and its parents must be real
+// directories only root can change, checked before and after creating it.
 func (m *Manager) mount(ctx context.Context, dev, dir, fsType string, opts []string) error {
+	if err := m.Host.FS.CheckTrustedPath(dir); err != nil {
+		return fmt.Errorf("mountpoint %s: %w", dir, err)
+	}
 	if err := os.MkdirAll(m.Host.FS.Path(dir), 0o755); err != nil {
 		return fmt.Errorf("create mountpoint %s: %w", dir, err)
 	}
-	// mount(8) follows a link: whoever can replace dir decides where root mounts.
-	if fi, err := m.Host.FS.Lstat(dir); err != nil {
+	if err := m.Host.FS.CheckTrustedPath(dir); err != nil {
 		return fmt.Errorf("mountpoint %s: %w", dir, err)
-	} else if !fi.IsDir() {
-		return fmt.Errorf("mountpoint %s is not a directory (a symlink?): give the real directory", dir)
 	}
 	mounted, err := m.isMounted(dir)
 	if err != nil {

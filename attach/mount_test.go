@@ -96,7 +96,7 @@ func TestMountpointSymlinkRefused(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(f.root, "mnt"), 0o755))
 	require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(f.root, "mnt", "data")))
 	_, err := f.manager().Attach(context.Background(), AttachOptions{Volume: "data", Mountpoint: "/mnt/data"})
-	require.EqualError(t, err, "local-attach data: mount: mountpoint /mnt/data is not a directory (a symlink?): give the real directory")
+	require.EqualError(t, err, "local-attach data: mount: mountpoint /mnt/data: untrusted path: /mnt/data is a symlink: give the real path")
 	require.Empty(t, f.mountCall())
 	f.requireClean()
 }
@@ -141,4 +141,72 @@ func TestMkfsOnlyOnBlank(t *testing.T) {
 			f.requireClean()
 		})
 	}
+}
+
+// TestMountpointParentsTrusted: mount(8) follows links in every component,
+// so a mountpoint under a symlinked parent, or a parent another user owns
+// or may write, is refused before anything is mounted (a user's
+// "vols -> ../../var" would have root mount over /var/www); at attach and
+// again at restore.
+func TestMountpointParentsTrusted(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, root string)
+		want  string // "" = mounted
+	}{
+		{"symlinked parent", func(t *testing.T, root string) {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "var", "www"), 0o755))
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "home", "alice"), 0o755))
+			require.NoError(t, os.Symlink("../../var", filepath.Join(root, "home", "alice", "vols")))
+		}, "untrusted path: /home/alice/vols is a symlink: give the real path"},
+		{"parent writable by others", func(t *testing.T, root string) {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "home", "alice", "vols"), 0o755))
+			require.NoError(t, os.Chmod(filepath.Join(root, "home", "alice"), 0o777))
+		}, "untrusted path: /home/alice has mode 0777, writable by others"},
+		{"parent of another user", func(t *testing.T, root string) {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root to give the directory away")
+			}
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "home", "alice", "vols"), 0o755))
+			require.NoError(t, os.Chown(filepath.Join(root, "home", "alice"), 1000, 1000))
+		}, "untrusted path: /home/alice is owned by uid 1000"},
+		{"sticky parent, root's directory", func(t *testing.T, root string) {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "home", "alice", "vols"), 0o755))
+			require.NoError(t, os.Chmod(filepath.Join(root, "home"), os.ModeSticky|0o777))
+		}, ""},
+		{"missing directories", func(*testing.T, string) {}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "")
+			f.blank = false
+			tc.plant(t, f.root)
+			m := f.manager()
+			_, err := m.Attach(context.Background(), AttachOptions{Volume: "data", Mountpoint: "/home/alice/vols/www", Persist: true})
+			if tc.want != "" {
+				require.ErrorContains(t, err, "local-attach data: mount: mountpoint /home/alice/vols/www: "+tc.want)
+				require.Empty(t, f.mountCall())
+				f.requireClean()
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, "/dev/sdx", f.mounts["/home/alice/vols/www"])
+		})
+	}
+
+	t.Run("restore", func(t *testing.T) {
+		f := newFixture(t, "")
+		f.blank = false
+		m := f.manager()
+		ctx := context.Background()
+		_, err := m.Attach(ctx, AttachOptions{Volume: "data", Mountpoint: "/home/alice/vols/www", Persist: true})
+		require.NoError(t, err)
+		require.NoError(t, m.Suspend(ctx, volID, SuspendOptions{Unmount: true}))
+		vols := filepath.Join(f.root, "home", "alice", "vols")
+		require.NoError(t, os.RemoveAll(vols))
+		require.NoError(t, os.MkdirAll(filepath.Join(f.root, "var", "www"), 0o755))
+		require.NoError(t, os.Symlink("../../var", vols))
+		_, err = m.Reconnect(ctx, volID)
+		require.ErrorContains(t, err, "mountpoint /home/alice/vols/www: untrusted path: /home/alice/vols is a symlink")
+		require.Empty(t, f.mounts, "nothing mounted over /var/www")
+	})
 }
