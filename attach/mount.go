@@ -3,7 +3,6 @@ package attach
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -159,7 +158,7 @@ func (m *Manager) mount(ctx context.Context, dev, dir, fsType string, opts []str
 	if err := m.Host.FS.CheckTrustedPath(dir); err != nil {
 		return fmt.Errorf("mountpoint %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(m.Host.FS.Path(dir), 0o755); err != nil {
+	if err := m.Host.FS.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create mountpoint %s: %w", dir, err)
 	}
 	if err := m.Host.FS.CheckTrustedPath(dir); err != nil {

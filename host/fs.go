@@ -175,3 +175,8 @@ func (f FS) Glob(pattern string) ([]string, error) {
 	}
 	return matches, nil
 }
+
+// MkdirAll creates a directory and any missing parents with mode perm.
+func (f FS) MkdirAll(hostPath string, perm fs.FileMode) error {
+	return os.MkdirAll(f.Path(hostPath), perm)
+}

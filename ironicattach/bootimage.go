@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/rollback"
 )
 
@@ -63,7 +63,7 @@ func checkImage(img ImageOpts) (int64, error) {
 	if img.SizeGiB < 1 {
 		return 0, invalid("boot-from-volume", fmt.Sprintf("--size %d: give the new volume's size in GiB (at least 1)", img.SizeGiB))
 	}
-	f, err := os.Open(img.Path)
+	f, err := host.OpenInput(img.Path)
 	if err != nil {
 		return 0, fmt.Errorf("image %s: %w", connector.Quote(img.Path), err)
 	}
@@ -180,7 +180,7 @@ func (m *Manager) imageSteps(img ImageOpts, h ImageHost, ir *ImageResult, o Boot
 
 // writeImage copies the image onto dev and flushes it to the volume.
 func writeImage(ctx context.Context, img ImageOpts, dev string) error {
-	src, err := os.Open(img.Path)
+	src, err := host.OpenInput(img.Path)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func writeImage(ctx context.Context, img ImageOpts, dev string) error {
 		return err
 	}
 	// O_EXCL on a block device: refused while anything has it mounted.
-	dst, err := os.OpenFile(dev, os.O_WRONLY|os.O_EXCL, 0)
+	dst, err := host.OpenDeviceExclusive(dev)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", dev, err)
 	}

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/internal/output"
 )
 
@@ -241,7 +241,7 @@ func readDeviceInfo(s string) (*connector.Device, error) {
 	}
 	raw := []byte(s)
 	if !strings.HasPrefix(strings.TrimSpace(s), "{") {
-		b, err := os.ReadFile(s)
+		b, err := host.ReadInput(s, maxInputSize)
 		if err != nil {
 			return nil, fmt.Errorf("read device info: %w", err)
 		}

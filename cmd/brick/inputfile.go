@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
+
+	"github.com/brick-storage/brick/host"
 )
 
 // connInfoShape is what --connection-info wants, for messages.
@@ -24,7 +25,7 @@ func readJSONObjectInput(stdin io.Reader, flag, name string, max int64, want str
 	if name == "-" {
 		src = flag + " - (stdin)"
 	} else {
-		f, err := os.Open(name)
+		f, err := host.OpenInput(name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s", src, fileProblem(err))
 		}

@@ -185,7 +185,7 @@ func (a *app) setup(cmd *cobra.Command, args []string) error {
 	case a.status != nil:
 		a.logger = a.newLogger(slog.LevelWarn)
 	}
-	if _, err := os.Stat(a.hostRoot); errors.Is(err, fs.ErrNotExist) {
+	if _, err := host.StatInput(a.hostRoot); errors.Is(err, fs.ErrNotExist) {
 		return usageError{fmt.Errorf("--host-root %s: no such directory", a.hostRoot)}
 	}
 	if err := a.trust.CheckDir(a.hostRoot); err != nil {

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -420,7 +419,7 @@ func (c *Connector) mount(ctx context.Context, s share, d connectDecision) (stri
 	if err := c.h.FS.PrivateDir(c.opts.MountBase, true); err != nil {
 		return "", fmt.Errorf("nfs mount %s: mount base: %w", exp, err)
 	}
-	if err := os.MkdirAll(c.h.FS.Path(s.mountPoint), 0o755); err != nil {
+	if err := c.h.FS.MkdirAll(s.mountPoint, 0o755); err != nil {
 		return "", fmt.Errorf("nfs mount %s: create mount point: %w", exp, err)
 	}
 	var errs []error
@@ -581,7 +580,7 @@ func (c *Connector) unmount(ctx context.Context, mp string, force bool) error {
 // removeMountPoint removes brick's mount point directory if it is empty
 // and nothing is mounted on it; rmdir refuses anything else.
 func (c *Connector) removeMountPoint(mp string) {
-	if err := os.Remove(c.h.FS.Path(mp)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := c.h.FS.Remove(mp); err != nil {
 		c.h.Log.Warn("nfs: mount point left in place", "mount_point", mp, "err", err)
 	}
 }

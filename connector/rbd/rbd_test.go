@@ -412,9 +412,10 @@ func TestCredentialsDirMustBePrivate(t *testing.T) {
 	fsys := host.NewFS(root)
 	v := Volume{Pool: "p", Image: "i", Cluster: "ceph", User: "u", Key: secret.New(testKey)}
 
-	// An existing directory that is too open is tightened.
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "/run/brick/ceph"), 0o777))
-	require.NoError(t, os.Chmod(filepath.Join(root, "/run/brick/ceph"), 0o777))
+	// An existing directory only root may change but others may read is
+	// tightened; one others may write is refused (it may hold their files).
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "/run/brick/ceph"), 0o755))
+	require.NoError(t, os.Chmod(filepath.Join(root, "/run/brick/ceph"), 0o755))
 	cr, err := writeCreds(fsys, DefaultTempDir, v, time.Now())
 	require.NoError(t, err)
 	fi, err := os.Stat(filepath.Join(root, "/run/brick/ceph"))
@@ -422,6 +423,10 @@ func TestCredentialsDirMustBePrivate(t *testing.T) {
 	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
 	require.NoError(t, cr.remove())
 	require.NoDirExists(t, cr.Dir)
+	require.NoError(t, os.Chmod(filepath.Join(root, "/run/brick/ceph"), 0o777))
+	_, err = writeCreds(fsys, DefaultTempDir, v, time.Now())
+	require.ErrorContains(t, err, "writable by others")
+	require.NoError(t, os.Chmod(filepath.Join(root, "/run/brick/ceph"), 0o700))
 
 	// A symlink where the directory should be is refused.
 	require.NoError(t, os.RemoveAll(filepath.Join(root, "/run/brick/ceph")))

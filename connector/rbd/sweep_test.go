@@ -22,25 +22,28 @@ func TestKilledBrickCredentialsSwept(t *testing.T) {
 	fsys := host.NewFS(root)
 	v := Volume{Pool: "p", Image: "i", Cluster: "ceph", User: "u", Key: secret.New(testKey)}
 
-	killed, err := writeCreds(fsys, DefaultTempDir, v, time.Now())
-	require.NoError(t, err)
-	require.NoError(t, killed.lock.Close()) // what SIGKILL does to the lock; the files stay
 	live, err := writeCreds(fsys, DefaultTempDir, v, time.Now())
 	require.NoError(t, err)
 	base := filepath.Join(root, DefaultTempDir)
+	// What SIGKILL leaves: the files, and the lock file nobody holds.
+	killed := filepath.Join(base, "map-killed")
+	require.NoError(t, os.Mkdir(killed, 0o700))
+	for _, f := range []string{"lock", "keyring", "ceph.conf"} {
+		require.NoError(t, os.WriteFile(filepath.Join(killed, f), nil, 0o600))
+	}
 	noLockNew := filepath.Join(base, "map-unlocked-new")
 	noLockOld := filepath.Join(base, "map-unlocked-old")
 	for _, d := range []string{noLockNew, noLockOld} {
 		require.NoError(t, os.Mkdir(d, 0o700))
 	}
-	old := time.Now().Add(-2 * lockGrace)
+	old := time.Now().Add(-2 * credsAge.Grace)
 	require.NoError(t, os.Chtimes(noLockOld, old, old))
 	other := filepath.Join(base, "notes")
 	require.NoError(t, os.WriteFile(other, nil, 0o600))
 
 	New(h, Options{})
 
-	require.NoDirExists(t, killed.Dir, "a killed brick's key stays on disk")
+	require.NoDirExists(t, killed, "a killed brick's key stays on disk")
 	require.NoDirExists(t, noLockOld)
 	require.DirExists(t, live.Dir, "a live brick's credentials were removed mid-map")
 	require.DirExists(t, noLockNew, "credentials being created were removed")
@@ -55,7 +58,7 @@ func TestSweepSkipsForeignDirectory(t *testing.T) {
 	target := t.TempDir()
 	victim := filepath.Join(target, "map-x")
 	require.NoError(t, os.Mkdir(victim, 0o700))
-	old := time.Now().Add(-2 * staleAfter)
+	old := time.Now().Add(-2 * credsAge.Stale)
 	require.NoError(t, os.Chtimes(victim, old, old))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "run/brick"), 0o700))
 	require.NoError(t, os.Symlink(target, filepath.Join(root, DefaultTempDir)))
