@@ -65,7 +65,7 @@ func (t FileTrust) CheckDir(path string) error {
 	if !t.Enforce {
 		return nil
 	}
-	li, err := os.Lstat(path)
+	li, err := host.LstatInput(path)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (t FileTrust) CheckDir(path string) error {
 			return err
 		}
 	}
-	fi, err := os.Stat(path)
+	fi, err := host.StatInput(path)
 	if err != nil {
 		return err
 	}
