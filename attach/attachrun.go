@@ -8,6 +8,7 @@ import (
 
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/rollback"
 )
 
@@ -146,7 +147,7 @@ func (r *attachRun) complete(ctx context.Context) error {
 }
 
 func (r *attachRun) mkfs(ctx context.Context) error {
-	formatted, err := r.m.mkfsIfBlank(ctx, r.devicePath(), r.opts.Mkfs, r.opts.MkfsForce || r.freshPlaintext())
+	formatted, err := r.m.Host.MkfsIfBlank(ctx, r.devicePath(), r.opts.Mkfs, r.opts.MkfsForce || r.freshPlaintext())
 	if err != nil {
 		return err
 	}
@@ -158,11 +159,11 @@ func (r *attachRun) mkfs(ctx context.Context) error {
 
 func (r *attachRun) mount(ctx context.Context) error {
 	dev := r.devicePath()
-	t, err := r.m.mountType(ctx, dev, r.opts.MountFSType, r.rec.Formatted)
+	t, err := r.m.Host.MountType(ctx, dev, r.opts.MountFSType, r.rec.Formatted)
 	if err != nil {
 		return fmt.Errorf("mount %s on %s: %w", dev, r.opts.Mountpoint, err)
 	}
-	if err := r.m.mount(ctx, dev, r.opts.Mountpoint, t, mountOptions(r.rec.Mode, r.opts.MountSuidDev)); err != nil {
+	if err := r.m.Host.Mount(ctx, dev, r.opts.Mountpoint, t, host.MountOptions(r.rec.Mode == "ro", r.opts.MountSuidDev)); err != nil {
 		return err
 	}
 	r.rec.Mounted, r.rec.MountFSType, r.rec.MountSuidDev = true, r.opts.MountFSType, r.opts.MountSuidDev

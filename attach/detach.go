@@ -149,7 +149,7 @@ func (d *detachRun) finalSteps() []rollback.Step {
 }
 
 func (d *detachRun) unmount(ctx context.Context) error {
-	if err := d.m.unmount(ctx, d.rec.Mountpoint, d.force); err != nil {
+	if err := d.m.Host.Unmount(ctx, d.rec.Mountpoint); err != nil {
 		return err
 	}
 	d.rec.Mounted = false

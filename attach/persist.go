@@ -7,6 +7,7 @@ import (
 
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
 )
 
 // ErrAttachmentGone means the record's attachment to this host no longer
@@ -146,16 +147,16 @@ func (m *Manager) reopen(ctx context.Context, rec *Record, info connector.Connec
 	if rec.Mountpoint == "" || !rec.Mounted {
 		return nil
 	}
-	mounted, err := m.isMounted(rec.Mountpoint)
+	mounted, err := m.Host.Sys.IsMounted(rec.Mountpoint)
 	if err != nil || mounted {
 		return err
 	}
 	dev := rec.DevicePath()
-	t, err := m.mountType(ctx, dev, rec.MountFSType, rec.Formatted)
+	t, err := m.Host.MountType(ctx, dev, rec.MountFSType, rec.Formatted)
 	if err != nil {
 		return fmt.Errorf("mount %s on %s: %w", dev, rec.Mountpoint, err)
 	}
-	return m.mount(ctx, dev, rec.Mountpoint, t, mountOptions(rec.Mode, rec.MountSuidDev))
+	return m.Host.Mount(ctx, dev, rec.Mountpoint, t, host.MountOptions(rec.Mode == "ro", rec.MountSuidDev))
 }
 
 // reopenCrypt fetches an encrypted volume's key and opens its mapping
@@ -208,7 +209,7 @@ func (m *Manager) Suspend(ctx context.Context, volumeID string, o SuspendOptions
 		return opError("suspend", rec.VolumeID, err)
 	}
 	if o.Unmount && rec.Mounted && rec.Mountpoint != "" {
-		if err := m.unmount(ctx, rec.Mountpoint, o.Force); err != nil {
+		if err := m.Host.Unmount(ctx, rec.Mountpoint); err != nil {
 			return opError("suspend", rec.VolumeID, err)
 		}
 	}

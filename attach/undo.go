@@ -49,7 +49,7 @@ func (u undoer) disconnect(ctx context.Context, info connector.ConnectionInfo, d
 }
 
 func (u undoer) unmount(ctx context.Context) error {
-	return u.m.unmount(ctx, u.rec.Mountpoint, true)
+	return u.m.Host.Unmount(ctx, u.rec.Mountpoint)
 }
 
 // unregister deletes the Ironic target; without its UUID (brick died

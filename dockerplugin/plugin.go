@@ -85,7 +85,7 @@ func New(h *host.Host, a Attacher, c Cinder, cfg Config) (*Plugin, error) {
 	}
 	p := &Plugin{
 		attacher: a, cinder: c, fs: h.FS, log: h.Log, cfg: cfg,
-		mounted: func(dir string) (bool, error) { return isMounted(h.Sys, dir) },
+		mounted: func(dir string) (bool, error) { return h.Sys.IsMounted(dir) },
 		locks:   map[string]*sync.Mutex{},
 		st:      store{fs: h.FS, path: filepath.Join(cfg.StateDir, "state.json")},
 	}
@@ -95,14 +95,6 @@ func New(h *host.Host, a Attacher, c Cinder, cfg Config) (*Plugin, error) {
 	}
 	p.vols = vols
 	return p, nil
-}
-
-func isMounted(sys host.System, dir string) (bool, error) {
-	mounts, err := sys.Mounts()
-	if err != nil {
-		return false, err
-	}
-	return slices.ContainsFunc(mounts, func(m host.Mount) bool { return m.MountPoint == dir }), nil
 }
 
 // mountpoint is where a Cinder volume is mounted: by ID, so a name never

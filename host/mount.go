@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -26,6 +27,15 @@ func (s System) Mounts() ([]Mount, error) {
 		return nil, fmt.Errorf("read mount table: %w", err)
 	}
 	return ParseMountInfo(data)
+}
+
+// IsMounted reports whether something is mounted on dir.
+func (s System) IsMounted(dir string) (bool, error) {
+	mounts, err := s.Mounts()
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(mounts, func(m Mount) bool { return m.MountPoint == dir }), nil
 }
 
 // ParseMountInfo parses the mountinfo format described in proc(5).

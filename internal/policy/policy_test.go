@@ -124,7 +124,7 @@ func TestNoFixedSleeps(t *testing.T) {
 // listed may import anything but cmd/brick and the test harnesses (tools,
 // tests). Keep it in step with the README's table.
 var allowedImports = map[string][]string{
-	"host":                 {"secret"},
+	"host":                 {"ident", "secret"},
 	"host/hosttest":        {"host"},
 	"ident":                {},
 	"secret":               {},

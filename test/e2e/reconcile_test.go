@@ -112,6 +112,7 @@ echo "FILE a-repaired $(cat /mnt/a/hello.txt 2>&1)"
 
 # 4b. An encrypted persistent volume (Cinder's fixed key), formatted,
 # mounted and written, for restore to open again after the reboot.
+modprobe -a dm_crypt xts 2>/dev/null
 { set +x; } 2>/dev/null
 (umask 077 && printf '%s\n' "$FIXED_KEY" >/tmp/fixed_key)
 set -x
@@ -160,6 +161,7 @@ echo "${line#InitiatorName=}" >/run/brick-initiator
 ` + reliabilityPrelude + `
 IQNP=iqn.2010-10.org.openstack:volume-
 hoststate boot
+modprobe -a dm_crypt xts 2>/dev/null
 { set +x; } 2>/dev/null
 (umask 077 && printf '%s\n' "$FIXED_KEY" >/tmp/fixed_key)
 set -x
