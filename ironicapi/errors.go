@@ -362,9 +362,7 @@ var errNegativeVersion = errors.New("negative microversion")
 
 // quote prints an untrusted identifier safely in messages.
 func quote(s string) string {
-	if len(s) > 80 {
-		s = s[:80] + "..."
-	}
+	s = ident.Clip(s, 80) // never splits a rune
 	if isPlain(s) {
 		return s
 	}

@@ -75,3 +75,19 @@ func FuzzNormalizeConnectorID(f *testing.F) {
 		}
 	})
 }
+
+// FuzzQuote: what a message quotes of an identifier is valid UTF-8, one
+// line and short, whatever the server or the user gave.
+func FuzzQuote(f *testing.F) {
+	f.Add("x" + strings.Repeat("é", 60)) // byte 80 is inside a rune
+	f.Add("node\nname")
+	f.Fuzz(func(t *testing.T, s string) {
+		q := quote(s)
+		if utf8.ValidString(s) && !utf8.ValidString(q) {
+			t.Fatalf("quote(%q) = %q is not valid UTF-8", s, q)
+		}
+		if strings.ContainsAny(q, "\n\r") || len(q) > 4*80+8 {
+			t.Fatalf("quote(%q) = %q", s, q)
+		}
+	})
+}
