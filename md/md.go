@@ -79,6 +79,9 @@ func (m *MD) Create(ctx context.Context, name string, devs []string, readOnly bo
 	if readOnly {
 		args = append(args, "--readonly")
 	}
+	if err := m.dropStaleLink(name); err != nil {
+		return fmt.Errorf("md create %s: %w", name, err)
+	}
 	if _, err := m.run(ctx, append(args, devs...)...); err != nil {
 		return fmt.Errorf("md create %s over %s: %w", name, strings.Join(devs, " "), err)
 	}
@@ -91,6 +94,9 @@ func (m *MD) Assemble(ctx context.Context, name string, devs []string, readOnly 
 	args := []string{"--assemble", Path(name), "--run"}
 	if readOnly {
 		args = append(args, "--readonly")
+	}
+	if err := m.dropStaleLink(name); err != nil {
+		return fmt.Errorf("md assemble %s: %w", name, err)
 	}
 	if _, err := m.run(ctx, append(args, devs...)...); err != nil {
 		return fmt.Errorf("md assemble %s from %s: %w", name, strings.Join(devs, " "), err)
@@ -130,8 +136,33 @@ func (m *MD) Stop(ctx context.Context, device string) error {
 	if _, err := m.run(ctx, "--stop", device); err != nil {
 		return fmt.Errorf("md stop %s: %w", device, err)
 	}
+	return m.dropLinksTo(path.Base(device))
+}
+
+// dropLinksTo removes the /dev/md links to a stopped array: without udev
+// nobody else does, and a later assemble would follow a stale one.
+func (m *MD) dropLinksTo(device string) error {
+	entries, _ := m.h.FS.ReadDir(linkDir)
+	for _, e := range entries {
+		if target, err := m.h.FS.Readlink(linkDir + "/" + e.Name()); err == nil && path.Base(target) == device {
+			if err := m.h.FS.Remove(linkDir + "/" + e.Name()); err != nil {
+				return fmt.Errorf("md: remove the stale link %s: %w", linkDir+"/"+e.Name(), err)
+			}
+		}
+	}
 	return nil
 }
+
+// dropStaleLink removes /dev/md/<name> when it names no running array.
+func (m *MD) dropStaleLink(name string) error {
+	target, err := m.h.FS.Readlink(Path(name))
+	if err != nil || m.h.FS.Exists("/sys/block/"+path.Base(target)+"/md/array_state") {
+		return nil
+	}
+	return m.h.FS.Remove(Path(name))
+}
+
+const linkDir = "/dev/md"
 
 // waitPath waits for /dev/md/<name> (mdadm or udev makes it).
 func (m *MD) waitPath(ctx context.Context, name string) error {
@@ -209,8 +240,9 @@ type Array struct {
 // another name). ok is false when there is none.
 func (m *MD) Find(name string, members []string) (Array, bool, error) {
 	if target, err := m.h.FS.EvalSymlinks(Path(name)); err == nil && strings.HasPrefix(path.Base(target), "md") {
-		a, err := m.Read(path.Base(target))
-		return a, err == nil, err
+		if a, err := m.Read(path.Base(target)); err == nil {
+			return a, true, nil
+		}
 	}
 	for _, dev := range members {
 		holders, _ := m.h.FS.ReadDir("/sys/block/" + path.Base(dev) + "/holders")

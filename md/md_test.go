@@ -2,6 +2,7 @@ package md_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -56,6 +57,7 @@ func TestCommandsAndSysfs(t *testing.T) {
 	require.Error(t, m.Create(ctx, "../x", []string{"/dev/nvme1n1"}, false), "a name that is a path")
 	hosttest.Symlink(t, root, "/dev/md/v", "../md127")
 	hosttest.WriteFile(t, root, "/dev/md127", "")
+	hosttest.WriteFile(t, root, "/sys/block/md127/md/array_state", "clean\n")
 	require.NoError(t, m.Create(ctx, "v", []string{"/dev/nvme1n1", "/dev/nvme2n1"}, true))
 	require.Equal(t, "mdadm --create /dev/md/v --run --level=1 --metadata=1.2 --raid-devices=2 --bitmap=internal --homehost=any --name=v --failfast --assume-clean --readonly /dev/nvme1n1 /dev/nvme2n1", r.Calls()[0])
 
@@ -93,5 +95,14 @@ func TestCommandsAndSysfs(t *testing.T) {
 
 	require.NoError(t, m.Stop(ctx, "md127"))
 	require.Contains(t, r.Calls(), "mdadm --stop /dev/md127")
+	require.NoFileExists(t, root+"/dev/md/v", "the link to the stopped array goes with it")
+
+	// A stale link (no udev removed it) is dropped before an assemble.
+	hosttest.Symlink(t, root, "/dev/md/w", "../md126")
+	hosttest.Symlink(t, root, "/dev/md/w2", "../md126")
+	_ = m.Assemble(ctx, "w", []string{"/dev/nvme1n1"}, false)
+	require.NoFileExists(t, root+"/dev/md/w")
+	_, err = os.Lstat(root + "/dev/md/w2")
+	require.NoError(t, err, "only the array's own link")
 	require.NoError(t, m.Stop(ctx, "md9"), "already gone")
 }
