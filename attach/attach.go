@@ -341,7 +341,13 @@ func (m *Manager) lock(ctx context.Context, vol *cinderapi.Volume) (string, func
 // hostConnector gathers this host's connector and turns it into what
 // Cinder takes; unreadable sources are warnings.
 func (m *Manager) hostConnector(o connector.GatherOptions) (connector.Properties, cinderapi.HostConnector, error) {
-	props, warns, err := connector.Gather(m.Host.FS, o)
+	gather := connector.Gather
+	if g, ok := m.Connectors.(interface {
+		Gather(host.FS, connector.GatherOptions) (connector.Properties, []connector.Warning, error)
+	}); ok {
+		gather = g.Gather // the common facts and each protocol's own
+	}
+	props, warns, err := gather(m.Host.FS, o)
 	for _, w := range warns {
 		m.Host.Log.Warn("connector: left out", "file", w.File, "reason", w.Err.Error())
 	}

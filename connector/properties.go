@@ -61,14 +61,12 @@ const (
 	initiatorNameFile = "/etc/iscsi/initiatorname.iscsi"
 	fcHostDir         = "/sys/class/fc_host"
 	productUUIDFile   = "/sys/class/dmi/id/product_uuid"
-	hostNQNFile       = "/etc/nvme/hostnqn"
-	hostIDFile        = "/etc/nvme/hostid"
-	nvmeMultipathFile = "/sys/module/nvme_core/parameters/multipath"
 	hostnameFile      = "/proc/sys/kernel/hostname"
 	byUUIDDir         = "/dev/disk/by-uuid"
 )
 
-// Gather reads this host's connector properties. It runs no command, opens
+// Gather reads this host's connector properties but those protocols add
+// themselves (HostFacter; Registry.Gather runs both). It runs no command, opens
 // no socket and creates no file; every source is a file under fsys's root,
 // so it needs no root privileges except where the host restricts a file
 // (then the key is left out with a warning).
@@ -93,7 +91,6 @@ func Gather(fsys host.FS, opts GatherOptions) (Properties, []Warning, error) {
 	p.Initiator = gatherInitiator(fsys, warn)
 	p.WWPNs, p.WWNNs = gatherFC(fsys, warn)
 	p.SystemUUID = gatherSystemUUID(fsys, warn)
-	gatherNVMe(fsys, &p, warn)
 	p.UUID = rootFSUUID(fsys)
 	return p, warns, nil
 }
@@ -154,25 +151,6 @@ func readOptional(fsys host.FS, file string, parse func(string) (string, bool), 
 		warn(file, errors.New(invalid))
 	}
 	return parsed
-}
-
-// gatherNVMe fills the host NQN, host ID and native multipath flag.
-func gatherNVMe(fsys host.FS, p *Properties, warn func(string, error)) {
-	if v, err := fsys.ReadString(hostNQNFile); err == nil {
-		if ident.NQN(v) {
-			p.NQN = v
-		} else {
-			warn(hostNQNFile, errors.New("not an NQN"))
-		}
-	}
-	if v, err := fsys.ReadString(hostIDFile); err == nil {
-		if u, ok := ident.ParseUUID(v); ok {
-			p.NVMeHostID = u
-		}
-	}
-	// As os-brick: false when nvme_core is not loaded, never left out.
-	native, err := fsys.ReadString(nvmeMultipathFile)
-	p.NVMeNativeMultipath = new(err == nil && strings.TrimSpace(native) == "Y")
 }
 
 var machineNames = map[string]string{
@@ -350,4 +328,31 @@ func rootFSUUID(fsys host.FS) string {
 		}
 	}
 	return ""
+}
+
+// HostFacter is a Connector that adds its protocol's host facts to the
+// connector properties, as os-brick asks each connector for its own.
+type HostFacter interface {
+	// HostFacts fills the protocol's keys of p from the connector's host;
+	// warn reports a file it could not read or parse (its key left out).
+	HostFacts(p *Properties, warn func(file string, err error))
+}
+
+// Gather reads the host's connector properties (the package's Gather) and
+// then every registered connector's own host facts, in type order.
+func (r *Registry) Gather(fsys host.FS, opts GatherOptions) (Properties, []Warning, error) {
+	p, warns, err := Gather(fsys, opts)
+	if err != nil {
+		return p, warns, err
+	}
+	warn := func(file string, err error) { warns = append(warns, Warning{File: file, Err: err}) }
+	seen := map[Connector]bool{}
+	for _, t := range r.Types() {
+		c := r.byType[t]
+		if f, ok := c.(HostFacter); ok && !seen[c] {
+			seen[c] = true
+			f.HostFacts(&p, warn)
+		}
+	}
+	return p, warns, nil
 }

@@ -29,7 +29,7 @@ func Example_getConnector() {
 	h, done := exampleHost()
 	defer done()
 
-	props, warnings, err := connector.Gather(h.FS, connector.GatherOptions{IP: "192.0.2.10", Hostname: "node1"})
+	props, warnings, err := protocols.New(h, protocols.Options{}).Gather(h.FS, connector.GatherOptions{IP: "192.0.2.10", Hostname: "node1"})
 	if err != nil {
 		fmt.Println("get-connector:", err)
 		return

@@ -5,6 +5,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/internal/output"
+	"github.com/brick-storage/brick/protocols"
 )
 
 func newCmdGetConnector(a *app) *cobra.Command {
@@ -23,7 +24,7 @@ of the interface holding the default route.`,
   brick get-connector --nic eth1 -c ip -c initiator -f value`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			props, warns, err := connector.Gather(a.host.FS, opts)
+			props, warns, err := protocols.New(a.host, protocols.Options{}).Gather(a.host.FS, opts)
 			for _, w := range warns {
 				a.logger.Warn("get-connector: left out", "file", w.File, "reason", w.Err.Error())
 			}

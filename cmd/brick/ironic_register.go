@@ -11,6 +11,7 @@ import (
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/ironicattach"
+	"github.com/brick-storage/brick/protocols"
 )
 
 // registerOptions are ironic register's.
@@ -70,7 +71,7 @@ func (o *registerOptions) validate() error {
 // node's boot capabilities.
 func registerRun(ctx context.Context, o *registerOptions) error {
 	a := o.f
-	props, warns, err := connector.Gather(a.host.FS, o.Gather)
+	props, warns, err := protocols.New(a.host, protocols.Options{}).Gather(a.host.FS, o.Gather)
 	for _, w := range warns {
 		a.logger.Warn("get-connector: left out", "file", w.File, "reason", w.Err.Error())
 	}

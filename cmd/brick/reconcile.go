@@ -39,11 +39,12 @@ func reconciler(ctx context.Context, a *app, rf *reconcileFlags, op string) (*re
 	if m.Crypt, err = a.cryptAccess(ctx, m.Cinder, rf.fixedKeyFile); err != nil {
 		return nil, err
 	}
-	m.Connectors = newPathRegistries(a, rf.vf.opts)
+	regs := newPathRegistries(a, rf.vf.opts)
+	m.Connectors = regs
 	if sc, err := a.ironicClientIfConfigured(ctx); err == nil && sc != nil {
 		m.Targets = sc
 	}
-	props, _, err := connector.Gather(a.host.FS, rf.vf.gather())
+	props, _, err := regs.Gather(a.host.FS, rf.vf.gather())
 	if err != nil {
 		return nil, fmt.Errorf("%s: connector: %w", op, err)
 	}

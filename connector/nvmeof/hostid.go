@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/ident"
 )
 
@@ -18,27 +20,66 @@ const (
 	hostNQNPrefix   = "nqn.2014-08.org.nvmexpress:uuid:"
 )
 
+// nvmeMultipathFile says whether nvme_core runs native multipath.
+const nvmeMultipathFile = "/sys/module/nvme_core/parameters/multipath"
+
+// hostFiles is the host's NVMe identity as nvme-cli keeps it: the one
+// reader behind both get-connector's keys and every connect's.
+type hostFiles struct {
+	nqn, id       string
+	nqnErr, idErr error // fs.ErrNotExist for a missing file
+}
+
+func readHostFiles(fsys host.FS) hostFiles {
+	var f hostFiles
+	f.nqn, f.nqnErr = fsys.ReadString(hostNQNFile)
+	if f.nqnErr == nil && (!ident.NQN(f.nqn) || strings.ContainsAny(f.nqn, ",=")) {
+		f.nqn, f.nqnErr = "", fmt.Errorf("%s: not an NVMe qualified name", hostNQNFile)
+	}
+	var id string
+	if id, f.idErr = fsys.ReadString(hostIDFile); f.idErr == nil {
+		var ok bool
+		if f.id, ok = ident.ParseUUID(id); !ok {
+			f.idErr = fmt.Errorf("%s: not a UUID", hostIDFile)
+		}
+	}
+	return f
+}
+
+var _ connector.HostFacter = (*Connector)(nil)
+
+// HostFacts adds get-connector's NVMe keys: the host NQN and host ID
+// (nqn, nvme_hostid) and whether nvme_core runs native multipath
+// (nvme_native_multipath; false when the module is not loaded, as
+// os-brick reports it).
+func (c *Connector) HostFacts(p *connector.Properties, warn func(file string, err error)) {
+	f := readHostFiles(c.h.FS)
+	p.NQN, p.NVMeHostID = f.nqn, f.id
+	if f.nqnErr != nil && !errors.Is(f.nqnErr, fs.ErrNotExist) {
+		warn(hostNQNFile, f.nqnErr)
+	}
+	if f.idErr != nil && !errors.Is(f.idErr, fs.ErrNotExist) {
+		warn(hostIDFile, f.idErr)
+	}
+	native, err := c.h.FS.ReadString(nvmeMultipathFile)
+	p.NVMeNativeMultipath = new(err == nil && strings.TrimSpace(native) == "Y")
+}
+
 // hostIdentity returns the host NQN (the volume's own host_nqn when the
 // driver named one) and host ID for a connect. Without them the kernel
 // would use a per-boot NQN no target's ACL knows, so missing files are
 // created as nvme-cli does: a UUID from DMI, else a random one.
 func (c *Connector) hostIdentity(v Volume) (nqn, id string, err error) {
-	nqn, nqnErr := c.h.FS.ReadString(hostNQNFile)
-	id, idErr := c.h.FS.ReadString(hostIDFile)
-	if nqnErr == nil && (!ident.NQN(nqn) || strings.ContainsAny(nqn, ",=")) {
-		return "", "", fmt.Errorf("%s: not an NVMe qualified name", hostNQNFile)
-	}
-	if idErr == nil {
-		if id, _ = ident.ParseUUID(id); id == "" {
-			return "", "", fmt.Errorf("%s: not a UUID", hostIDFile)
-		}
-	}
-	if errors.Is(nqnErr, fs.ErrNotExist) || errors.Is(idErr, fs.ErrNotExist) {
+	f := readHostFiles(c.h.FS)
+	nqn, id = f.nqn, f.id
+	missing := errors.Is(f.nqnErr, fs.ErrNotExist) || errors.Is(f.idErr, fs.ErrNotExist)
+	switch {
+	case (f.nqnErr != nil && !errors.Is(f.nqnErr, fs.ErrNotExist)) || (f.idErr != nil && !errors.Is(f.idErr, fs.ErrNotExist)):
+		return "", "", errors.Join(f.nqnErr, f.idErr)
+	case missing:
 		if nqn, id, err = c.createIdentity(nqn, id); err != nil {
 			return "", "", err
 		}
-	} else if nqnErr != nil || idErr != nil {
-		return "", "", errors.Join(nqnErr, idErr)
 	}
 	if v.HostNQN != "" {
 		nqn = v.HostNQN
