@@ -293,7 +293,7 @@ func localDetachRun(ctx context.Context, o *localDetachOptions) error {
 	err = m.Detach(ctx, do)
 	if nothingToDo(err) {
 		end()
-		fmt.Fprintf(f.errWriter(), "brick: note: %s (nothing to do)\n", oneLine(f.redactor.Redact(err.Error())))
+		fmt.Fprintf(f.errWriter(), "brick: note: %s (nothing to do)\n", output.OneLine(f.redactor.Redact(err.Error())))
 		return nil
 	}
 	return err

@@ -38,3 +38,6 @@ func (v *choiceValue) Set(s string) error {
 	*v.p = s
 	return nil
 }
+
+// Choices are the accepted values, what completion offers.
+func (v *choiceValue) Choices() []string { return v.choices }

@@ -38,6 +38,7 @@ func TestCompletion(t *testing.T) {
 		{"list sort columns", []string{"list", "--sort-column", ""}, []string{"Volume", "Phase"}},
 		{"connector columns", []string{"get-connector", "-c", ""}, []string{"initiator", "wwpns", "system_uuid", "nvme_native_multipath", "do_local_attach"}},
 		{"rbd driver", []string{"connect", "--rbd-driver", ""}, []string{"krbd", "nbd"}},
+		{"protocol", []string{"get-all-volume-paths", "--protocol", ""}, []string{"iscsi", "iser", "nvmeof"}},
 		{"connector type", []string{"ironic", "connector", "create", "--type", ""}, []string{"iqn", "wwpn", "portgroup"}},
 		{"target type", []string{"ironic", "target", "create", "--type", ""}, []string{"iscsi", "fibre_channel"}},
 		{"nic", []string{"--host-root", root, "get-connector", "--nic", ""}, []string{"eth0"}},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+
 	"github.com/spf13/pflag"
 
 	"github.com/brick-storage/brick/attach"

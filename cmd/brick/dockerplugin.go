@@ -11,6 +11,7 @@ import (
 
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/dockerplugin"
+	"github.com/brick-storage/brick/internal/output"
 )
 
 // defaultPluginSocket is where dockerd looks for a legacy plugin named brick.
@@ -97,7 +98,7 @@ func dockerPluginRun(ctx context.Context, o *dockerPluginOptions) error {
 // flight get pluginShutdownTimeout to finish.
 func servePlugin(ctx context.Context, a *app, p *dockerplugin.Plugin, socket string) error {
 	if err := p.Reconcile(ctx); err != nil {
-		a.logger.Warn("docker plugin: start-up reconcile: " + oneLine(err.Error()))
+		a.logger.Warn("docker plugin: start-up reconcile: " + output.OneLine(err.Error()))
 	}
 	l, err := a.host.FS.ListenUnix(socket)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/internal/settings"
 )
 
@@ -47,27 +48,6 @@ func runApp(ctx context.Context, a *app, args []string) int {
 	return exitStatus(err, a.ready)
 }
 
-// oneLine keeps an error to one line whatever it quotes: joined errors are
-// separated by "; ", and control characters that came in with a volume
-// name or a server's message are escaped, so they cannot forge log lines
-// or drive the terminal.
-func oneLine(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			b.WriteString("; ")
-		case r == '\t':
-			b.WriteByte(' ')
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			fmt.Fprintf(&b, "\\x%02x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
 // suggestionsHeader is how cobra introduces its "did you mean" list.
 const suggestionsHeader = "\n\nDid you mean this?\n"
 
@@ -75,14 +55,14 @@ const suggestionsHeader = "\n\nDid you mean this?\n"
 // for a mistyped command keep a line each, as cobra lays them out.
 func printError(w io.Writer, msg string) {
 	first, rest, ok := strings.Cut(msg, suggestionsHeader)
-	fmt.Fprintf(w, "brick: %s\n", oneLine(first))
+	fmt.Fprintf(w, "brick: %s\n", output.OneLine(first))
 	if !ok {
 		return
 	}
 	fmt.Fprintf(w, "%s", strings.TrimPrefix(suggestionsHeader, "\n"))
 	for _, s := range strings.Split(strings.TrimSpace(rest), "\n") {
 		if s = strings.TrimSpace(s); s != "" {
-			fmt.Fprintf(w, "\t%s\n", oneLine(s))
+			fmt.Fprintf(w, "\t%s\n", output.OneLine(s))
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/internal/completion"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/internal/settings"
 	"github.com/brick-storage/brick/osauth"
@@ -127,7 +128,7 @@ users type them.`,
 		root.SetHelpCommand(newHelpCommand(root))
 		root.InitDefaultCompletionCmd()
 		strictGroups(root)
-		completer{a}.register(root)
+		completion.Register(root, a.completionSources())
 	}
 	root.SetFlagErrorFunc(flagError)
 	// Accept --enforce_multipath for --enforce-multipath everywhere.
@@ -157,7 +158,7 @@ func recordCommands(a *app, args []string) []*cobra.Command {
 // not set, then builds the logger and the host.
 func (a *app) setup(cmd *cobra.Command, args []string) error {
 	if cmd.Name() == cobra.ShellCompRequestCmd || cmd.Name() == cobra.ShellCompNoDescRequestCmd {
-		return nil // the completed command's flags are not parsed yet: completer.setup
+		return nil // the completed command's flags are not parsed yet: completionSetup
 	}
 	cfg, err := a.loadSettings(cmd)
 	if err != nil {

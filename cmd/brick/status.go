@@ -10,12 +10,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/spf13/cobra"
+
 	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/osauth"
 	"github.com/brick-storage/brick/progress"
 	"github.com/brick-storage/brick/rollback"
-	"github.com/spf13/cobra"
 )
 
 // newStatus sets up what stderr shows while a command works: the live

@@ -376,6 +376,27 @@ func Cell(v any) string {
 	return b.String()
 }
 
+// OneLine keeps an error to one line whatever it quotes: joined errors are
+// separated by "; ", and control characters that came in with a volume
+// name or a server's message are escaped, so they cannot forge log lines
+// or drive the terminal.
+func OneLine(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			b.WriteString("; ")
+		case r == '\t':
+			b.WriteByte(' ')
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 // isControl is true for C0 (but tab), DEL and C1 control characters.
 func isControl(r rune) bool {
 	return r < 0x20 && r != '\t' || r >= 0x7f && r <= 0x9f

@@ -153,6 +153,7 @@ var allowedImports = map[string][]string{
 	"dockerplugin":         {"attach", "cinderapi", "connector", "host", "ident"},
 	"internal/output":      {},
 	"internal/settings":    {},
+	"internal/completion":  {"attach", "host", "internal/output", "ironicapi"},
 }
 
 // allowed reports whether package pkg may import dep under allowedImports.
