@@ -13,6 +13,7 @@ import (
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/internal/settings"
+	"github.com/brick-storage/brick/ironicattach"
 )
 
 // The exit statuses every command uses; exitStatuses says what each means
@@ -55,10 +56,11 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // flags and config were applied (an error before that is a usage error).
 func exitStatus(err error, ready bool) int {
 	var ue usageError
+	var fe ironicattach.FlagError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue) || !ready || errors.Is(err, output.ErrNoColumn):
+	case errors.As(err, &ue) || errors.As(err, &fe) || !ready || errors.Is(err, output.ErrNoColumn):
 		return exitUsage
 	}
 	return exitError

@@ -2,19 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
-	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/osauth"
 )
@@ -98,40 +94,6 @@ func resolveNode(ctx context.Context, sc *gophercloud.ServiceClient, ident strin
 	return ironicapi.ResolveNode(ctx, sc, ident)
 }
 
-// parseKV parses repeatable key=value flags the way ironicclient does: the
-// value is JSON when it parses as JSON, else a string.
-func parseKV(flag string, args []string) (map[string]any, error) {
-	if len(args) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]any, len(args))
-	for _, kv := range args {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, usageError{fmt.Errorf("--%s %s: want KEY=VALUE", flag, connector.Quote(kv))}
-		}
-		var val any = v
-		var j any
-		if json.Unmarshal([]byte(v), &j) == nil {
-			val = j
-		}
-		out[k] = val
-	}
-	return out, nil
-}
-
-// sortOpts splits --sort key[:dir].
-func sortOpts(s string) (key, dir string, err error) {
-	if s == "" {
-		return "", "", nil
-	}
-	key, dir, _ = strings.Cut(s, ":")
-	if dir != "" && dir != "asc" && dir != "desc" {
-		return "", "", usageError{fmt.Errorf("--sort %s: direction must be asc or desc", connector.Quote(s))}
-	}
-	return key, dir, nil
-}
-
 // listFlags are the list options both resources share.
 type listFlags struct {
 	node   string
@@ -153,87 +115,6 @@ func (l *listFlags) add(cmd *cobra.Command, what string, fields []string) {
 	cmd.MarkFlagsMutuallyExclusive("long", "fields")
 }
 
-// column maps an Ironic field to its openstackclient column label and
-// its value in a T.
-type column[T any] struct {
-	field, label string
-	value        func(T) any
-}
-
-var connectorColumns = []column[ironicapi.VolumeConnector]{
-	{"uuid", "UUID", func(c ironicapi.VolumeConnector) any { return c.UUID }},
-	{"node_uuid", "Node UUID", func(c ironicapi.VolumeConnector) any { return c.NodeUUID }},
-	{"type", "Type", func(c ironicapi.VolumeConnector) any { return c.Type }},
-	{"connector_id", "Connector ID", func(c ironicapi.VolumeConnector) any { return c.ConnectorID }},
-	{"extra", "Extra", func(c ironicapi.VolumeConnector) any { return emptyIfNil(c.Extra) }},
-	{"created_at", "Created At", func(c ironicapi.VolumeConnector) any { return timeValue(c.CreatedAt) }},
-	{"updated_at", "Updated At", func(c ironicapi.VolumeConnector) any { return timeValue(c.UpdatedAt) }},
-}
-
-var targetColumns = []column[ironicapi.VolumeTarget]{
-	{"uuid", "UUID", func(t ironicapi.VolumeTarget) any { return t.UUID }},
-	{"node_uuid", "Node UUID", func(t ironicapi.VolumeTarget) any { return t.NodeUUID }},
-	{"volume_type", "Driver Volume Type", func(t ironicapi.VolumeTarget) any { return t.VolumeType }},
-	{"boot_index", "Boot Index", func(t ironicapi.VolumeTarget) any { return t.BootIndex }},
-	{"volume_id", "Volume ID", func(t ironicapi.VolumeTarget) any { return t.VolumeID }},
-	{"properties", "Properties", func(t ironicapi.VolumeTarget) any { return maskProperties(t.Properties) }},
-	{"extra", "Extra", func(t ironicapi.VolumeTarget) any { return emptyIfNil(t.Extra) }},
-	{"created_at", "Created At", func(t ironicapi.VolumeTarget) any { return timeValue(t.CreatedAt) }},
-	{"updated_at", "Updated At", func(t ironicapi.VolumeTarget) any { return timeValue(t.UpdatedAt) }},
-}
-
-// pickColumns returns the columns for a list: the first n by default, all
-// with --long, the named ones with --fields.
-func pickColumns[T any](all []column[T], n int, long bool, fields []string) ([]column[T], error) {
-	switch {
-	case len(fields) > 0:
-		var out []column[T]
-		for _, f := range fields {
-			i := slices.IndexFunc(all, func(c column[T]) bool { return c.field == f })
-			if i < 0 {
-				return nil, usageError{fmt.Errorf("--fields %s: not one of %s", connector.Quote(f), strings.Join(fieldNames(all), ", "))}
-			}
-			out = append(out, all[i])
-		}
-		return out, nil
-	case long:
-		return all, nil
-	}
-	return all[:n], nil
-}
-
-func fieldNames[T any](cols []column[T]) []string {
-	out := make([]string, len(cols))
-	for i, c := range cols {
-		out[i] = c.field
-	}
-	return out
-}
-
-// timeValue prints Ironic timestamps; never-set ones are empty (null in JSON).
-func timeValue(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-// maskProperties hides credential values in target properties. Ironic masks
-// them on output too; this also covers what brick sends and prints itself.
-func maskProperties(p map[string]any) map[string]any {
-	if p == nil {
-		return map[string]any{}
-	}
-	out := make(map[string]any, len(p))
-	for k, v := range p {
-		if connector.IsSecretKey(k) {
-			v = "******"
-		}
-		out[k] = v
-	}
-	return out
-}
-
 // registerSecrets masks credential property values in everything brick
 // prints or logs from here on (errors included).
 func registerSecrets(a *app, props map[string]any) {
@@ -242,33 +123,6 @@ func registerSecrets(a *app, props map[string]any) {
 			a.redactor.Add(s)
 		}
 	}
-}
-
-func emptyIfNil(m map[string]any) map[string]any {
-	if m == nil {
-		return map[string]any{}
-	}
-	return m
-}
-
-// showRecord prints one resource as openstackclient's show does: field
-// names as labels, in the given order (or only --fields).
-func showRecord[T any](cols []column[T], fields []string, v T) (output.Record, error) {
-	if len(fields) > 0 {
-		var err error
-		if cols, err = pickColumns(cols, 0, false, fields); err != nil {
-			return nil, err
-		}
-	}
-	sorted := slices.Clone(cols)
-	if len(fields) == 0 {
-		sort.Slice(sorted, func(i, j int) bool { return sorted[i].field < sorted[j].field })
-	}
-	r := make(output.Record, len(sorted))
-	for i, c := range sorted {
-		r[i] = output.Field{Name: c.field, Value: c.value(v)}
-	}
-	return r, nil
 }
 
 // deleteAll deletes each UUID, going on after failures like openstackclient,

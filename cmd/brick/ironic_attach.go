@@ -84,7 +84,7 @@ func attachVolumeRun(ctx context.Context, o *attachVolumeOptions) error {
 		{Name: "target_uuid", Value: res.Target.UUID},
 		{Name: "volume_type", Value: res.Target.VolumeType},
 		{Name: "boot_index", Value: res.Target.BootIndex},
-		{Name: "properties", Value: maskProperties(res.Target.Properties)},
+		{Name: "properties", Value: ironicattach.MaskProperties(res.Target.Properties)},
 	})
 }
 

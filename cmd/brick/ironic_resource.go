@@ -7,8 +7,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/spf13/cobra"
 
-	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicapi"
+	"github.com/brick-storage/brick/ironicattach"
 )
 
 // volumeResource is what the commands connectors and targets share (list,
@@ -17,7 +17,7 @@ import (
 type volumeResource[T any] struct {
 	name        string // "connector": used in help and messages
 	short       string // the group command's help line
-	columns     []column[T]
+	columns     []ironicattach.Column[T]
 	listColumns int      // how many columns a plain list shows
 	fields      []string // the fields Ironic accepts in ?fields=
 	listExample string
@@ -50,7 +50,7 @@ type connectorCmd = volumeResource[ironicapi.VolumeConnector]
 func connectorResource() connectorCmd {
 	return connectorCmd{
 		name: "connector", short: "Manage Ironic volume connectors (a node's storage initiators)",
-		columns: connectorColumns, listColumns: 4, fields: ironicapi.ConnectorFields,
+		columns: ironicattach.ConnectorColumns, listColumns: 4, fields: ironicapi.ConnectorFields,
 		listExample: `  brick ironic connector list --node node-1
   brick ironic connector list --long -f json
   brick ironic connector list --fields uuid,connector_id --sort connector_id:desc`,
@@ -76,7 +76,7 @@ type targetCmd = volumeResource[ironicapi.VolumeTarget]
 func targetResource() targetCmd {
 	return targetCmd{
 		name: "target", short: "Manage Ironic volume targets (the volumes a node uses or boots from)",
-		columns: targetColumns, listColumns: 5, fields: ironicapi.TargetFields, showSecrets: true,
+		columns: ironicattach.TargetColumns, listColumns: 5, fields: ironicapi.TargetFields, showSecrets: true,
 		listExample: `  brick ironic target list --node node-1
   brick ironic target list --long -f json`,
 		list: func(ctx context.Context, sc *gophercloud.ServiceClient, q ironicapi.ListOpts) ([]ironicapi.VolumeTarget, error) {
@@ -119,7 +119,7 @@ func (r volumeResource[T]) writeCommand(a *app, cmd *cobra.Command, check func()
 }
 
 func (r volumeResource[T]) print(a *app, cmd *cobra.Command, v *T, fields []string) error {
-	rec, err := showRecord(r.columns, fields, *v)
+	rec, err := ironicattach.ShowRecord(r.columns, fields, *v)
 	if err != nil {
 		return err
 	}
@@ -136,11 +136,11 @@ keeps the --node filter (Ironic's next-page link drops it).`,
 		Example: r.listExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cols, err := pickColumns(r.columns, r.listColumns, l.long, l.fields)
+			cols, err := ironicattach.PickColumns(r.columns, r.listColumns, l.long, l.fields)
 			if err != nil {
 				return err
 			}
-			q, err := l.query(fieldNames(cols))
+			q, err := l.query(ironicattach.FieldNames(cols))
 			if err != nil {
 				return err
 			}
@@ -158,7 +158,7 @@ keeps the --node filter (Ironic's next-page link drops it).`,
 			}
 			out := a.out
 			out.LongHint = !l.long && len(l.fields) == 0
-			return out.PrintTable(cmd.OutOrStdout(), listTable(cols, list))
+			return out.PrintTable(cmd.OutOrStdout(), ironicattach.ListTable(cols, list))
 		},
 	}
 	l.add(cmd, r.name+"s", r.fields)
@@ -168,7 +168,7 @@ keeps the --node filter (Ironic's next-page link drops it).`,
 // query is the list request of the flags, asking for fields with
 // --fields; the node is left out (resolving it needs the client).
 func (l *listFlags) query(fields []string) (ironicapi.ListOpts, error) {
-	key, dir, err := sortOpts(l.sort)
+	key, dir, err := ironicattach.SortOpts(l.sort)
 	if err != nil {
 		return ironicapi.ListOpts{}, err
 	}
@@ -182,22 +182,6 @@ func (l *listFlags) query(fields []string) (ironicapi.ListOpts, error) {
 		q.Detail = true
 	}
 	return q, nil
-}
-
-// listTable is one row per record with the given columns.
-func listTable[T any](cols []column[T], list []T) output.Table {
-	t := output.Table{Columns: make([]string, len(cols))}
-	for i, c := range cols {
-		t.Columns[i] = c.label
-	}
-	for _, v := range list {
-		row := make([]any, len(cols))
-		for i, col := range cols {
-			row[i] = col.value(v)
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t
 }
 
 func (r volumeResource[T]) showCommand(a *app) *cobra.Command {
@@ -261,11 +245,11 @@ type patchFlags struct {
 // parse parses --property and --extra as KEY=VALUE; property values that
 // are credentials are masked in all output from here on.
 func (p *patchFlags) parse(a *app) (err error) {
-	if p.propMap, err = parseKV("property", p.props); err != nil {
+	if p.propMap, err = ironicattach.ParseKV("property", p.props); err != nil {
 		return err
 	}
 	registerSecrets(a, p.propMap)
-	p.extraMap, err = parseKV("extra", p.extra)
+	p.extraMap, err = ironicattach.ParseKV("extra", p.extra)
 	return err
 }
 
@@ -287,23 +271,10 @@ func (p *patchFlags) setOps(ctx context.Context, sc *gophercloud.ServiceClient, 
 		}
 		ops = append(ops, more...)
 	}
-	for k, v := range p.propMap {
-		ops = append(ops, ironicapi.Add(ironicapi.PropertyPath(k), v))
-	}
-	for k, v := range p.extraMap {
-		ops = append(ops, ironicapi.Add(ironicapi.ExtraPath(k), v))
-	}
-	return ops, nil
+	return append(ops, ironicattach.PatchOps(p.propMap, p.extraMap)...), nil
 }
 
 // unsetOps are the patch operations of unset's --property and --extra keys.
 func (p *patchFlags) unsetOps() []ironicapi.PatchOp {
-	var ops []ironicapi.PatchOp
-	for _, k := range p.props {
-		ops = append(ops, ironicapi.Remove(ironicapi.PropertyPath(k)))
-	}
-	for _, k := range p.extra {
-		ops = append(ops, ironicapi.Remove(ironicapi.ExtraPath(k)))
-	}
-	return ops
+	return ironicattach.UnsetOps(p.props, p.extra)
 }

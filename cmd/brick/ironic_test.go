@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/brick-storage/brick/host/hosttest"
+	"github.com/brick-storage/brick/ironicattach"
 )
 
 const testNode = "c30b0d71-fb33-4e21-a129-f02b2b817285"
@@ -141,10 +142,10 @@ func TestIronicTargetMasksAndColumns(t *testing.T) {
 }
 
 func TestParseKV(t *testing.T) {
-	m, err := parseKV("extra", []string{"a=1", "b=x=y", "c=true", "d={\"k\":[1]}", "e="})
+	m, err := ironicattach.ParseKV("extra", []string{"a=1", "b=x=y", "c=true", "d={\"k\":[1]}", "e="})
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"a": float64(1), "b": "x=y", "c": true, "d": map[string]any{"k": []any{float64(1)}}, "e": ""}, m)
-	_, err = parseKV("extra", []string{"=v"})
+	_, err = ironicattach.ParseKV("extra", []string{"=v"})
 	require.Error(t, err)
 }
 
@@ -153,7 +154,7 @@ func FuzzParseKV(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		m, err := parseKV("extra", []string{s})
+		m, err := ironicattach.ParseKV("extra", []string{s})
 		if err != nil {
 			return
 		}

@@ -140,7 +140,7 @@ var allowedImports = map[string][]string{
 	"osauth":               {"host", "ident", "secret"},
 	"cinderapi":            {"connector", "ident", "osauth", "secret"},
 	"ironicapi":            {"ident", "osauth", "secret"},
-	"ironicattach":         {"ironicapi", "cinderapi", "connector", "rollback", "host", "ident"},
+	"ironicattach":         {"ironicapi", "cinderapi", "connector", "rollback", "host", "ident", "internal/output"},
 	"attach":               {"cinderapi", "connector", "scsi", "rollback", "host", "ident", "dmcrypt", "keymanager", "secret"},
 	"rollback":             {},
 	"dmcrypt":              {"host", "secret"},
