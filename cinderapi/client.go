@@ -221,10 +221,8 @@ func checkRef(s string) error {
 	if len(s) > 255 {
 		return fmt.Errorf("volume reference longer than 255 bytes")
 	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("volume reference has control characters")
-		}
+	if strings.ContainsFunc(s, ident.IsControl) {
+		return fmt.Errorf("volume reference has control characters")
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 )
 
@@ -62,7 +63,7 @@ func ParseEncryption(body []byte) (Encryption, error) {
 		if f.in == nil {
 			continue
 		}
-		if len(*f.in) > 255 || strings.IndexFunc(*f.in, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		if len(*f.in) > 255 || strings.ContainsFunc(*f.in, ident.IsControl) {
 			return Encryption{}, fmt.Errorf("encryption metadata: %s: longer than 255 bytes or control characters", f.name)
 		}
 		*f.out = *f.in

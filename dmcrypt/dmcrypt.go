@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/secret"
 )
 
@@ -56,7 +57,7 @@ func ParseProvider(s string) (Provider, error) {
 	case "", "NoOpEncryptor", "nova.volume.encryptors.nop.NoopEncryptor", "os_brick.encryptors.nop.NoopEncryptor":
 		return "", ErrNotEncrypted
 	}
-	return "", fmt.Errorf("%w %s: brick opens luks and luks2", ErrUnsupported, strconv.QuoteToASCII(clip(s, 80)))
+	return "", fmt.Errorf("%w %s: brick opens luks and luks2", ErrUnsupported, strconv.QuoteToASCII(ident.Clip(s, 80)))
 }
 
 // Spec is how a volume is encrypted.
@@ -77,10 +78,10 @@ var cipherRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // command line.
 func (s Spec) Validate() error {
 	if s.Provider != LUKS && s.Provider != LUKS2 {
-		return fmt.Errorf("%w %s", ErrUnsupported, strconv.QuoteToASCII(clip(string(s.Provider), 80)))
+		return fmt.Errorf("%w %s", ErrUnsupported, strconv.QuoteToASCII(ident.Clip(string(s.Provider), 80)))
 	}
 	if s.Cipher != "" && !cipherRE().MatchString(s.Cipher) {
-		return fmt.Errorf("cipher %s: not a cryptsetup cipher name", strconv.QuoteToASCII(clip(s.Cipher, 80)))
+		return fmt.Errorf("cipher %s: not a cryptsetup cipher name", strconv.QuoteToASCII(ident.Clip(s.Cipher, 80)))
 	}
 	if s.KeySize < 0 || s.KeySize > 4096 || s.KeySize%8 != 0 {
 		return fmt.Errorf("key size %d: want a multiple of 8 bits up to 4096", s.KeySize)
@@ -110,16 +111,9 @@ func MapperPath(name string) string { return "/dev/mapper/" + name }
 // CheckName refuses a mapping name that is not a plain device-mapper name.
 func CheckName(name string) error {
 	if !nameRE().MatchString(name) {
-		return fmt.Errorf("dm-crypt name %s: want letters, digits and _.+- (up to 127)", strconv.QuoteToASCII(clip(name, 80)))
+		return fmt.Errorf("dm-crypt name %s: want letters, digits and _.+- (up to 127)", strconv.QuoteToASCII(ident.Clip(name, 80)))
 	}
 	return nil
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // Default timeouts: luksFormat spends seconds on key derivation on a busy

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/secret"
 )
 
@@ -101,7 +102,7 @@ func (c *Crypt) format(ctx context.Context, dev string, spec Spec, pass secret.V
 	}
 	if res.ExitCode == 0 {
 		return fmt.Errorf("format %s: %w (blkid: %s): refusing to overwrite it with a LUKS header",
-			dev, ErrNotBlank, clip(strings.TrimSpace(string(res.Stdout)), 40))
+			dev, ErrNotBlank, ident.Clip(strings.TrimSpace(string(res.Stdout)), 40))
 	}
 	if err := c.checkZeroEnds(dev); err != nil {
 		return err

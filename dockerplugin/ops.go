@@ -11,6 +11,7 @@ import (
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/ident"
 )
 
 // maxIDLen bounds the per-container mount ID Docker passes (64 hex).
@@ -112,7 +113,7 @@ func (p *Plugin) Remove(ctx context.Context, name string) error {
 // Mount attaches and mounts the volume for one container (id), or only
 // counts it when another container has it mounted already.
 func (p *Plugin) Mount(ctx context.Context, name, id string) (string, error) {
-	if id == "" || len(id) > maxIDLen || strings.ContainsFunc(id, isControl) {
+	if id == "" || len(id) > maxIDLen || strings.ContainsFunc(id, ident.IsControl) {
 		return "", fmt.Errorf("mount %s: bad mount ID from Docker", name)
 	}
 	defer p.lockName(name)()
@@ -238,7 +239,7 @@ func (p *Plugin) Get(ctx context.Context, name string) (Info, error) {
 	cctx, cancel := context.WithTimeout(ctx, getCinderTimeout)
 	defer cancel()
 	if vol, err := p.cinder.Volume(cctx, v.VolumeID); err != nil {
-		st["cinder_status"] = "unknown: " + oneLine(err.Error())
+		st["cinder_status"] = "unknown: " + errLine(err)
 	} else {
 		st["cinder_status"], st["size_gib"] = vol.Status, vol.Size
 	}

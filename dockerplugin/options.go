@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/ident"
 )
 
 // Limits of Create's input.
@@ -63,7 +64,7 @@ func parseOpts(opts map[string]string, defaultSize, maxSize int) (createOpts, er
 	o := createOpts{FS: "ext4"}
 	for _, k := range sortedKeys(opts) {
 		v := opts[k]
-		if len(v) > maxOptionLen || strings.ContainsFunc(v, isControl) {
+		if len(v) > maxOptionLen || strings.ContainsFunc(v, ident.IsControl) {
 			return o, fmt.Errorf("option %s: value longer than %d bytes or with control characters", connector.Quote(k), maxOptionLen)
 		}
 		switch k {
@@ -99,8 +100,6 @@ func parseOpts(opts map[string]string, defaultSize, maxSize int) (createOpts, er
 	}
 	return o, nil
 }
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/brick-storage/brick/ident"
 )
 
 // ContentType is what Docker's plugin protocol answers carry.
@@ -116,19 +116,5 @@ type errOnly struct {
 
 // errLine makes an error one printable line of bounded length.
 func errLine(err error) string {
-	s := oneLine(err.Error())
-	if len(s) > maxErrLen {
-		cut := maxErrLen
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return s
-}
-
-// oneLine folds newlines and other control characters into spaces.
-func oneLine(s string) string {
-	s = strings.ToValidUTF8(s, "?")
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' || r == '\t' || isControl(r) }), " ")
+	return ident.OneLine(err.Error(), maxErrLen)
 }

@@ -178,14 +178,47 @@ func TestClipAndLine(t *testing.T) {
 	}
 }
 
-func FuzzLine(f *testing.F) {
+func TestOneLineAndEscape(t *testing.T) {
+	for _, tc := range []struct {
+		name, in  string
+		n         int
+		line, esc string
+	}{
+		{name: "plain", in: "ok", n: 5, line: "ok", esc: "ok"},
+		{name: "traceback", in: "a\n  b\r\n\tc", n: 20, line: "a b c", esc: `a\x0a  b\x0d\x0a` + "\tc"},
+		{name: "escape sequences", in: "a\x1b[31mb\u009bc\x7f", n: 20, line: "a [31mb c", esc: `a\x1b[31mb\u009bc\x7f`},
+		{name: "invalid utf-8", in: "a\xffb", n: 20, line: "a?b", esc: "a\ufffdb"},
+		{name: "clipped", in: "one two three", n: 7, line: "one two...", esc: "one two three"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.line, OneLine(tc.in, tc.n))
+			require.Equal(t, tc.esc, Escape(tc.in))
+		})
+	}
+}
+
+// FuzzText holds every untrusted-text helper to its promise: valid UTF-8
+// out, no control character a terminal would act on, bounded length.
+func FuzzText(f *testing.F) {
 	f.Add("a\nb", 3)
-	f.Add("\xffé\x1b", 1)
+	f.Add("\xffé\x1b\u009b", 1)
+	f.Add("ééé", 2)
 	f.Fuzz(func(t *testing.T, s string, n int) {
 		n %= 400
-		got := Line(s, n)
-		if !utf8.ValidString(got) || strings.ContainsAny(got, "\r\n\x00\x1b") || len(got) > max(n, 0)+3 {
-			t.Fatalf("Line(%q, %d) = %q", s, n, got)
+		bounded := func(name, got string) {
+			if !utf8.ValidString(got) || strings.ContainsFunc(got, IsControl) || len(got) > max(n, 0)+3 {
+				t.Fatalf("%s(%q, %d) = %q", name, s, n, got)
+			}
+		}
+		bounded("Line", Line(s, n))
+		bounded("OneLine", OneLine(s, n))
+		if got := Escape(s); !utf8.ValidString(got) || strings.ContainsFunc(got, func(r rune) bool { return r != '\t' && IsControl(r) }) {
+			t.Fatalf("Escape(%q) = %q", s, got)
+		}
+		if utf8.ValidString(s) {
+			if got := Clip(s, n); !utf8.ValidString(got) || len(got) > max(n, 0)+3 {
+				t.Fatalf("Clip(%q, %d) = %q", s, n, got)
+			}
 		}
 	})
 }

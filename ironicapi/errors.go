@@ -343,17 +343,9 @@ var tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<[
 
 func stripTags(s string) string { return tagRE().ReplaceAllString(s, " ") }
 
-// oneLine collapses whitespace and control characters and truncates, so a
-// server traceback or HTML page cannot flood the user's terminal.
-func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	return ident.Clip(strings.Join(strings.Fields(s), " "), 300)
-}
+// oneLine keeps a server traceback or HTML page from flooding the user's
+// terminal.
+func oneLine(s string) string { return ident.OneLine(s, 300) }
 
 func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
 

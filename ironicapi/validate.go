@@ -93,7 +93,7 @@ func NormalizeConnectorID(typ, id string) (string, error) {
 
 // checkConnectorIDText is the check every connector ID passes, whatever its type.
 func checkConnectorIDText(id string) error {
-	if id == "" || len(id) > 255 || strings.HasPrefix(id, "-") || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+	if id == "" || len(id) > 255 || strings.HasPrefix(id, "-") || strings.ContainsFunc(id, ident.IsControl) {
 		return fmt.Errorf("connector ID %s is empty, too long, starts with '-' or holds control characters", quote(id))
 	}
 	return nil

@@ -30,7 +30,7 @@ func ParseCapabilities(s string) ([]Capability, error) {
 		}
 		k, v, _ := strings.Cut(part, ":")
 		k = strings.TrimSpace(k)
-		if k == "" || strings.ContainsFunc(k, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		if k == "" || strings.ContainsFunc(k, ident.IsControl) {
 			return nil, fmt.Errorf("capability %s has no usable key", connector.Quote(part))
 		}
 		out = append(out, Capability{Key: k, Value: strings.TrimSpace(v)})

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/brick-storage/brick/ident"
 )
 
 // redrawEvery is how often the elapsed time on the status line moves.
@@ -191,7 +193,7 @@ func elapsed(since time.Time) string {
 
 // printable keeps a volume name or server text from driving the terminal.
 func printable(r rune) rune {
-	if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+	if ident.IsControl(r) {
 		return '?'
 	}
 	return r

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/brick-storage/brick/ident"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -359,21 +360,7 @@ func writeYAML(w io.Writer, v any) error {
 // forge an extra line.
 func Cell(v any) string {
 	s := text(v)
-	if strings.IndexFunc(s, isControl) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case !isControl(r):
-			b.WriteRune(r)
-		case r < 0x80:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		default:
-			fmt.Fprintf(&b, "\\u%04x", r)
-		}
-	}
-	return b.String()
+	return ident.Escape(s)
 }
 
 // OneLine keeps an error to one line whatever it quotes: joined errors are
@@ -381,25 +368,7 @@ func Cell(v any) string {
 // name or a server's message are escaped, so they cannot forge log lines
 // or drive the terminal.
 func OneLine(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			b.WriteString("; ")
-		case r == '\t':
-			b.WriteByte(' ')
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			fmt.Fprintf(&b, "\\x%02x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// isControl is true for C0 (but tab), DEL and C1 control characters.
-func isControl(r rune) bool {
-	return r < 0x20 && r != '\t' || r >= 0x7f && r <= 0x9f
+	return ident.Escape(strings.NewReplacer("\n", "; ", "\t", " ").Replace(s))
 }
 
 // shellQuote single-quotes s for `eval "$(brick ... -f shell)"`: nothing
