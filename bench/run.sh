@@ -162,7 +162,7 @@ if ((!quick)); then
 	sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}EXTENDROUND /EXTENDROUND /p' "$out/extend.log" >"$out/extend.txt"
 	awk '$1 == "EXTENDROUND" { for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		print "extend-multipath-host-side", "brick", v["brick"], "-"
-		if (v["os-brick"] != "failed") print "extend-multipath-host-side", "os-brick-inproc", v["os-brick"], "-" }' "$out/extend.txt" >>"$samples"
+		if (v["os-brick"] != "failed" && v["os-brick"] != "skipped") print "extend-multipath-host-side", "os-brick-inproc", v["os-brick"], "-" }' "$out/extend.txt" >>"$samples"
 	echo "after-guest $(date -u +%FT%TZ) load $(loadavg)" >>"$out/env.txt"
 fi
 
