@@ -84,5 +84,6 @@ func TestAttachErrorsCLI(t *testing.T) {
 	v, err := cl.Volume(ctx, busy.ID)
 	require.NoError(t, err)
 	require.Equal(t, "in-use", v.Status, "the other host's attachment is untouched")
+	require.Len(t, v.Attachments, 1)
 	require.Equal(t, contractConnector["host"], v.Attachments[0].HostName)
 }

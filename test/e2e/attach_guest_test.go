@@ -448,7 +448,7 @@ func TestAttachGuest(t *testing.T) {
 		g.clean("detached-" + label)
 		backing, err := os.ReadFile(c.BackingFile(vols[key].ID))
 		require.NoError(t, err)
-		require.True(t, bytes.Equal(pattern, backing[patternOffset<<20:(patternOffset+1)<<20]), "pattern of %s in the backing file on the host", label)
+		require.True(t, bytes.Equal(pattern, span(t, backing, patternOffset<<20, (patternOffset+1)<<20, "backing file")), "pattern of %s in the backing file on the host", label)
 		if tv, err := os.ReadFile(filepath.Join(g.share, "time-"+label+".txt")); err == nil {
 			for _, l := range strings.Split(string(tv), "\n") {
 				if strings.Contains(l, "Maximum resident") || strings.Contains(l, "Elapsed") {

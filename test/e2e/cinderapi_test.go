@@ -238,6 +238,7 @@ func TestCinderAPIContract(t *testing.T) {
 		})
 		require.NotEmpty(t, att)
 		vol := requireStatus(t, cl, v.ID, "in-use")
+		require.Len(t, vol.Attachments, 1)
 		require.Equal(t, "brick-contract", vol.Attachments[0].HostName)
 		var roll func(context.Context) error
 		timed(t, "legacy os-begin_detaching", func() (err error) { roll, err = f.BeginDetach(ctx, v.ID); return })

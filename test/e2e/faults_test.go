@@ -580,7 +580,7 @@ func TestFaults(t *testing.T) {
 	t.Logf("maps while the holder still had the device open: %v; after it closed: %v", g.lines["HELD maps"], g.lines["LEFTOVER maps"])
 	backing, err := os.ReadFile(c.BackingFile(volM.ID))
 	require.NoError(t, err)
-	require.True(t, bytes.Equal(patterns[1], backing[patternOffset<<20:(patternOffset+1)<<20]), "the write made after the refused detach is in the backing file")
+	require.True(t, bytes.Equal(patterns[1], span(t, backing, patternOffset<<20, (patternOffset+1)<<20, "backing file")), "the write made after the refused detach is in the backing file")
 	faults++
 	t.Logf("flush refused after %v s: %s; --force took %v s", g.lines["TIME mp-busy"], msg, g.lines["TIME mp-force"])
 
@@ -613,7 +613,7 @@ func checkPathFaults(t *testing.T, c *testbed.Cinder, g *guestRun, vol string, p
 	tookAttach := seconds(t, g, "mpd-att")
 	require.Less(t, tookAttach, 20.0, "not the map timeout")
 	require.Equal(t, "0", g.rc("mpd-write"))
-	require.True(t, bytes.Equal(pattern, backing[8<<20:9<<20]), "the write through the single path is in the backing file")
+	require.True(t, bytes.Equal(pattern, span(t, backing, 8<<20, 9<<20, "backing file")), "the write through the single path is in the backing file")
 	require.Equal(t, []string{"0"}, g.lines["WWIDS mpd-restarted"], "the WWID brick added for the map that did not come is forgotten")
 	require.Equal(t, "0", g.st("mpd-att")[4], "no map")
 	require.Equal(t, "0", g.rc("mpd-det"), "%v", g.lines["ERR mpd-det"])
@@ -649,9 +649,9 @@ func checkPathFaults(t *testing.T, c *testbed.Cinder, g *guestRun, vol string, p
 	for _, f := range strings.Fields(string(acked)) {
 		i, err := strconv.Atoi(f)
 		require.NoError(t, err)
-		want := blocks[i<<16 : (i+1)<<16]
-		require.True(t, bytes.Equal(want, backing[16<<20+i<<16:16<<20+(i+1)<<16]), "acknowledged block %d is in the backing file", i)
-		require.True(t, bytes.Equal(want, readback[i<<16:(i+1)<<16]), "acknowledged block %d reads back through the map", i)
+		want := span(t, blocks, i<<16, (i+1)<<16, "blocks written")
+		require.True(t, bytes.Equal(want, span(t, backing, 16<<20+i<<16, 16<<20+(i+1)<<16, "backing file")), "acknowledged block %d is in the backing file", i)
+		require.True(t, bytes.Equal(want, span(t, readback, i<<16, (i+1)<<16, "readback")), "acknowledged block %d reads back through the map", i)
 		n++
 	}
 	require.Positive(t, n)

@@ -283,3 +283,13 @@ func moveShare(share, dir string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// span is b[from:to], or the test fails naming what was read and how
+// short it was (files and offsets from a guest are not trusted to fit).
+func span(t *testing.T, b []byte, from, to int, what string) []byte {
+	t.Helper()
+	if from < 0 || to < from || to > len(b) {
+		t.Fatalf("%s: bytes %d to %d wanted, %d there", what, from, to, len(b))
+	}
+	return b[from:to]
+}

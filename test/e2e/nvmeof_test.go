@@ -599,7 +599,10 @@ func logBench(t *testing.T, out string) {
 		if len(f) < 5 || f[0] != "BENCH" {
 			continue
 		}
-		tool := f[1][:strings.LastIndex(f[1], "-")]
+		tool := f[1] // <tool>-<round>
+		if i := strings.LastIndex(tool, "-"); i >= 0 {
+			tool = tool[:i]
+		}
 		if v, err := strconv.ParseFloat(f[4], 64); err == nil {
 			totals[tool] = append(totals[tool], v)
 		}
