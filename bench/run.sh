@@ -15,6 +15,8 @@
 #          then TestNVMeoF with its benchmark rounds (BRICK_BENCH=1): NVMe/TCP
 #          connect+disconnect of brick (whole processes and in-process,
 #          bench/nvmeof/inproc) against os-brick's NVMeOFConnector; then
+#          TestISER's rounds (BRICK_BENCH=1): iSER connect+disconnect over
+#          soft-RoCE to LIO, brick against os-brick in-process; then
 #          TestLocalAttachBenchmark: whole `brick local-attach`/`local-detach`
 #          against python-brick-cinderclient-ext's flow (bench/cinderext)
 #          on the real Cinder, single path and multipath, peak RSS; then
@@ -22,10 +24,17 @@
 #          extend of a multipath volume, brick against os-brick's
 #          extend_volume on the same map after Cinder grew it.
 #
-# Usage: bench/run.sh [--quick] [--no-go] [--runs N] [--guest-rounds N]
+# Usage: bench/run.sh [--quick] [--no-go] [--only PARTS] [--runs N] [--guest-rounds N] [--max-load L]
 #   --quick           host and Go benchmarks only, no guest
+#   --only PARTS      only these parts, comma-separated: get-connector,
+#                     iscsi, nvmeof, iser, localattach, extend (Go
+#                     benchmarks: leave out with --no-go)
 #   --no-go           skip the Go benchmarks
 #   --runs N          get-connector runs of each tool (default 30)
+#   --max-load L      a local-attach round taken while the host's 1-minute
+#                     load average was above L (default 4: the benchmark's
+#                     own guest keeps about 2 of the 2 cores busy) is taken
+#                     again, up to 3 times (BRICK_BENCH_MAX_LOAD)
 #   --guest-rounds N  iSCSI rounds (BRICK_BENCH_ROUNDS, default 5); the
 #                     other BRICK_BENCH_* knobs of test/e2e/iscsi_bench_test.go
 #                     pass through the environment
@@ -37,19 +46,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
-quick=0 gobench=1 runs=30 rounds=${BRICK_BENCH_ROUNDS:-5}
+only="" quick=0 gobench=1 runs=30 rounds=${BRICK_BENCH_ROUNDS:-5} maxload=${BRICK_BENCH_MAX_LOAD:-4}
 while (($#)); do
 	case $1 in
 	--quick) quick=1 ;;
 	--no-go) gobench=0 ;;
 	--runs) runs=$2; shift ;;
 	--guest-rounds) rounds=$2; shift ;;
+	--max-load) maxload=$2; shift ;;
+	--only) only=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
 	shift
 done
 
+# want PART: whether --only (a comma-separated list) names PART, or is unset.
+want() { [[ -z $only || ,$only, == *,$1,* ]]; }
 bash test/install.sh >/dev/null
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 out=bench/results/$stamp
@@ -66,6 +79,7 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 failed=()
 
 # --- host: get-connector -------------------------------------------------
+if want get-connector; then
 echo "bench: get-connector, $runs runs of each tool, interleaved" >&2
 # Built as the Makefile builds it (static, stripped).
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/brick" ./cmd/brick
@@ -75,7 +89,9 @@ osbrick=(/usr/bin/python3 -c 'import json
 from os_brick.initiator import connector
 print(json.dumps(connector.get_connector_properties("", "127.0.0.1", False, False)))')
 # os-brick's privsep-helper outlives it by 3-4 s; compare waits for it
-# (untimed) so it does not slow the next brick run.
+# (untimed) so it does not slow the next brick run. brick reads the
+# packaged config file, as an installed brick reads /etc/brick/brick.yaml.
+export BRICK_CONFIG=$PWD/packaging/brick.yaml
 if ! "$out/compare" -header -label get-connector -runs "$runs" -samples "$samples" -wait-gone 'privsep_context os_brick' \
 	-- "$out/brick" get-connector -f json :: "${osbrick[@]}" >"$out/get-connector.txt"; then
 	failed+=(get-connector)
@@ -107,6 +123,7 @@ if command -v valgrind >/dev/null; then
 	} >"$out/callgrind.txt"
 fi
 echo "after-host $(date -u +%FT%TZ) load $(loadavg)" >>"$out/env.txt"
+fi
 
 # --- Go benchmarks --------------------------------------------------------
 if ((gobench)); then
@@ -124,45 +141,66 @@ if ((!quick)); then
 		echo "bench: warning: another qemu guest is running; guest figures will be inflated" >&2
 		echo "other-qemu $(pgrep -cx qemu-system-x86_64) running at guest start" >>"$out/env.txt"
 	fi
-	echo "bench: iSCSI in the guest, $rounds rounds (this takes a while)" >&2
-	if ! BRICK_BENCH=1 BRICK_BENCH_ROUNDS=$rounds go test -tags e2e -run '^TestISCSIBenchmark$' -v -timeout 200m ./test/e2e/ >"$out/iscsi.log" 2>&1; then
-		failed+=(iscsi-guest)
+	if want iscsi; then
+		echo "bench: iSCSI in the guest, $rounds rounds (this takes a while)" >&2
+		if ! BRICK_BENCH=1 BRICK_BENCH_ROUNDS=$rounds go test -tags e2e -run '^TestISCSIBenchmark$' -v -timeout 200m ./test/e2e/ >"$out/iscsi.log" 2>&1; then
+			failed+=(iscsi-guest)
+		fi
+		# The test logs bench.sh's lines as "    file.go:N: RUN ..."; the format
+		# is described in bench/iscsi/bench.sh.
+		sed -n 's/^ *[A-Za-z0-9_]*\.go:[0-9]*: \(RUN\|MEDIAN\|EXECVE\|LEFTOVER\|LOAD\|HOSTLOAD\) /\1 /p' "$out/iscsi.log" >"$out/iscsi.txt"
+		# RUN <mode> <tool> <connect_s> <disconnect_s> <total_s>
+		awk '$1 == "RUN" && NF >= 6 {
+			if ($2 == "dead") print "iscsi-dead-portal-connect", $3, $4, "-"
+			else print "iscsi-" $2, $3, $6, "-"
+		}' "$out/iscsi.txt" >>"$samples"
 	fi
-	# The test logs bench.sh's lines as "    file.go:N: RUN ..."; the format
-	# is described in bench/iscsi/bench.sh.
-	sed -n 's/^ *[A-Za-z0-9_]*\.go:[0-9]*: \(RUN\|MEDIAN\|EXECVE\|LEFTOVER\|LOAD\|HOSTLOAD\) /\1 /p' "$out/iscsi.log" >"$out/iscsi.txt"
-	# RUN <mode> <tool> <connect_s> <disconnect_s> <total_s>
-	awk '$1 == "RUN" && NF >= 6 {
-		if ($2 == "dead") print "iscsi-dead-portal-connect", $3, $4, "-"
-		else print "iscsi-" $2, $3, $6, "-"
-	}' "$out/iscsi.txt" >>"$samples"
-	echo "bench: NVMe/TCP in the guest, $rounds rounds" >&2
-	if ! BRICK_BENCH=1 BRICK_BENCH_ROUNDS=$rounds go test -tags e2e -run '^TestNVMeoF$' -v -timeout 150m ./test/e2e/ >"$out/nvmeof.log" 2>&1; then
-		failed+=(nvmeof-guest)
+	if want nvmeof; then
+		echo "bench: NVMe/TCP in the guest, $rounds rounds" >&2
+		if ! BRICK_BENCH=1 BRICK_BENCH_ROUNDS=$rounds go test -tags e2e -run '^TestNVMeoF$' -v -timeout 150m ./test/e2e/ >"$out/nvmeof.log" 2>&1; then
+			failed+=(nvmeof-guest)
+		fi
+		# "    nvmeof_test.go:N: BENCH <tool>-<round> <connect> <disconnect> <total> left=N"
+		sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}\(BENCH\|EXECVE\|STARTUP\) /\2 /p' "$out/nvmeof.log" >"$out/nvmeof.txt"
+		awk '$1 == "BENCH" && NF >= 5 && $3 ~ /^[0-9.]+$/ { tool = $2; sub(/-[0-9]+$/, "", tool)
+			if (tool == "brick-inproc") print "nvmeof-connect+disconnect-inproc", "brick", $5, "-"
+			else if (tool == "brick") print "nvmeof-connect+disconnect", "brick", $5, "-"
+			else if (tool == "os-brick") { print "nvmeof-connect+disconnect", "os-brick-inproc", $5, "-"; print "nvmeof-connect+disconnect-inproc", "os-brick-inproc", $5, "-" }
+			else if (tool == "os-brick-cli") print "nvmeof-connect+disconnect", "os-brick-cli", $5, "-" }' "$out/nvmeof.txt" >>"$samples"
 	fi
-	# "    nvmeof_test.go:N: BENCH <tool>-<round> <connect> <disconnect> <total> left=N"
-	sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}\(BENCH\|EXECVE\|STARTUP\) /\2 /p' "$out/nvmeof.log" >"$out/nvmeof.txt"
-	awk '$1 == "BENCH" && NF >= 5 && $3 ~ /^[0-9.]+$/ { tool = $2; sub(/-[0-9]+$/, "", tool)
-		if (tool == "brick-inproc") print "nvmeof-connect+disconnect-inproc", "brick", $5, "-"
-		else if (tool == "brick") print "nvmeof-connect+disconnect", "brick", $5, "-"
-		else if (tool == "os-brick") { print "nvmeof-connect+disconnect", "os-brick-inproc", $5, "-"; print "nvmeof-connect+disconnect-inproc", "os-brick-inproc", $5, "-" }
-		else if (tool == "os-brick-cli") print "nvmeof-connect+disconnect", "os-brick-cli", $5, "-" }' "$out/nvmeof.txt" >>"$samples"
-	echo "bench: local-attach + local-detach, brick vs python-brick-cinderclient-ext's flow, in the guest" >&2
-	if ! BRICK_BENCH=1 go test -tags e2e -run '^TestLocalAttachBenchmark$' -v -timeout 120m ./test/e2e/ >"$out/localattach.log" 2>&1; then
-		failed+=(localattach-guest)
+	if want iser; then
+		echo "bench: iSER over soft-RoCE in the guest, $rounds rounds" >&2
+		if ! BRICK_BENCH=1 BRICK_BENCH_ISER_ROUNDS=$rounds go test -tags e2e -run '^TestISER$' -v -timeout 150m ./test/e2e/ >"$out/iser.log" 2>&1; then
+			failed+=(iser-guest)
+		fi
+		# "    iser_test.go:N: BENCH <brick-iser|brick-tcp|os-brick-iser> <single|mp> <connect_s> <disconnect_s>"
+		awk '{ sub(/^ *[A-Za-z0-9_]*\.go:[0-9]+: /, "") } $1 == "BENCH" && NF == 5 && $4 ~ /^[0-9.]+$/ && $5 ~ /^[0-9.]+$/ {
+			tool = $2 == "brick-iser" ? "brick" : ($2 == "os-brick-iser" ? "os-brick-inproc" : "")
+			if (tool != "") print "iser-connect+disconnect-" $3, tool, $4 + $5, "-" }' "$out/iser.log" >>"$samples"
 	fi
-	# RUN <mode> <tool> <attach_s> <detach_s> <total_s> <attach_rss_kb> <detach_rss_kb> rc=.. sessions=..
-	sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}\(RUN\|EXECVE\|LOAD\) /\2 /p' "$out/localattach.log" >"$out/localattach.txt"
-	awk '$1 == "RUN" && NF >= 10 && $9 == "rc=0/0" { print "local-attach+detach-" $2, $3, $6, ($7 > $8 ? $7 : $8) }' "$out/localattach.txt" >>"$samples"
-	echo "bench: online extend of a multipath volume, brick vs os-brick's extend_volume, in the guest" >&2
-	if ! BRICK_BENCH=1 go test -tags e2e -run '^TestExtendGuest$' -v -timeout 60m ./test/e2e/ >"$out/extend.log" 2>&1; then
-		failed+=(extend-guest)
+	if want localattach; then
+		echo "bench: local-attach + local-detach, brick vs python-brick-cinderclient-ext's flow, in the guest" >&2
+		if ! BRICK_BENCH=1 BRICK_BENCH_LA_ROUNDS=$rounds BRICK_BENCH_MAX_LOAD=$maxload go test -tags e2e -run '^TestLocalAttachBenchmark$' -v -timeout 240m ./test/e2e/ >"$out/localattach.log" 2>&1; then
+			failed+=(localattach-guest)
+		fi
+		# RUN <mode> <tool> <attach_s> <detach_s> <total_s> <attach_rss_kb> <detach_rss_kb> rc=.. sessions=.. load=<before>/<after> try=N
+		sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}\(RUN\|EXECVE\|LOAD\|REPEAT\) /\2 /p' "$out/localattach.log" >"$out/localattach.txt"
+		# The steps of one attach and detach of each tool: a STEPS line and its
+		# indented lines.
+		awk '/: STEPS / { p = 1; sub(/^.*: STEPS /, "STEPS "); print; next } p && /^ {6,}/ { sub(/^ +/, "    "); print; next } { p = 0 }' "$out/localattach.log" >"$out/steps.txt"
+		awk '$1 == "RUN" && NF >= 10 && $9 == "rc=0/0" { print "local-attach+detach-" $2, $3, $6, ($7 > $8 ? $7 : $8) }' "$out/localattach.txt" >>"$samples"
 	fi
-	# "    extend_test.go:N: EXTENDROUND <r> brick=<s> brick-whole=<s> os-brick=<s|failed>"
-	sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}EXTENDROUND /EXTENDROUND /p' "$out/extend.log" >"$out/extend.txt"
-	awk '$1 == "EXTENDROUND" { for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		print "extend-multipath-host-side", "brick", v["brick"], "-"
-		if (v["os-brick"] != "failed" && v["os-brick"] != "skipped") print "extend-multipath-host-side", "os-brick-inproc", v["os-brick"], "-" }' "$out/extend.txt" >>"$samples"
+	if want extend; then
+		echo "bench: online extend of a multipath volume, brick vs os-brick's extend_volume, in the guest" >&2
+		if ! BRICK_BENCH=1 go test -tags e2e -run '^TestExtendGuest$' -v -timeout 60m ./test/e2e/ >"$out/extend.log" 2>&1; then
+			failed+=(extend-guest)
+		fi
+		# "    extend_test.go:N: EXTENDROUND <r> brick=<s> brick-whole=<s> os-brick=<s|failed>"
+		sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}EXTENDROUND /EXTENDROUND /p' "$out/extend.log" >"$out/extend.txt"
+		awk '$1 == "EXTENDROUND" { for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			print "extend-multipath-host-side", "brick", v["brick"], "-"
+			if (v["os-brick"] != "failed" && v["os-brick"] != "skipped") print "extend-multipath-host-side", "os-brick-inproc", v["os-brick"], "-" }' "$out/extend.txt" >>"$samples"
+	fi
 	echo "after-guest $(date -u +%FT%TZ) load $(loadavg)" >>"$out/env.txt"
 fi
 
@@ -213,8 +251,13 @@ fi
 	fi
 	if [[ -s $out/localattach.txt ]]; then
 		echo
-		echo "local-attach guest lines (programs started per attach+detach, guest load):"
-		grep -E '^(EXECVE|LOAD) ' "$out/localattach.txt" | sed 's/^/  /'
+		echo "local-attach rounds: the host's load before/after each (a round above $maxload is taken again; REPEAT lines), programs started per attach+detach:"
+		awk '$1 == "RUN" { print "  " $2, $3, $NF, $(NF - 1) } $1 ~ /^(REPEAT|EXECVE|LOAD)$/ { print "  " $0 }' "$out/localattach.txt"
+	fi
+	if [[ -s $out/steps.txt ]]; then
+		echo
+		echo "where one attach and one detach spend their time (brick --debug, the Python flow's steps):"
+		sed 's/^/  /' "$out/steps.txt"
 	fi
 	if [[ -s $out/go-bench.txt ]]; then
 		echo

@@ -11,8 +11,15 @@ aid, not part of brick; bench/cinderext/README.md says where it may differ
 from the real command.
 
 Usage: localattach.py attach|detach VOLUME_ID [--multipath]
-Environment: BRICK_CINDER_ENDPOINT (http://host:8776/v3), PROJECT.
+Environment: BRICK_CINDER_ENDPOINT (http://host:8776/v3), PROJECT;
+BENCH_STEPS=1 prints "STEP <name> <seconds>" to stderr for each step,
+BENCH_T0 (epoch seconds, taken just before the interpreter started) adds
+the interpreter's start-up as the first step.
 """
+import time
+
+_T_START = time.time()
+
 import json
 import os
 import socket
@@ -23,6 +30,23 @@ from cinderclient import client as cinder_client
 from cinderclient.contrib import noauth
 from keystoneauth1 import session as ks_session
 from os_brick.initiator import connector
+
+_STEPS = os.environ.get("BENCH_STEPS") == "1"
+_last = [time.time()]
+
+
+def step(name):
+    """Prints the seconds since the previous step (BENCH_STEPS=1)."""
+    now = time.time()
+    if _STEPS:
+        print("STEP %s %.3f" % (name, now - _last[0]), file=sys.stderr, flush=True)
+    _last[0] = now
+
+
+if _STEPS:
+    if os.environ.get("BENCH_T0"):
+        print("STEP interpreter-start %.3f" % (_T_START - float(os.environ["BENCH_T0"])), file=sys.stderr)
+    print("STEP imports %.3f" % (_last[0] - _T_START), file=sys.stderr, flush=True)
 
 ROOT_HELPER = "sudo"  # what the extension passes (brick_utils.get_root_helper)
 API_VERSION = "3.44"  # the first microversion the extension's v3 flow uses
@@ -61,11 +85,15 @@ def attach(cs, volume_id, multipath):
     props = connector.get_connector_properties(
         ROOT_HELPER, my_ip(), multipath=multipath, enforce_multipath=False,
         execute=None)
+    step("get-connector-properties")
     info = cs.attachments.create(volume_id, props, str(uuid.uuid4()))
+    step("cinder-attachments-create")
     conn = info["connection_info"]
     verify(conn["driver_volume_type"])
     dev = brick_connector(conn["driver_volume_type"], multipath).connect_volume(conn)
+    step("os-brick-connect-volume")
     cs.attachments.complete(conn["attachment_id"])
+    step("cinder-attachments-complete")
     return dev
 
 
@@ -73,16 +101,21 @@ def detach(cs, volume_id, multipath):
     atts = cs.attachments.list(search_opts={"volume_id": volume_id})
     if len(atts) != 1:
         sys.exit("volume %s has %d attachments" % (volume_id, len(atts)))
+    step("cinder-attachments-list")
     att = cs.attachments.show(atts[0].id)
+    step("cinder-attachments-show")
     conn = att.connection_info
     brick_connector(conn["driver_volume_type"], multipath).disconnect_volume(conn, {})
+    step("os-brick-disconnect-volume")
     cs.attachments.delete(atts[0].id)
+    step("cinder-attachments-delete")
 
 
 def main():
     action, volume_id = sys.argv[1:3]
     multipath = "--multipath" in sys.argv[3:]
     cs = volumes_client()
+    step("cinder-client")
     if action == "attach":
         print(json.dumps(attach(cs, volume_id, multipath)))
     elif action == "detach":

@@ -1,0 +1,336 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/internal/testbed/guest"
+)
+
+// localAttachBenchScript times whole commands against the real Cinder:
+// `brick local-attach` + `local-detach` against python-brick-cinderclient-ext's
+// v3 flow (bench/cinderext/localattach.py on Debian's cinderclient and
+// os-brick), single path and multipath, each command under /usr/bin/time
+// for its peak RSS. Each round runs both tools on one mode, in turns
+// (brick first in odd rounds), with the host's load average before and
+// after it (the test writes /proc/loadavg into the share every second); a
+// round whose load is above MAXLOAD (hundredths) is taken again, RETRIES
+// times at most. Then one attach + detach of each tool with its steps
+// timed (brick's --debug log, the Python flow's STEP lines), and the
+// programs each tool starts.
+//
+// Output: RUN <mode> <tool> <attach_s> <detach_s> <total_s> <attach_rss_kb>
+// <detach_rss_kb> rc=<attach>/<detach> sessions=<n> load=<before>/<after>
+// try=<n>; REPEAT <mode> <round> <before>/<after>; STEPT0 <tool>-<action>
+// <epoch s>; DEBUG <action> <a --debug line of brick>; STEP <action>
+// <name> <s>; WALL <tool>-<action> <s>; EXECVE <tool> <n> <programs>.
+const localAttachBenchScript = `
+set -uo pipefail
+cp /brick/brick /tmp/brick
+cp /brick/localattach.py /tmp/localattach.py
+B=/tmp/brick
+export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null BRICK_CINDER_ENDPOINT=http://10.0.2.2:8776/v3 PROJECT
+eval "$("$BRICK_FIXTURES/iscsi.sh")" >/dev/null
+echo "LOAD start $(cut -d' ' -f1-3 /proc/loadavg)"
+nsessions() { iscsiadm -m session 2>/dev/null | grep -c . || true; }
+# hload: the host's 1-minute load average, from the share.
+hload() { local l=unknown; [[ -r /brick/hostload ]] && read -r l _ </brick/hostload; echo "${l:-unknown}"; }
+# over LOAD: whether LOAD ("12.34") is above MAXLOAD hundredths.
+over() { [[ $1 =~ ^([0-9]+)\.([0-9]{2})$ ]] && (( 10#${BASH_REMATCH[1]}${BASH_REMATCH[2]} > MAXLOAD )); }
+timed() { # OUT COMMAND...: runs COMMAND, leaves "<seconds> <max RSS KiB> <rc>" in OUT
+	local out=$1; shift
+	/usr/bin/time -f "%e %M" -o "$out.t" "$@" >"$out.out" 2>"$out.err"
+	echo "$(tail -1 "$out.t") $?" >"$out"
+}
+run() { # MODE TOOL VOLUME
+	local mode=$1 tool=$2 vol=$3 mp=()
+	[[ $mode == mp ]] && mp=(--multipath)
+	if [[ $tool == brick ]]; then
+		timed /tmp/a $B local-attach "$vol" --nic eth0 "${mp[@]}" -f json
+		timed /tmp/d $B local-detach "$vol" --nic eth0 "${mp[@]}"
+	else
+		timed /tmp/a /usr/bin/python3 /tmp/localattach.py attach "$vol" "${mp[@]}"
+		timed /tmp/d /usr/bin/python3 /tmp/localattach.py detach "$vol" "${mp[@]}"
+	fi
+	local as ar arc ds dr drc
+	read -r as ar arc </tmp/a
+	read -r ds dr drc </tmp/d
+	echo "RUN $mode $tool $as $ds $(awk -v a="$as" -v b="$ds" 'BEGIN{printf "%.2f", a+b}') $ar $dr rc=$arc/$drc sessions=$(nsessions)"
+	if [[ $arc != 0 || $drc != 0 ]]; then tail -3 /tmp/a.err /tmp/d.err | sed "s/^/ERR $mode $tool /"; fi
+}
+for ((i = 1; i <= ROUNDS; i++)); do
+	order="brick ext"
+	((i % 2)) || order="ext brick"
+	for mode in single mp; do
+		vol=$VOL_SINGLE
+		[[ $mode == mp ]] && vol=$VOL_MP
+		for ((try = 1; ; try++)); do
+			l0=$(hload)
+			: >/tmp/round
+			for tool in $order; do run $mode $tool "$vol" >>/tmp/round; done
+			l1=$(hload)
+			if (over "$l0" || over "$l1") && ((try <= RETRIES)); then
+				echo "REPEAT $mode $i $l0/$l1"
+				continue
+			fi
+			sed "/^RUN /s|\$| load=$l0/$l1 try=$try|" /tmp/round
+			break
+		done
+	done
+done
+# One attach + detach of each tool, steps timed (single path, as a user's
+# first attach: brick also makes a filesystem and mounts it).
+t0=$EPOCHREALTIME; echo "STEPT0 brick-attach $t0"
+$B --debug local-attach "$VOL_SINGLE" --nic eth0 --mkfs ext4 --mountpoint /mnt/steps -f json >/dev/null 2>/tmp/steps-a.err
+echo "RC steps-brick-attach $?"
+echo "WALL brick-attach $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.3f", b-a}')"
+t0=$EPOCHREALTIME; echo "STEPT0 brick-detach $t0"
+$B --debug local-detach "$VOL_SINGLE" --nic eth0 >/dev/null 2>/tmp/steps-d.err
+echo "RC steps-brick-detach $?"
+echo "WALL brick-detach $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.3f", b-a}')"
+sed 's/^/DEBUG attach /' /tmp/steps-a.err
+sed 's/^/DEBUG detach /' /tmp/steps-d.err
+for action in attach detach; do
+	t0=$EPOCHREALTIME
+	BENCH_T0=$t0 BENCH_STEPS=1 /usr/bin/python3 /tmp/localattach.py $action "$VOL_SINGLE" >/dev/null 2>/tmp/steps-p.err
+	echo "RC steps-ext-$action $?"
+	echo "WALL ext-$action $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.3f", b-a}')"
+	grep '^STEP ' /tmp/steps-p.err | sed "s/^STEP /STEP $action /"
+done
+execs() { # TOOL COMMAND: the programs COMMAND started, without sh and the tool's own two
+	strace -f -qq -e trace=execve -o /tmp/st-$1 sh -c "$3" >/dev/null 2>&1
+	local progs; progs=$(grep -E 'execve\(.*= 0$' /tmp/st-$1 | sed -E 's/.*execve\("([^"]*)".*/\1/' |
+		awk -v tool="$2" '!sh && $0 ~ /\/sh$/ { sh = 1; next } $0 == tool && n < 2 { n++; next } { print }')
+	echo "EXECVE $1 $(printf '%s' "$progs" | grep -c . || true) $(printf '%s\n' "$progs" | xargs -rn1 basename | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')"
+}
+execs brick "$B" "$B local-attach $VOL_SINGLE --nic eth0; $B local-detach $VOL_SINGLE --nic eth0"
+execs ext /usr/bin/python3 "/usr/bin/python3 /tmp/localattach.py attach $VOL_SINGLE; /usr/bin/python3 /tmp/localattach.py detach $VOL_SINGLE"
+echo "LEFT sessions=$(nsessions)"
+echo "LOAD end $(cut -d' ' -f1-3 /proc/loadavg)"
+echo DONE
+`
+
+// TestLocalAttachBenchmark is the whole-command benchmark (opt-in,
+// BRICK_BENCH=1; BRICK_BENCH_LA_ROUNDS rounds, default 5;
+// BRICK_BENCH_MAX_LOAD, default 4.00, the host load above which a round
+// is taken again, BRICK_BENCH_RETRIES times at most, default 3): see
+// localAttachBenchScript. It logs one LOCALATTACH line per mode with both
+// tools' medians, min/max, the ratio and peak RSS, and the steps of one
+// attach and detach of each.
+func TestLocalAttachBenchmark(t *testing.T) {
+	lane(t, laneServices)
+	if os.Getenv("BRICK_BENCH") == "" {
+		t.Skip("set BRICK_BENCH=1 to run the local-attach benchmark")
+	}
+	rounds := max(1, benchInt("BRICK_BENCH_LA_ROUNDS", 5))
+	maxLoad, err := strconv.ParseFloat(cmpOr(os.Getenv("BRICK_BENCH_MAX_LOAD"), "4"), 64)
+	require.NoError(t, err, "BRICK_BENCH_MAX_LOAD")
+	c := needCinder(t, guestCinderOptions)
+	vs, vm := newVolume(t, c, "brick-bench-la-single"), newVolume(t, c, "brick-bench-la-mp")
+	ext, err := filepath.Abs("../../bench/cinderext/localattach.py")
+	require.NoError(t, err)
+	// One round (four whole Python processes) took 12 minutes under TCG
+	// with the host's load at 25.
+	limit := time.Duration(15+15*rounds) * time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), limit+5*time.Minute)
+	defer cancel()
+	share := t.TempDir()
+	stop := writeHostLoad(ctx, filepath.Join(share, "hostload"))
+	defer stop()
+	t.Logf("HOSTLOAD start %s", hostLoad())
+	res, err := runGuest(t, ctx, guest.Options{
+		Script: localAttachBenchScript, NICs: 2, Timeout: limit, ShareDir: share,
+		Files: map[string]string{buildBrick(t): "brick", ext: "localattach.py"},
+		Env: map[string]string{"PROJECT": c.ProjectID, "VOL_SINGLE": vs.ID, "VOL_MP": vm.ID, "ROUNDS": strconv.Itoa(rounds),
+			"MAXLOAD": strconv.Itoa(int(maxLoad * 100)), "RETRIES": strconv.Itoa(benchInt("BRICK_BENCH_RETRIES", 3))},
+	})
+	t.Logf("HOSTLOAD end %s", hostLoad())
+	if res != nil {
+		t.Logf("guest output:\n%s", res.Output)
+	}
+	requireSuccess(t, res, err)
+	out := string(res.Output)
+	require.Contains(t, out, "\nDONE")
+	logLocalAttachRounds(t, out)
+	logSteps(t, out)
+}
+
+// cmpOr is v, or def when v is empty.
+func cmpOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// writeHostLoad copies /proc/loadavg into path every second until the
+// returned stop is called or ctx ends (the guest cannot see the host's).
+func writeHostLoad(ctx context.Context, path string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+				tmp := path + ".tmp"
+				if os.WriteFile(tmp, b, 0o644) == nil {
+					_ = os.Rename(tmp, path)
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// logLocalAttachRounds checks every RUN line (both commands exited 0 and
+// left no session) and logs each mode's medians, min/max, ratio and peak
+// RSS.
+func logLocalAttachRounds(t *testing.T, out string) {
+	type agg struct{ total, rss []float64 }
+	runs := map[string]*agg{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 10 || f[0] != "RUN" {
+			if len(f) > 0 && f[0] == "REPEAT" {
+				t.Logf("round taken again, host load above the threshold: %s", line)
+			}
+			continue
+		}
+		require.Equal(t, "rc=0/0", f[8], line)
+		require.Equal(t, "sessions=0", f[9], "%s left an iSCSI session: %s", f[2], line)
+		k := f[1] + " " + f[2]
+		if runs[k] == nil {
+			runs[k] = &agg{}
+		}
+		tot, err := strconv.ParseFloat(f[5], 64)
+		require.NoError(t, err, line)
+		ra, _ := strconv.ParseFloat(f[6], 64)
+		rd, _ := strconv.ParseFloat(f[7], 64)
+		runs[k].total = append(runs[k].total, tot)
+		runs[k].rss = append(runs[k].rss, max(ra, rd))
+	}
+	for _, mode := range []string{"single", "mp"} {
+		b, e := runs[mode+" brick"], runs[mode+" ext"]
+		require.NotNil(t, b, mode)
+		require.NotNil(t, e, mode)
+		bm, em := nvmeMedian(b.total), nvmeMedian(e.total)
+		t.Logf("LOCALATTACH %s attach+detach median of %d: brick %.2f s (%.2f-%.2f, peak RSS %.1f MB), ext %.2f s (%.2f-%.2f, peak RSS %.1f MB), ratio %.3f",
+			mode, len(b.total), bm, slices.Min(b.total), slices.Max(b.total), slices.Max(b.rss)/1024,
+			em, slices.Min(e.total), slices.Max(e.total), slices.Max(e.rss)/1024, bm/em)
+	}
+}
+
+// debugLine is one line of brick's --debug log (slog's text format): its
+// time, what ran (a command or an HTTP request) and how long it took.
+var (
+	debugTime  = regexp.MustCompile(`^time=(\S+)`)
+	debugArgv  = regexp.MustCompile(`msg=run argv="([^" ]*)`)
+	debugHTTP  = regexp.MustCompile(`msg=http method=(\S+) url=(\S+)`)
+	debugTook  = regexp.MustCompile(` (?:took|duration)=(\S+)`)
+	hexOrUUID  = regexp.MustCompile(`/[0-9a-fA-F-]{16,}`)
+	stepPrefix = map[string]string{"attach": "DEBUG attach ", "detach": "DEBUG detach "}
+)
+
+// stepOf names the step a command or request of brick's belongs to.
+func stepOf(line string) string {
+	if m := debugHTTP.FindStringSubmatch(line); m != nil {
+		path := m[2]
+		if i := strings.Index(path, "/v3/"); i >= 0 {
+			path = path[i:]
+		}
+		path = hexOrUUID.ReplaceAllString(path, "/{id}")
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		return "cinder " + m[1] + " " + path
+	}
+	m := debugArgv.FindStringSubmatch(line)
+	if m == nil {
+		return ""
+	}
+	switch name := filepath.Base(m[1]); {
+	case name == "iscsiadm":
+		return "connect (iscsiadm)"
+	case name == "udevadm":
+		return "udev (udevadm)"
+	case name == "multipath" || name == "multipathd" || name == "dmsetup":
+		return "map (" + name + ")"
+	case strings.HasPrefix(name, "mkfs") || name == "blkid" || name == "wipefs":
+		return "mkfs (" + name + ")"
+	case name == "mount" || name == "umount":
+		return "mount (" + name + ")"
+	default:
+		return "other commands (" + name + ")"
+	}
+}
+
+// logSteps logs where one attach and one detach of each tool spent their
+// wall time: brick's from its --debug log (every command and request with
+// its duration; the first line's time less the start is start-up and
+// settings), the Python flow's from its STEP lines.
+func logSteps(t *testing.T, out string) {
+	g := parseGuestRun(t, "", []byte(out))
+	for _, action := range []string{"attach", "detach"} {
+		require.Equal(t, "0", g.rc("steps-brick-"+action), "brick --debug local-%s", action)
+		require.Equal(t, "0", g.rc("steps-ext-"+action), "localattach.py %s", action)
+		t0, err := strconv.ParseFloat(g.word("STEPT0 brick-"+action, 0), 64)
+		require.NoError(t, err)
+		wall := g.word("WALL brick-"+action, 0)
+		sums := map[string]time.Duration{}
+		var first time.Time
+		for _, line := range strings.Split(out, "\n") {
+			line, ok := strings.CutPrefix(line, stepPrefix[action])
+			if !ok {
+				continue
+			}
+			if m := debugTime.FindStringSubmatch(line); m != nil && first.IsZero() {
+				first, _ = time.Parse(time.RFC3339Nano, m[1])
+			}
+			step, took := stepOf(line), debugTook.FindStringSubmatch(line)
+			if step == "" || took == nil {
+				continue
+			}
+			if d, err := time.ParseDuration(took[1]); err == nil {
+				sums[step] += d
+			}
+		}
+		var b strings.Builder
+		if !first.IsZero() {
+			fmt.Fprintf(&b, "\n  %-48s %8.3f s", "start-up to the first log line", first.Sub(time.UnixMicro(int64(t0*1e6))).Seconds())
+		}
+		keys := make([]string, 0, len(sums))
+		for k := range sums {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "\n  %-48s %8.3f s", k, sums[k].Seconds())
+		}
+		t.Logf("STEPS brick local-%s: %s s wall; commands and requests (the rest is brick's own work and waits):%s", action, wall, b.String())
+		b.Reset()
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) == 4 && f[0] == "STEP" && f[1] == action {
+				fmt.Fprintf(&b, "\n  %-48s %8s s", f[2], f[3])
+			}
+		}
+		t.Logf("STEPS python flow %s: %s s wall:%s", action, g.word("WALL ext-"+action, 0), b.String())
+	}
+}
