@@ -96,14 +96,39 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// WriteFile creates hostPath under root with content, making parent directories.
+// WriteFile creates hostPath under root with content, making parent
+// directories. It replaces the file at once (a write beside it, then a
+// rename), as sysfs changes a value: a test's goroutine changing a size
+// while the code under test reads it never shows an empty file. A path
+// that is a symlink is written through.
 func WriteFile(t testing.TB, root, hostPath, content string) {
 	t.Helper()
 	p := filepath.Join(root, hostPath)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tmp.WriteString(content)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), p)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
 		t.Fatal(err)
 	}
 }
