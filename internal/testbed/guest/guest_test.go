@@ -511,7 +511,7 @@ func TestGuestHidesBrickState(t *testing.T) {
 		require.False(t, strings.HasPrefix(d.Path, "/run/"), "%s is on the guest's tmpfs /run already", d.Path)
 	}
 	cfg := configScript(1, 60)
-	require.Contains(t, cfg, "BRICK_HIDDEN_DIRS=(/var/lib/brick:0700 /etc/brick:0755)\n")
+	require.Contains(t, cfg, "BRICK_HIDDEN_DIRS=(/var/lib/brick:0700 /etc/brick:0755 /etc/iscsi/nodes:0700 /etc/iscsi/send_targets:0700 /etc/iscsi/ifaces:0700 /etc/multipath:0755)\n")
 	require.Contains(t, cfg, "BRICK_FRESH_DIRS=(")
-	require.Equal(t, "/var/lib/brick\n/etc/brick\n", string(hiddenList()))
+	require.Equal(t, "/var/lib/brick\n/etc/brick\n/etc/iscsi/nodes\n/etc/iscsi/send_targets\n/etc/iscsi/ifaces\n/etc/multipath\n", string(hiddenList()))
 }

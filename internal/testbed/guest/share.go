@@ -80,12 +80,16 @@ type HiddenDir struct {
 	Mode fs.FileMode
 }
 
-// HiddenDirs are brick's state and config directories: the first stage
-// hides each behind a whiteout and the second recreates it empty (as the
-// package makes it), so brick used by hand on the host, or changed during
-// a run, cannot steer a guest. /run, holding RunDir, LockDir and
-// /run/lock, is a fresh tmpfs anyway.
-var HiddenDirs = []HiddenDir{{host.LibDir, 0o700}, {"/etc/brick", 0o755}}
+// HiddenDirs are brick's state and config directories and the initiators'
+// records brick makes (open-iscsi's nodes, discovery and iface records,
+// multipath's wwids and bindings): the first stage hides each behind a
+// whiteout and the second recreates it empty (as the packages make them),
+// so brick or iscsiadm used by hand on the host, or a change during a
+// run, cannot steer a guest. /run, holding RunDir, LockDir and /run/lock,
+// is a fresh tmpfs anyway.
+var HiddenDirs = []HiddenDir{{host.LibDir, 0o700}, {"/etc/brick", 0o755},
+	{"/etc/iscsi/nodes", 0o700}, {"/etc/iscsi/send_targets", 0o700}, {"/etc/iscsi/ifaces", 0o700},
+	{"/etc/multipath", 0o755}}
 
 // FreshDirs are the directories the second stage checks are empty when the
 // script starts: each hidden one and brick's on the guest's own /run.
