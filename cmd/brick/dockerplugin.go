@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/dockerplugin"
 	"github.com/brick-storage/brick/internal/output"
@@ -20,6 +21,10 @@ const defaultPluginSocket = "/run/docker/plugins/brick.sock"
 // pluginShutdownTimeout bounds the wait for calls in flight at SIGTERM
 // (Docker gives Mount two minutes).
 const pluginShutdownTimeout = 2 * time.Minute
+
+// pluginHold is how long a volume call waits while the plugin still waits
+// for Cinder: within Docker's two minutes for a Mount.
+const pluginHold = time.Minute
 
 // dockerPluginOptions are docker-plugin's.
 type dockerPluginOptions struct {
@@ -73,50 +78,73 @@ func (o *dockerPluginOptions) validate() error {
 	return o.Volume.validate(o.f)
 }
 
+// dockerPluginRun serves the socket at once and then reaches Cinder,
+// retrying with backoff: after a slow boot dockerd finds the plugin, and
+// its calls say what the plugin waits for, until Cinder answers.
 func dockerPluginRun(ctx context.Context, o *dockerPluginOptions) error {
 	f := o.f
 	if err := f.needRoot("docker-plugin"); err != nil {
 		return err
 	}
-	m, err := f.manager(ctx, o.Volume.opts, true, "docker-plugin", "")
-	if err != nil {
-		return err
-	}
-	if m.Crypt, err = f.cryptAccess(ctx, m.Cinder, o.FixedKeyFile); err != nil {
-		return err
-	}
-	cfg := o.Config
-	cfg.Gather = o.Volume.gather()
-	p, err := dockerplugin.New(f.host, m, m.Cinder.(*cinderapi.Client), cfg)
-	if err != nil {
-		return err
-	}
-	return servePlugin(ctx, f, p, o.Socket)
+	gate := &dockerplugin.Gate{Hold: pluginHold}
+	return servePlugin(ctx, f, gate, o.Socket, func() error {
+		m, err := dockerplugin.Retry(ctx, f.host.FS, f.logger, dockerplugin.ConnectBackoff(), gate, isUsageError,
+			func(ctx context.Context) (*attach.Manager, error) {
+				m, err := f.manager(ctx, o.Volume.opts, true, "docker-plugin", "")
+				if err != nil {
+					return nil, err
+				}
+				m.Crypt, err = f.cryptAccess(ctx, m.Cinder, o.FixedKeyFile)
+				return m, err
+			})
+		if err != nil {
+			return err
+		}
+		cfg := o.Config
+		cfg.Gather = o.Volume.gather()
+		p, err := dockerplugin.New(f.host, m, m.Cinder.(*cinderapi.Client), cfg)
+		if err != nil {
+			return err
+		}
+		if err := p.Reconcile(ctx); err != nil {
+			f.logger.Warn("docker plugin: start-up reconcile: " + output.OneLine(err.Error()))
+		}
+		gate.Ready(p.Handler())
+		f.logger.Info("docker plugin: serving", "socket", o.Socket)
+		return nil
+	})
 }
 
-// servePlugin reconciles, then serves until ctx ends (SIGTERM); calls in
-// flight get pluginShutdownTimeout to finish.
-func servePlugin(ctx context.Context, a *app, p *dockerplugin.Plugin, socket string) error {
-	if err := p.Reconcile(ctx); err != nil {
-		a.logger.Warn("docker plugin: start-up reconcile: " + output.OneLine(err.Error()))
-	}
+// isUsageError: a configuration mistake, which no retry fixes.
+func isUsageError(err error) bool {
+	var ue usageError
+	return errors.As(err, &ue)
+}
+
+// servePlugin serves gate on socket, runs start (which readies the gate),
+// then serves until ctx ends (SIGTERM); calls in flight get
+// pluginShutdownTimeout to finish.
+func servePlugin(ctx context.Context, a *app, gate http.Handler, socket string, start func() error) error {
 	l, err := a.host.FS.ListenUnix(socket)
 	if err != nil {
 		return fmt.Errorf("docker-plugin: %w", err)
 	}
-	srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: gate, ReadHeaderTimeout: 30 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
-	a.logger.Info("docker plugin: serving", "socket", socket)
-	select {
-	case err := <-done:
-		return fmt.Errorf("docker-plugin: %w", err)
-	case <-ctx.Done():
+	a.logger.Info("docker plugin: socket open, connecting to Cinder", "socket", socket)
+	var runErr error
+	if runErr = start(); runErr == nil {
+		select {
+		case err := <-done:
+			return fmt.Errorf("docker-plugin: %w", err)
+		case <-ctx.Done():
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pluginShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) && runErr == nil {
 		return fmt.Errorf("docker-plugin: shut down: %w", err)
 	}
-	return nil
+	return runErr
 }

@@ -77,7 +77,10 @@ func readQuickstart(readme string) (quickstart, error) {
 // mounted on /srv/data.
 func quickstartScript(commands []string) string {
 	var b strings.Builder
+	// The host as Debian's open-iscsi and multipath-tools packages leave
+	// it (iscsid and multipathd running), brick where make build's copy goes.
 	b.WriteString(`set -u
+eval "$("$BRICK_FIXTURES/iscsi.sh")"
 install -m 755 /brick/brick /usr/local/sbin/brick
 unset OS_AUTH_TYPE OS_CLOUD BRICK_CINDER_ENDPOINT BRICK_IRONIC_ENDPOINT
 install -d -m 700 /root/.config/openstack
@@ -85,7 +88,8 @@ install -m 600 /brick/clouds.yaml /root/.config/openstack/clouds.yaml
 cd /root
 `)
 	for i, c := range commands {
-		fmt.Fprintf(&b, "%s >/brick/qs-%d.out 2>/brick/qs-%d.err\necho \"RC qs-%d $?\"\n", c, i, i, i)
+		fmt.Fprintf(&b, "t=$(date +%%s%%N)\n%s >/brick/qs-%d.out 2>/brick/qs-%d.err\n", c, i, i)
+		fmt.Fprintf(&b, "echo \"RC qs-%d $?\"\necho \"MS qs-%d $((($(date +%%s%%N) - t) / 1000000))\"\n", i, i)
 		fmt.Fprintf(&b, "echo \"MOUNT qs-%d $(findmnt -n -o SOURCE /srv/data || echo none)\"\n", i)
 	}
 	// The guest is shared with the next test: leave it as it was.
