@@ -20,6 +20,7 @@ import (
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/rollback"
 )
 
@@ -170,6 +171,10 @@ type AttachOptions struct {
 	// Persist marks the attachment to be restored at boot (Restore) and
 	// taken down, keeping the Cinder attachment, at shutdown (Suspend).
 	Persist bool
+	// Attachment is a v3 attachment someone else reserved for this host
+	// (brick csi's controller): attach exports, connects and completes it
+	// but never deletes it, neither on failure nor at detach; its owner does.
+	Attachment string
 }
 
 // ErrInUse is returned by a detach that would cut off a mounted or open
@@ -261,6 +266,9 @@ func (m *Manager) checkAttach(opts *AttachOptions) (string, error) {
 	}
 	if opts.IronicNode != "" && m.Targets == nil {
 		return "", errors.New("Ironic registration is not configured")
+	}
+	if opts.Attachment != "" && !ident.IsUUID(opts.Attachment) {
+		return "", fmt.Errorf("attachment %s: not a Cinder attachment ID (a UUID)", connector.Quote(opts.Attachment))
 	}
 	if opts.Mode == "" {
 		return "rw", nil

@@ -79,9 +79,24 @@ func (r *attachRun) steps() []rollback.Step {
 }
 
 func (r *attachRun) reserve(ctx context.Context) error {
+	if r.opts.Attachment != "" {
+		return r.adopt()
+	}
 	r.reserved, r.reserveErr = r.flow.Reserve(ctx, r.rec.VolumeID, r.rec.Mode)
 	r.rec.AttachmentID = r.reserved
 	return r.reserveErr
+}
+
+// adopt takes the attachment its owner reserved instead of reserving one.
+func (r *attachRun) adopt() error {
+	if r.flow.Name() != cinderapi.FlowV3 {
+		return fmt.Errorf("attachment %s: a reserved attachment needs Cinder's v3 attachments flow (microversion %s or later), this client uses %s",
+			r.opts.Attachment, cinderapi.MVComplete, r.flow.Name())
+	}
+	r.reserved = r.opts.Attachment
+	r.rec.AttachmentID = r.reserved
+	r.rec.ExternalAttachment = true
+	return nil
 }
 
 // release runs even when Reserve failed: a legacy reserve may have

@@ -206,6 +206,9 @@ func (d *detachRun) restoreAttached(context.Context) error {
 }
 
 func (d *detachRun) cinderDetach(ctx context.Context) error {
+	if d.rec.ExternalAttachment {
+		return nil // its owner deletes it
+	}
 	return d.flow.Release(ctx, d.rec.VolumeID, cinderapi.ReleaseOpts{
 		AttachmentID: d.rec.AttachmentID, Connector: d.rec.Connector, HostName: d.rec.HostName,
 	})

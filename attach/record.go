@@ -42,8 +42,11 @@ type Record struct {
 	Flow         string `json:"flow"` // cinderapi.FlowV3 or FlowLegacy
 	Microversion string `json:"microversion"`
 	AttachmentID string `json:"attachment_id,omitempty"`
-	HostName     string `json:"host_name"`
-	Mode         string `json:"mode"`
+	// ExternalAttachment: AttachmentID was reserved by someone else
+	// (AttachOptions.Attachment), who deletes it; brick never does.
+	ExternalAttachment bool   `json:"external_attachment,omitempty"`
+	HostName           string `json:"host_name"`
+	Mode               string `json:"mode"`
 	// Connector is what was sent to Cinder; terminate_connection needs the
 	// same one.
 	Connector      cinderapi.HostConnector   `json:"connector"`

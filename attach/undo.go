@@ -24,6 +24,9 @@ type undoer struct {
 // brick died inside attachment create (orphans set): the orphan that left
 // is looked for.
 func (u undoer) release(ctx context.Context, exported bool) error {
+	if u.rec.ExternalAttachment {
+		return nil // its owner deletes it
+	}
 	o := cinderapi.ReleaseOpts{AttachmentID: u.rec.AttachmentID, HostName: u.rec.HostName}
 	if exported {
 		o.Connector = u.rec.Connector
