@@ -19,6 +19,10 @@ type CreateVolumeOpts struct {
 	VolumeType       string
 	AvailabilityZone string
 	Metadata         map[string]string
+	// SnapshotID creates the volume from this snapshot; SourceVolID clones
+	// this volume. At most one of them.
+	SnapshotID  string
+	SourceVolID string
 }
 
 // CreateVolume creates a volume and waits, bounded by timeout
@@ -33,6 +37,7 @@ func (c *Client) CreateVolume(ctx context.Context, o CreateVolumeOpts, timeout t
 	v, err := volumes.Create(ctx, c.SC, volumes.CreateOpts{
 		Name: o.Name, Size: o.SizeGiB, VolumeType: o.VolumeType,
 		AvailabilityZone: o.AvailabilityZone, Metadata: o.Metadata,
+		SnapshotID: o.SnapshotID, SourceVolID: o.SourceVolID,
 	}, nil).Extract()
 	if err != nil {
 		return nil, mapError("create", o.Name, err)
@@ -85,6 +90,14 @@ func (c *Client) DeleteVolume(ctx context.Context, id string, timeout time.Durat
 // poll reads the volume, with a growing gap, until done says so or fails;
 // done sees nil once the volume is gone.
 func (c *Client) poll(ctx context.Context, step, id string, timeout time.Duration, done func(*Volume) (bool, error)) error {
+	get := func(ctx context.Context) (*Volume, error) { return c.Volume(ctx, id) }
+	return pollUntil(ctx, step, id, timeout, get, func(v *Volume) string { return v.Status }, done)
+}
+
+// pollUntil reads a resource with get, with a growing gap, until done says
+// so or fails; done sees nil once get says it is not found.
+func pollUntil[T any](ctx context.Context, step, id string, timeout time.Duration,
+	get func(context.Context) (*T, error), status func(*T) string, done func(*T) (bool, error)) error {
 	if timeout <= 0 {
 		timeout = DefaultCreateTimeout
 	}
@@ -95,7 +108,7 @@ func (c *Client) poll(ctx context.Context, step, id string, timeout time.Duratio
 	defer timer.Stop()
 	last := "nothing"
 	for {
-		v, err := c.Volume(ctx, id)
+		v, err := get(ctx)
 		switch {
 		case err != nil && isKind(err, ErrNotFound):
 			v, err = nil, nil
@@ -104,7 +117,7 @@ func (c *Client) poll(ctx context.Context, step, id string, timeout time.Duratio
 		}
 		if err == nil {
 			if v != nil {
-				last = v.Status
+				last = status(v)
 			}
 			if ok, derr := done(v); ok || derr != nil {
 				return derr

@@ -1,0 +1,101 @@
+package cinderapi
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/snapshots"
+)
+
+// Snapshot is gophercloud's snapshot.
+type Snapshot = snapshots.Snapshot
+
+// DefaultSnapshotTimeout bounds the wait for a snapshot to become
+// available, and for a deleted one to disappear.
+const DefaultSnapshotTimeout = 5 * time.Minute
+
+// GetSnapshot fetches a snapshot by ID.
+func (c *Client) GetSnapshot(ctx context.Context, id string) (*Snapshot, error) {
+	s, err := snapshots.Get(ctx, c.SC, id).Extract()
+	if err != nil {
+		return nil, mapError("snapshot get", id, err)
+	}
+	return s, nil
+}
+
+// Snapshots lists the project's snapshots, filtered by exact name and by
+// volume when those are set.
+func (c *Client) Snapshots(ctx context.Context, name, volumeID string) ([]Snapshot, error) {
+	var out []Snapshot
+	query, err := snapshots.ListOpts{Name: name, VolumeID: volumeID}.ToSnapshotListQuery()
+	if err == nil {
+		err = walk(ctx, c.SC, "snapshots", query, func(list []snapshots.Snapshot) {
+			for _, s := range list {
+				if name == "" || s.Name == name { // some releases match names as substrings
+					out = append(out, s)
+				}
+			}
+		})
+	}
+	return out, mapError("snapshot list", volumeID, err)
+}
+
+// CreateSnapshot snapshots a volume (force: an in-use one too) and waits,
+// bounded by timeout (DefaultSnapshotTimeout when zero) or ctx, until
+// Cinder reports it available. A snapshot that ends in error is deleted
+// again and reported.
+func (c *Client) CreateSnapshot(ctx context.Context, volumeID, name string, metadata map[string]string, timeout time.Duration) (*Snapshot, error) {
+	s, err := snapshots.Create(ctx, c.SC, snapshots.CreateOpts{VolumeID: volumeID, Name: name, Force: true, Metadata: metadata}).Extract()
+	if err != nil {
+		return nil, mapError("snapshot create", volumeID, err)
+	}
+	if s.ID == "" {
+		return nil, &Error{Step: "snapshot create", Volume: volumeID, Kind: ErrUnexpected, Message: "Cinder returned no snapshot ID"}
+	}
+	var got *Snapshot
+	err = c.pollSnapshot(ctx, "snapshot create", s.ID, timeout, func(cur *Snapshot) (bool, error) {
+		switch {
+		case cur == nil:
+			return false, &Error{Step: "snapshot create", Volume: volumeID, Kind: ErrNotFound, Message: fmt.Sprintf("snapshot %s disappeared while being created", s.ID)}
+		case cur.Status == "available":
+			got = cur
+			return true, nil
+		case cur.Status == "error":
+			_ = snapshots.Delete(ctx, c.SC, s.ID).ExtractErr()
+			return false, &Error{Step: "snapshot create", Volume: volumeID, Kind: ErrInvalidState,
+				Message: fmt.Sprintf("Cinder could not create snapshot %s (status error; deleted again)", s.ID)}
+		}
+		return false, nil
+	})
+	return got, err
+}
+
+// DeleteSnapshot deletes a snapshot and waits, bounded by timeout
+// (DefaultSnapshotTimeout when zero) or ctx, until it is gone. A snapshot
+// already gone is success.
+func (c *Client) DeleteSnapshot(ctx context.Context, id string, timeout time.Duration) error {
+	if err := mapError("snapshot delete", id, snapshots.Delete(ctx, c.SC, id).ExtractErr()); err != nil {
+		if isKind(err, ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	return c.pollSnapshot(ctx, "snapshot delete", id, timeout, func(cur *Snapshot) (bool, error) {
+		if cur == nil {
+			return true, nil
+		}
+		if cur.Status == "error_deleting" {
+			return false, &Error{Step: "snapshot delete", Volume: id, Kind: ErrInvalidState, Message: "Cinder could not delete the snapshot (status error_deleting)"}
+		}
+		return false, nil
+	})
+}
+
+func (c *Client) pollSnapshot(ctx context.Context, step, id string, timeout time.Duration, done func(*Snapshot) (bool, error)) error {
+	if timeout <= 0 {
+		timeout = DefaultSnapshotTimeout
+	}
+	get := func(ctx context.Context) (*Snapshot, error) { return c.GetSnapshot(ctx, id) }
+	return pollUntil(ctx, step, id, timeout, get, func(s *Snapshot) string { return s.Status }, done)
+}
