@@ -222,6 +222,10 @@ func (m *Manager) growFilesystem(ctx context.Context, dev, dir string) (string, 
 	return fsType, nil
 }
 
+// DeviceSize is the size in bytes of the record's block device as the
+// kernel reports it now, else the size the record holds (0: unknown).
+func (m *Manager) DeviceSize(r *Record) int64 { return m.deviceSize(r) }
+
 // deviceSize is the size of the record's block device as the kernel
 // reports it now, else the size the record holds.
 func (m *Manager) deviceSize(r *Record) int64 {

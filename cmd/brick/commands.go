@@ -12,5 +12,6 @@ func extraCommands(a *app) []*cobra.Command {
 		newCmdExtend(a, nil),
 		newCmdReconcile(a, nil), newCmdRestore(a, nil),
 		newCmdDockerPlugin(a, nil),
+		newCmdCSI(a, nil),
 	}
 }

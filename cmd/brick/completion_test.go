@@ -92,7 +92,7 @@ func TestPrintError(t *testing.T) {
 		printError(&b, tt.in)
 		require.Equal(t, tt.want, b.String())
 	}
-	code, _, errs := runVolumeCmd(t, "lsit")
+	code, _, errs := runVolumeCmd(t, "lisst")
 	require.Equal(t, 2, code)
-	require.Equal(t, "brick: unknown command \"lsit\" for \"brick\"\n\nDid you mean this?\n\tlist\n", errs)
+	require.Equal(t, "brick: unknown command \"lisst\" for \"brick\"\n\nDid you mean this?\n\tlist\n", errs)
 }

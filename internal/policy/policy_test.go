@@ -154,6 +154,7 @@ var allowedImports = map[string][]string{
 	"internal/output":      {"ident"},
 	"internal/settings":    {},
 	"internal/completion":  {"attach", "host", "internal/output", "ironicapi"},
+	"csi":                  {"attach", "cinderapi", "connector", "host", "ident"},
 }
 
 // allowed reports whether package pkg may import dep under allowedImports.

@@ -1,0 +1,212 @@
+package csi
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+)
+
+func TestCreateVolume(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		req      *csipb.CreateVolumeRequest
+		wantGiB  int64
+		wantZone string
+		wantType string
+	}{
+		{"no capacity: 1 GiB", &csipb.CreateVolumeRequest{}, 1, "nova", ""},
+		{"rounded up", &csipb.CreateVolumeRequest{CapacityRange: &csipb.CapacityRange{RequiredBytes: 1<<30 + 1}}, 2, "nova", ""},
+		{"limit only", &csipb.CreateVolumeRequest{CapacityRange: &csipb.CapacityRange{LimitBytes: 3 << 30}}, 1, "nova", ""},
+		{"parameters", &csipb.CreateVolumeRequest{Parameters: map[string]string{"type": "fast", "availability": "zone-b", "csi.storage.k8s.io/pvc/name": "x"}}, 1, "zone-b", "fast"},
+		{"topology", &csipb.CreateVolumeRequest{AccessibilityRequirements: &csipb.TopologyRequirement{
+			Requisite: []*csipb.Topology{{Segments: map[string]string{TopologyZoneKey: "zone-r"}}},
+			Preferred: []*csipb.Topology{{Segments: map[string]string{TopologyZoneKey: "zone-p"}}},
+		}}, 1, "zone-p", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			tc.req.Name = "pvc-1"
+			tc.req.VolumeCapabilities = []*csipb.VolumeCapability{mountCap()}
+			resp, err := f.c.CreateVolume(ctx, tc.req)
+			require.NoError(t, err)
+			v := resp.GetVolume()
+			require.Equal(t, tc.wantGiB<<30, v.GetCapacityBytes())
+			require.Equal(t, tc.wantZone, v.GetAccessibleTopology()[0].GetSegments()[TopologyZoneKey])
+			cv, err := f.cinder.Volume(ctx, v.GetVolumeId())
+			require.NoError(t, err)
+			require.Equal(t, tc.wantType, cv.VolumeType)
+			require.Equal(t, "pvc-1", cv.Metadata[MetadataName])
+		})
+	}
+}
+
+// TestCreateVolumeIdempotent: the same name again (also many at once)
+// gives the same volume; another size or source is AlreadyExists.
+func TestCreateVolumeIdempotent(t *testing.T) {
+	f := newFixture(t)
+	var wg sync.WaitGroup
+	ids := make([]string, 8)
+	for i := range ids {
+		wg.Add(1)
+		go func() { defer wg.Done(); ids[i] = f.create("pvc-1", 2) }()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		require.Equal(t, ids[0], id)
+	}
+	require.Equal(t, 1, f.cinder.creates)
+	_, err := f.c.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: []*csipb.VolumeCapability{mountCap()},
+		CapacityRange: &csipb.CapacityRange{RequiredBytes: 5 << 30}})
+	requireCode(t, err, codes.AlreadyExists)
+	snap, err := f.c.CreateSnapshot(ctx, &csipb.CreateSnapshotRequest{Name: "s", SourceVolumeId: ids[0]})
+	require.NoError(t, err)
+	_, err = f.c.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "pvc-1", VolumeCapabilities: []*csipb.VolumeCapability{mountCap()},
+		VolumeContentSource: &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Snapshot{
+			Snapshot: &csipb.VolumeContentSource_SnapshotSource{SnapshotId: snap.GetSnapshot().GetSnapshotId()}}}})
+	requireCode(t, err, codes.AlreadyExists)
+}
+
+func TestCreateVolumeFromSource(t *testing.T) {
+	f := newFixture(t)
+	src := f.create("src", 2)
+	snap, err := f.c.CreateSnapshot(ctx, &csipb.CreateSnapshotRequest{Name: "snap-1", SourceVolumeId: src})
+	require.NoError(t, err)
+	sid := snap.GetSnapshot().GetSnapshotId()
+	for _, tc := range []struct {
+		name                string
+		source              *csipb.VolumeContentSource
+		wantSnap, wantClone string
+		wantCode            codes.Code
+	}{
+		{"snapshot", &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Snapshot{Snapshot: &csipb.VolumeContentSource_SnapshotSource{SnapshotId: sid}}}, sid, "", codes.OK},
+		{"clone", &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Volume{Volume: &csipb.VolumeContentSource_VolumeSource{VolumeId: src}}}, "", src, codes.OK},
+		{"missing snapshot", &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Snapshot{Snapshot: &csipb.VolumeContentSource_SnapshotSource{SnapshotId: otherNode}}}, "", "", codes.NotFound},
+		{"snapshot not a UUID", &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Snapshot{Snapshot: &csipb.VolumeContentSource_SnapshotSource{SnapshotId: "snap"}}}, "", "", codes.NotFound},
+		{"missing volume", &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Volume{Volume: &csipb.VolumeContentSource_VolumeSource{VolumeId: otherNode}}}, "", "", codes.NotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := f.c.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "new-" + tc.name, VolumeCapabilities: []*csipb.VolumeCapability{mountCap()},
+				CapacityRange: &csipb.CapacityRange{RequiredBytes: 2 << 30}, VolumeContentSource: tc.source})
+			if tc.wantCode != codes.OK {
+				requireCode(t, err, tc.wantCode)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.source, resp.GetVolume().GetContentSource())
+			v, err := f.cinder.Volume(ctx, resp.GetVolume().GetVolumeId())
+			require.NoError(t, err)
+			require.Equal(t, tc.wantSnap, v.SnapshotID)
+			require.Equal(t, tc.wantClone, v.SourceVolID)
+		})
+	}
+}
+
+func TestPublishUnpublish(t *testing.T) {
+	f := newFixture(t)
+	id := f.create("pvc-1", 1)
+	pub := func(node string, ro bool) (string, error) {
+		resp, err := f.c.ControllerPublishVolume(ctx, &csipb.ControllerPublishVolumeRequest{VolumeId: id, NodeId: node, VolumeCapability: mountCap(), Readonly: ro})
+		return resp.GetPublishContext()[PublishAttachmentID], err
+	}
+	att, err := pub(testNode, false)
+	require.NoError(t, err)
+	again, err := pub(testNode, false)
+	require.NoError(t, err)
+	require.Equal(t, att, again, "publishing twice reuses the attachment")
+	_, err = pub(testNode, true)
+	requireCode(t, err, codes.AlreadyExists)
+	_, err = pub(otherNode, false)
+	requireCode(t, err, codes.FailedPrecondition)
+	atts, _ := f.cinder.Attachments(ctx, id)
+	require.Len(t, atts, 1)
+	require.Equal(t, testNode, atts[0].Instance)
+
+	for range 2 {
+		_, err = f.c.ControllerUnpublishVolume(ctx, &csipb.ControllerUnpublishVolumeRequest{VolumeId: id, NodeId: testNode})
+		require.NoError(t, err)
+	}
+	atts, _ = f.cinder.Attachments(ctx, id)
+	require.Empty(t, atts)
+	_, err = pub(otherNode, false)
+	require.NoError(t, err, "free again for another node")
+}
+
+func TestListVolumesPages(t *testing.T) {
+	f := newFixture(t)
+	var ids []string
+	for i := range 5 {
+		ids = append(ids, f.create(fmt.Sprintf("pvc-%d", i), 1))
+	}
+	var got []string
+	token := ""
+	for {
+		resp, err := f.c.ListVolumes(ctx, &csipb.ListVolumesRequest{MaxEntries: 2, StartingToken: token})
+		require.NoError(t, err)
+		for _, e := range resp.GetEntries() {
+			got = append(got, e.GetVolume().GetVolumeId())
+		}
+		if token = resp.GetNextToken(); token == "" {
+			break
+		}
+		if len(got) == 2 { // the page's last volume goes away: the next page still follows it
+			_, err := f.c.DeleteVolume(ctx, &csipb.DeleteVolumeRequest{VolumeId: token})
+			require.NoError(t, err)
+		}
+	}
+	require.Equal(t, ids, got)
+	_, err := f.c.ListVolumes(ctx, &csipb.ListVolumesRequest{StartingToken: "bogus"})
+	requireCode(t, err, codes.Aborted)
+}
+
+func TestSnapshots(t *testing.T) {
+	f := newFixture(t)
+	v1, v2 := f.create("a", 1), f.create("b", 1)
+	s1, err := f.c.CreateSnapshot(ctx, &csipb.CreateSnapshotRequest{Name: "snap", SourceVolumeId: v1})
+	require.NoError(t, err)
+	again, err := f.c.CreateSnapshot(ctx, &csipb.CreateSnapshotRequest{Name: "snap", SourceVolumeId: v1})
+	require.NoError(t, err)
+	require.Equal(t, s1.GetSnapshot().GetSnapshotId(), again.GetSnapshot().GetSnapshotId())
+	require.True(t, s1.GetSnapshot().GetReadyToUse())
+	_, err = f.c.CreateSnapshot(ctx, &csipb.CreateSnapshotRequest{Name: "snap", SourceVolumeId: v2})
+	requireCode(t, err, codes.AlreadyExists)
+	_, err = f.c.CreateSnapshot(ctx, &csipb.CreateSnapshotRequest{Name: "snap2", SourceVolumeId: v2})
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name string
+		req  *csipb.ListSnapshotsRequest
+		want int
+	}{
+		{"all", &csipb.ListSnapshotsRequest{}, 2},
+		{"by ID", &csipb.ListSnapshotsRequest{SnapshotId: s1.GetSnapshot().GetSnapshotId()}, 1},
+		{"unknown ID", &csipb.ListSnapshotsRequest{SnapshotId: "none-exist-id"}, 0},
+		{"by volume", &csipb.ListSnapshotsRequest{SourceVolumeId: v2}, 1},
+		{"unknown volume", &csipb.ListSnapshotsRequest{SourceVolumeId: "x"}, 0},
+		{"one page", &csipb.ListSnapshotsRequest{MaxEntries: 1}, 1},
+	} {
+		resp, err := f.c.ListSnapshots(ctx, tc.req)
+		require.NoError(t, err, tc.name)
+		require.Len(t, resp.GetEntries(), tc.want, tc.name)
+	}
+	for _, id := range []string{s1.GetSnapshot().GetSnapshotId(), s1.GetSnapshot().GetSnapshotId(), "not-a-uuid"} {
+		_, err = f.c.DeleteSnapshot(ctx, &csipb.DeleteSnapshotRequest{SnapshotId: id})
+		require.NoError(t, err)
+	}
+}
+
+func TestControllerExpand(t *testing.T) {
+	f := newFixture(t)
+	id := f.create("a", 1)
+	for range 2 {
+		resp, err := f.c.ControllerExpandVolume(ctx, &csipb.ControllerExpandVolumeRequest{VolumeId: id, CapacityRange: &csipb.CapacityRange{RequiredBytes: 2 << 30}})
+		require.NoError(t, err)
+		require.Equal(t, int64(2<<30), resp.GetCapacityBytes())
+		require.True(t, resp.GetNodeExpansionRequired())
+	}
+	_, err := f.c.ControllerExpandVolume(ctx, &csipb.ControllerExpandVolumeRequest{VolumeId: otherNode, CapacityRange: &csipb.CapacityRange{RequiredBytes: 2 << 30}})
+	requireCode(t, err, codes.NotFound)
+}
