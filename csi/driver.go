@@ -211,3 +211,9 @@ func MachineNodeID(fs host.FS) (string, error) {
 	}
 	return id, nil
 }
+
+// The clients the command hands in.
+var (
+	_ Cinder   = (*cinderapi.Client)(nil)
+	_ Attacher = (*attach.Manager)(nil)
+)
