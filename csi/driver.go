@@ -39,6 +39,9 @@ const (
 	DefaultDriverName = "cinder.brick-storage.io"
 	DefaultKubeletDir = "/var/lib/kubelet"
 	DefaultFSType     = "ext4"
+	// DefaultZone is Cinder's own default availability zone
+	// (storage_availability_zone).
+	DefaultZone = "nova"
 	// TopologyZoneKey is cinder-csi-plugin's key, so StorageClasses'
 	// allowedTopologies and PVs' node affinity move over unchanged.
 	TopologyZoneKey = "topology.cinder.csi.openstack.org/zone"

@@ -26,12 +26,16 @@ func (s identity) GetPluginCapabilities(context.Context, *csipb.GetPluginCapabil
 		return &csipb.PluginCapability{Type: &csipb.PluginCapability_Service_{Service: &csipb.PluginCapability_Service{Type: t}}}
 	}
 	caps := []*csipb.PluginCapability{
-		service(csipb.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS),
 		{Type: &csipb.PluginCapability_VolumeExpansion_{VolumeExpansion: &csipb.PluginCapability_VolumeExpansion{
 			Type: csipb.PluginCapability_VolumeExpansion_ONLINE}}},
 	}
 	if s.d.controller() {
 		caps = append(caps, service(csipb.PluginCapability_Service_CONTROLLER_SERVICE))
+	}
+	// Topology needs every node to report its zone: a node without one
+	// does not claim it (the controller alone always does).
+	if s.d.cfg.Zone != "" || s.d.cfg.Mode == ModeController {
+		caps = append(caps, service(csipb.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS))
 	}
 	return &csipb.GetPluginCapabilitiesResponse{Capabilities: caps}, nil
 }

@@ -58,7 +58,7 @@ the volumes of running pods. docs/csi.md has the design.`,
 	fl.StringVar(&o.Config.DriverName, "driver-name", csi.DefaultDriverName, "the CSI driver name (the CSIDriver object's and StorageClasses' provisioner)")
 	fl.StringVar(&o.Config.KubeletDir, "kubelet-dir", csi.DefaultKubeletDir, "kubelet's directory: staging and target paths must lie under it")
 	fl.StringVar(&o.Config.NodeID, "node-id", "", "this node's ID, a UUID (default: /etc/machine-id as a UUID)")
-	fl.StringVar(&o.Config.Zone, "availability-zone", "", "this node's Cinder availability zone, reported as topology "+csi.TopologyZoneKey)
+	fl.StringVar(&o.Config.Zone, "availability-zone", csi.DefaultZone, "this node's Cinder availability zone, reported as topology "+csi.TopologyZoneKey+" (\"\": no topology)")
 	fl.Int64Var(&o.Config.MaxVolumes, "max-volumes", 0, "volumes this node takes at most (0: no limit)")
 	addFixedKeyFlag(fl, &o.FixedKeyFile)
 	return cmd
