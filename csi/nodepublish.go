@@ -65,14 +65,14 @@ func (s node) NodePublishVolume(ctx context.Context, req *csipb.NodePublishVolum
 // directory) unless it is mounted there already.
 func (s node) bind(ctx context.Context, src, target string, block, ro bool) error {
 	fs := s.d.host.FS
-	if err := fs.MkdirAll(path.Dir(target)); err != nil {
+	if err := fs.MkdirAll(path.Dir(target), 0o750); err != nil {
 		return err
 	}
 	var err error
 	if block {
 		err = fs.CreateFile(target)
 	} else {
-		err = fs.MkdirAll(target)
+		err = fs.MkdirAll(target, 0o750)
 	}
 	if err != nil {
 		return err

@@ -9,14 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// MkdirAll creates a directory and its missing parents (mode 0750).
-func (f FS) MkdirAll(hostPath string) error {
-	if err := os.MkdirAll(f.Path(hostPath), 0o750); err != nil {
-		return fmt.Errorf("create directory %s: %w", hostPath, err)
-	}
-	return nil
-}
-
 // CreateFile creates an empty regular file (mode 0640) for a bind mount
 // of a device; one that exists is left as it is, a symlink is refused.
 func (f FS) CreateFile(hostPath string) error {

@@ -11,7 +11,7 @@ import (
 func TestMountpointHelpers(t *testing.T) {
 	root := t.TempDir()
 	f := NewFS(root)
-	require.NoError(t, f.MkdirAll("/var/lib/kubelet/pods/p/volumes"))
+	require.NoError(t, f.MkdirAll("/var/lib/kubelet/pods/p/volumes", 0o750))
 	require.NoError(t, f.CreateFile("/var/lib/kubelet/pods/p/volumes/dev"))
 	require.NoError(t, f.CreateFile("/var/lib/kubelet/pods/p/volumes/dev"), "an existing file is fine")
 	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(root, "link")))
