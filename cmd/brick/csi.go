@@ -9,6 +9,7 @@ import (
 
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/csi"
+	"github.com/brick-storage/brick/internal/output"
 )
 
 // csiShutdownTimeout bounds the wait for calls in flight at SIGTERM.
@@ -124,7 +125,7 @@ func (a *app) serveCSI(ctx context.Context, cfg csi.Config, m *attach.Manager, a
 	}
 	if att != nil {
 		if err := d.Recover(ctx); err != nil {
-			a.logger.Warn("csi: start-up clean-up: " + oneLine(err.Error()))
+			a.logger.Warn("csi: start-up clean-up: " + output.OneLine(err.Error()))
 		}
 	}
 	l, err := a.host.FS.ListenUnix(socket)
