@@ -327,8 +327,8 @@ func TestDetachBusy(t *testing.T) {
 		{"", fmt.Errorf("flush /dev/sdx: %w", host.ErrDeviceBusy), "flush /dev/sdx"},
 		{"3.0", fmt.Errorf("flush /dev/sdx: %w", host.ErrDeviceBusy), "flush /dev/sdx"},
 		// The flush's deadline cut its last try short: no "in use" left.
-		{"", fmt.Errorf("iscsi disconnect: multipath flush 3600 (dm-0) after 8 attempts: %w (last: multipath -f 3600: timed out after 10s: %w)",
-			host.ErrWaitTimeout, context.DeadlineExceeded), "iscsi disconnect: multipath flush 3600"},
+		{"", fmt.Errorf("iscsi disconnect: %w", host.FlushFailed(fmt.Errorf("multipath flush 3600 (dm-0) after 8 attempts: %w (last: multipath -f 3600: timed out after 10s: %w)",
+			host.ErrWaitTimeout, context.DeadlineExceeded))), "iscsi disconnect: multipath flush 3600"},
 	} {
 		mv := tc.mv
 		f := newFixture(t, mv)

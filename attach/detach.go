@@ -186,11 +186,10 @@ func (d *detachRun) disconnect(ctx context.Context) error {
 }
 
 // heldOpen reports a disconnect refused because the device is held, or
-// whose flush failed (a flush cut short by its deadline says "timed out",
-// not "in use"): both need the holder gone, or --force.
+// whose flush failed or was cut short by its deadline: both need the holder
+// gone, or --force.
 func heldOpen(err error) bool {
-	s := err.Error()
-	return errors.Is(err, host.ErrDeviceBusy) || strings.Contains(s, "busy") || strings.Contains(s, "in use") || strings.Contains(s, "flush")
+	return errors.Is(err, host.ErrDeviceBusy) || errors.Is(err, host.ErrFlush)
 }
 
 // restoreAttached puts the record back to "attached" after a detach failed

@@ -2,6 +2,7 @@ package attach
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
 )
 
 // TestPersistSuspendReconnect is a shutdown and a boot: the host side goes
@@ -69,7 +71,7 @@ func TestSuspendRefusesBusyAndHalfDone(t *testing.T) {
 	ctx := context.Background()
 	_, err := m.Attach(ctx, AttachOptions{Volume: "data", Mountpoint: "/mnt/data", Mkfs: "ext4"})
 	require.NoError(t, err)
-	f.conn.disconnectErr = errorString("device /dev/sdx is in use")
+	f.conn.disconnectErr = fmt.Errorf("/dev/sdx: %w", host.ErrDeviceBusy)
 	err = m.Suspend(ctx, volID, SuspendOptions{Forget: true})
 	require.ErrorIs(t, err, ErrInUse)
 	_, err = m.Record(volID)
@@ -84,10 +86,6 @@ func TestSuspendRefusesBusyAndHalfDone(t *testing.T) {
 	_, err = m.Reconnect(ctx, "not-a-uuid")
 	require.ErrorContains(t, err, "not a UUID")
 }
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
 
 // choosingRegistry records which way Reconnect asked for its connector.
 type choosingRegistry struct {

@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -16,9 +18,9 @@ import (
 // the device cannot take writes (a map queueing I/O with no path):
 // FlushBuffersContext bounds it.
 func (b BlockDevices) FlushBuffers(devPath string) error {
-	return b.blockIoctl(devPath, "flush", "BLKFLSBUF", func(fd int) error {
+	return FlushFailed(b.blockIoctl(devPath, "flush", "BLKFLSBUF", func(fd int) error {
 		return unix.IoctlSetInt(fd, unix.BLKFLSBUF, 0)
-	}, (*os.File).Sync)
+	}, (*os.File).Sync))
 }
 
 // FlushBuffersContext is FlushBuffers bounded by ctx. The ioctl blocks
@@ -33,6 +35,24 @@ func (b BlockDevices) FlushBuffersContext(ctx context.Context, devPath string) e
 	case err := <-done:
 		return err
 	case <-ctx.Done():
-		return fmt.Errorf("flush %s: timed out after %s: %w", devPath, time.Since(start).Round(time.Millisecond), ctx.Err())
+		return FlushFailed(fmt.Errorf("flush %s: timed out after %s: %w", devPath, time.Since(start).Round(time.Millisecond), ctx.Err()))
 	}
 }
+
+// ErrFlush marks a device or multipath map whose buffers could not be
+// written out, or not in time: its data may still be held, so a detach
+// stops there unless forced.
+var ErrFlush = errors.New("flush failed")
+
+// FlushFailed marks err (nil stays nil) with ErrFlush without changing its
+// text, so a caller decides on errors.Is and the message stays the cause's.
+func FlushFailed(err error) error {
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return flushError{err}
+}
+
+type flushError struct{ error }
+
+func (e flushError) Unwrap() []error { return []error{e.error, ErrFlush} }

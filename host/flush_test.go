@@ -2,6 +2,8 @@ package host_test
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/host/hosttest"
 )
 
@@ -33,4 +36,14 @@ func TestFlushBuffersContext(t *testing.T) {
 	err := h.Block.FlushBuffersContext(ctx, "/dev/dm-0")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Less(t, time.Since(start), 5*time.Second)
+}
+
+func TestFlushFailedKeepsTextAndCause(t *testing.T) {
+	cause := fmt.Errorf("flush /dev/sdx: BLKFLSBUF: %w", unix.EIO)
+	err := host.FlushFailed(cause)
+	require.ErrorIs(t, err, host.ErrFlush)
+	require.ErrorIs(t, err, unix.EIO)
+	require.Equal(t, cause.Error(), err.Error())
+	require.NoError(t, host.FlushFailed(nil))
+	require.NotErrorIs(t, host.FlushFailed(fs.ErrNotExist), host.ErrFlush, "a device already gone has nothing to flush")
 }

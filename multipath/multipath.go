@@ -450,9 +450,9 @@ func (m *Multipath) Flush(ctx context.Context, mp *Map) error {
 	})
 	if err != nil {
 		if last != nil {
-			return fmt.Errorf("multipath flush %s (%s) after %d attempts: %w (last: %w)", mp.Name, mp.Device, attempt, err, last)
+			return host.FlushFailed(fmt.Errorf("multipath flush %s (%s) after %d attempts: %w (last: %w)", mp.Name, mp.Device, attempt, err, last))
 		}
-		return fmt.Errorf("multipath flush %s (%s): %w", mp.Name, mp.Device, err)
+		return host.FlushFailed(fmt.Errorf("multipath flush %s (%s): %w", mp.Name, mp.Device, err))
 	}
 	return nil
 }
