@@ -137,9 +137,10 @@ fi
 
 # --- guest: iSCSI ---------------------------------------------------------
 if ((!quick)); then
-	if pgrep -x 'qemu-system-x86_64' >/dev/null; then
+	# comm is cut to 15 characters: qemu-system-x86_64 shows as qemu-system-x86.
+	if pgrep -x qemu-system-x86 >/dev/null; then
 		echo "bench: warning: another qemu guest is running; guest figures will be inflated" >&2
-		echo "other-qemu $(pgrep -cx qemu-system-x86_64) running at guest start" >>"$out/env.txt"
+		echo "other-qemu $(pgrep -cx qemu-system-x86) running at guest start" >>"$out/env.txt"
 	fi
 	if want iscsi; then
 		echo "bench: iSCSI in the guest, $rounds rounds (this takes a while)" >&2
