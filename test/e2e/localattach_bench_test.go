@@ -242,7 +242,7 @@ func logLocalAttachRounds(t *testing.T, out string) {
 // time, what ran (a command or an HTTP request) and how long it took.
 var (
 	debugTime  = regexp.MustCompile(`^time=(\S+)`)
-	debugArgv  = regexp.MustCompile(`msg=run argv="([^" ]*)`)
+	debugArgv  = regexp.MustCompile(`msg=run argv="?([^" ]+)`)
 	debugHTTP  = regexp.MustCompile(`msg=http method=(\S+) url=(\S+)`)
 	debugTook  = regexp.MustCompile(` (?:took|duration)=(\S+)`)
 	hexOrUUID  = regexp.MustCompile(`/[0-9a-fA-F-]{16,}`)
@@ -268,7 +268,7 @@ func stepOf(line string) string {
 	}
 	switch name := filepath.Base(m[1]); {
 	case name == "iscsiadm":
-		return "connect (iscsiadm)"
+		return "iscsi (iscsiadm)"
 	case name == "udevadm":
 		return "udev (udevadm)"
 	case name == "multipath" || name == "multipathd" || name == "dmsetup":
@@ -284,7 +284,7 @@ func stepOf(line string) string {
 
 // logSteps logs where one attach and one detach of each tool spent their
 // wall time: brick's from its --debug log (every command and request with
-// its duration; the first line's time less the start is start-up and
+// its duration; the first one's start less the process's is start-up and
 // settings), the Python flow's from its STEP lines.
 func logSteps(t *testing.T, out string) {
 	g := parseGuestRun(t, "", []byte(out))
@@ -295,26 +295,30 @@ func logSteps(t *testing.T, out string) {
 		require.NoError(t, err)
 		wall := g.word("WALL brick-"+action, 0)
 		sums := map[string]time.Duration{}
-		var first time.Time
+		var first time.Time // when the first command or request started
 		for _, line := range strings.Split(out, "\n") {
 			line, ok := strings.CutPrefix(line, stepPrefix[action])
 			if !ok {
 				continue
 			}
-			if m := debugTime.FindStringSubmatch(line); m != nil && first.IsZero() {
-				first, _ = time.Parse(time.RFC3339Nano, m[1])
-			}
 			step, took := stepOf(line), debugTook.FindStringSubmatch(line)
 			if step == "" || took == nil {
 				continue
 			}
-			if d, err := time.ParseDuration(took[1]); err == nil {
-				sums[step] += d
+			d, err := time.ParseDuration(took[1])
+			if err != nil {
+				continue
+			}
+			sums[step] += d
+			if m := debugTime.FindStringSubmatch(line); m != nil && first.IsZero() {
+				if at, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+					first = at.Add(-d) // logged when it ended
+				}
 			}
 		}
 		var b strings.Builder
 		if !first.IsZero() {
-			fmt.Fprintf(&b, "\n  %-48s %8.3f s", "start-up to the first log line", first.Sub(time.UnixMicro(int64(t0*1e6))).Seconds())
+			fmt.Fprintf(&b, "\n  %-48s %8.3f s", "start-up and settings (to the first request)", first.Sub(time.UnixMicro(int64(t0*1e6))).Seconds())
 		}
 		keys := make([]string, 0, len(sums))
 		for k := range sums {
