@@ -91,13 +91,6 @@ func (c call) String() string {
 	return s
 }
 
-// ConvertError turns an error from a gophercloud call on an Ironic volume
-// or node URL into an *Error with a hint. Use it on errors from the pagers'
-// EachPage/AllPages; the other functions here convert already.
-func ConvertError(op string, err error) error {
-	return convert(call{op: op, resource: "volume resources"}, err)
-}
-
 var (
 	powerStateRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`on node "([^"]*)" while it is in state "([^"]*)"`) })
 	// Ironic's own 406 text: "The supported version range is: [1.1, 1.31]."

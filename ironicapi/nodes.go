@@ -45,21 +45,6 @@ func ResolveNode(ctx context.Context, client *gophercloud.ServiceClient, nodeRef
 	return n.UUID, nil
 }
 
-// SetPowerState asks Ironic to change a node's power state ("power off",
-// "power on") with gophercloud's nodes.ChangePowerState and returns once
-// Ironic accepted the request (202); the change itself is asynchronous.
-func SetPowerState(ctx context.Context, client *gophercloud.ServiceClient, nodeUUID, target string) error {
-	c := call{op: "set power state of", resource: "node", ident: nodeUUID}
-	if !ident.IsUUID(nodeUUID) {
-		return invalid(c.String(), "node", "%s is not a UUID", quote(nodeUUID))
-	}
-	if target != PowerOff && target != PowerOn {
-		return invalid(c.String(), "target", "%s is not %q or %q", quote(target), PowerOff, PowerOn)
-	}
-	opts := nodes.PowerStateOpts{Target: nodes.TargetPowerState(target)}
-	return convert(c, nodes.ChangePowerState(ctx, volumeClient(client), nodeUUID, opts).ExtractErr())
-}
-
 // UpdateNode applies a JSON patch to a node with gophercloud's
 // nodes.Update, with errors as *Error.
 func UpdateNode(ctx context.Context, client *gophercloud.ServiceClient, nodeUUID string, opts nodes.UpdateOpts) (r nodes.UpdateResult) {

@@ -89,7 +89,8 @@ func newNode(t *testing.T, ctx context.Context, sc *gophercloud.ServiceClient, p
 // setPower changes a fake node's power state and waits until Ironic shows it.
 func setPower(t *testing.T, ctx context.Context, sc *gophercloud.ServiceClient, nodeUUID, power string) {
 	t.Helper()
-	if err := ironicapi.SetPowerState(ctx, sc, nodeUUID, power); err != nil {
+	opts := nodes.PowerStateOpts{Target: nodes.TargetPowerState(power)}
+	if err := nodes.ChangePowerState(ctx, sc, nodeUUID, opts).ExtractErr(); err != nil {
 		t.Fatalf("power %s: %v", power, err)
 	}
 	deadline := time.Now().Add(30 * time.Second)

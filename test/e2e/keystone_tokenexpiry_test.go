@@ -71,9 +71,9 @@ func TestKeystoneTokenExpiry(t *testing.T) {
 	require.True(t, gophercloud.ResponseCodeIs(err, 401), "%v", err)
 	t.Logf("with an expired --os-token the service call fails: %v", err)
 	// What brick prints for it: one line saying how to get a new token.
-	err = ironicapi.ConvertError("list", err)
+	_, err = ironicapi.AllConnectors(ctx, ironicapi.ListConnectors(scs["token"], nil), 1)
 	require.ErrorIs(t, err, ironicapi.ErrUnauthorized)
-	require.Equal(t, "ironic list volume resources: The request you have made requires authentication. (HTTP 401); Ironic refused the token (none, expired or revoked): "+
+	require.Equal(t, "ironic list volume connectors: The request you have made requires authentication. (HTTP 401); Ironic refused the token (none, expired or revoked): "+
 		"with --os-token or OS_TOKEN get a new one ('openstack token issue'); with --os-auth-type noauth this Ironic wants Keystone credentials instead "+
 		"(--os-cloud, or OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME)", err.Error())
 	t.Logf("tokens accepted by the service: %d; waited %s for expiry", len(ironic.acceptedTokens()), time.Since(start).Round(100*time.Millisecond))
