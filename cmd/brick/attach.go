@@ -12,6 +12,7 @@ import (
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/internal/output"
+	"github.com/brick-storage/brick/internal/view"
 	"github.com/brick-storage/brick/ironicattach"
 	"github.com/brick-storage/brick/osauth"
 )
@@ -208,7 +209,7 @@ func localAttachRun(ctx context.Context, o *localAttachOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.out.PrintRecord(f.stdout, attachRecord(rec))
+	return f.out.PrintRecord(f.stdout, view.Attach(rec))
 }
 
 // addLocalAttachFlags adds what local-attach does beyond connecting.
@@ -311,37 +312,4 @@ func (a *app) ironicClientIfConfigured(ctx context.Context) (attach.TargetRegist
 		return nil, err
 	}
 	return ironicattach.TargetRegistry{Client: sc}, nil
-}
-
-// attachRecord prints the result of local-attach.
-func attachRecord(r *attach.Record) output.Record {
-	out := output.Record{{Name: "volume_id", Value: r.VolumeID}, {Name: "volume_name", Value: r.VolumeName}}
-	if r.Device != nil {
-		out = append(out, output.Field{Name: "path", Value: r.DevicePath()}, output.Field{Name: "type", Value: r.Device.Type}, output.Field{Name: "protocol", Value: r.Device.Protocol})
-		if r.Crypt != nil {
-			out = append(out, output.Field{Name: "encryption", Value: r.Crypt.Provider}, output.Field{Name: "ciphertext_path", Value: r.Device.Path})
-		}
-		if r.Device.WWN != "" {
-			out = append(out, output.Field{Name: "scsi_wwn", Value: r.Device.WWN})
-		}
-		out = append(out, output.Field{Name: "multipath_id", Value: r.Device.MultipathID})
-		if len(r.Device.Paths) > 0 {
-			out = append(out, output.Field{Name: "paths", Value: r.Device.Paths})
-		}
-	}
-	out = append(out, output.Field{Name: "attachment_id", Value: r.AttachmentID}, output.Field{Name: "flow", Value: r.Flow}, output.Field{Name: "microversion", Value: r.Microversion},
-		output.Field{Name: "host_name", Value: r.HostName}, output.Field{Name: "mode", Value: r.Mode})
-	if r.Mountpoint != "" {
-		out = append(out, output.Field{Name: "mountpoint", Value: r.Mountpoint})
-	}
-	if r.Formatted != "" {
-		out = append(out, output.Field{Name: "formatted", Value: r.Formatted})
-	}
-	if r.IronicTargetUUID != "" {
-		out = append(out, output.Field{Name: "ironic_node", Value: r.IronicNode}, output.Field{Name: "ironic_target_uuid", Value: r.IronicTargetUUID})
-	}
-	if r.Persist {
-		out = append(out, output.Field{Name: "persist", Value: true})
-	}
-	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/internal/completion"
 	"github.com/brick-storage/brick/internal/settings"
+	"github.com/brick-storage/brick/internal/view"
 )
 
 // completionSources are where completion finds the host and the clouds.
@@ -33,9 +34,9 @@ func (a *app) completionSources() completion.Sources {
 func commandColumns(name string) []string {
 	switch name {
 	case "list":
-		return listColumns
+		return view.ListColumns
 	case "get-connector":
-		return connectorKeys()
+		return view.PropertyKeys()
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
-	"github.com/brick-storage/brick/internal/output"
+	"github.com/brick-storage/brick/internal/view"
 )
 
 // maxInputSize bounds --connection-info and --device-info documents.
@@ -122,7 +122,7 @@ func connectRun(ctx context.Context, o *connectOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.out.PrintRecord(f.stdout, deviceRecord(dev))
+	return f.out.PrintRecord(f.stdout, view.Device(dev))
 }
 
 // disconnectOptions are disconnect's.
@@ -210,28 +210,7 @@ func printPlan(a *app, ci connector.ConnectionInfo, conn connector.Connector, pl
 	if err != nil {
 		return err
 	}
-	return a.out.PrintRecord(a.stdout, planRecord(pl, a.out.Format))
-}
-
-// planRecord lays a plan out with stable keys: protocol, action, dry_run,
-// multipath, the protocol's details, steps and warnings (lists, never
-// null). The table shows one row per step.
-func planRecord(p *connector.Plan, format string) output.Record {
-	r := output.Record{{Name: "protocol", Value: p.Protocol}, {Name: "action", Value: p.Action}, {Name: "dry_run", Value: true}, {Name: "multipath", Value: p.Multipath}}
-	for _, d := range p.Details {
-		r = append(r, output.Field{Name: d.Key, Value: d.Value})
-	}
-	steps, warns := append([]string{}, p.Steps...), append([]string{}, p.Warnings...)
-	if format != output.FormatTable {
-		return append(r, output.Field{Name: "steps", Value: steps}, output.Field{Name: "warnings", Value: warns})
-	}
-	for i, s := range steps {
-		r = append(r, output.Field{Name: fmt.Sprintf("step %d", i+1), Value: s})
-	}
-	for _, w := range warns {
-		r = append(r, output.Field{Name: "warning", Value: w})
-	}
-	return r
+	return a.out.PrintRecord(a.stdout, view.Plan(pl, a.out.Format))
 }
 
 // readDeviceInfo accepts the JSON itself or a file holding it.
@@ -255,26 +234,4 @@ func readDeviceInfo(s string) (*connector.Device, error) {
 		return nil, fmt.Errorf("parse device info: %w", err)
 	}
 	return &dev, nil
-}
-
-// deviceRecord prints a Device with the JSON names it is stored under.
-func deviceRecord(d *connector.Device) output.Record {
-	r := output.Record{
-		{Name: "path", Value: d.Path},
-		{Name: "type", Value: d.Type},
-		{Name: "protocol", Value: d.Protocol},
-	}
-	if d.WWN != "" {
-		r = append(r, output.Field{Name: "scsi_wwn", Value: d.WWN})
-	}
-	if d.MultipathID != "" {
-		r = append(r, output.Field{Name: "multipath_id", Value: d.MultipathID})
-	}
-	if len(d.Paths) > 0 {
-		r = append(r, output.Field{Name: "paths", Value: d.Paths})
-	}
-	if len(d.Extra) > 0 {
-		r = append(r, output.Field{Name: "extra", Value: d.Extra})
-	}
-	return r
 }

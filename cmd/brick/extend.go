@@ -9,7 +9,7 @@ import (
 
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
-	"github.com/brick-storage/brick/internal/output"
+	"github.com/brick-storage/brick/internal/view"
 	"github.com/brick-storage/brick/multipath"
 )
 
@@ -85,7 +85,7 @@ func extendRun(ctx context.Context, o *extendOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.out.PrintRecord(f.stdout, extendRecord(res))
+	return f.out.PrintRecord(f.stdout, view.Extend(res))
 }
 
 // extendCrypt gives the manager key access when the volume is encrypted:
@@ -106,14 +106,3 @@ func extendCrypt(ctx context.Context, f *app, m *attach.Manager, ref, fixedKeyFi
 	m.Crypt, err = f.cryptAccess(ctx, m.Cinder, fixedKeyFile)
 	return err
 }
-
-func extendRecord(r *attach.ExtendResult) output.Record {
-	return output.Record{
-		{Name: "volume_id", Value: r.VolumeID}, {Name: "device", Value: r.Device},
-		{Name: "old_size", Value: gib(r.OldSize)}, {Name: "new_size", Value: gib(r.NewSize)},
-		{Name: "new_size_bytes", Value: r.NewSize}, {Name: "filesystem", Value: r.Filesystem}, {Name: "mountpoint", Value: r.Mountpoint},
-	}
-}
-
-// gib prints a byte count in GiB ("2 GiB", "1.50 GiB").
-func gib(n int64) string { return output.Cell(output.GiB(n)) }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"testing"
+
+	"github.com/brick-storage/brick/internal/view"
 )
 
 // FuzzReadDeviceInfo: any --device-info JSON document parses or fails
@@ -19,7 +21,7 @@ func FuzzReadDeviceInfo(f *testing.F) {
 			t.Fatal("no error and no device")
 		}
 		if err == nil {
-			_ = deviceRecord(dev)
+			_ = view.Device(dev)
 		}
 	})
 }

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
-	"github.com/brick-storage/brick/internal/output"
+	"github.com/brick-storage/brick/internal/view"
 	"github.com/brick-storage/brick/protocols"
 )
 
@@ -31,7 +31,7 @@ of the interface holding the default route.`,
 			if err != nil {
 				return err
 			}
-			return a.out.PrintRecord(cmd.OutOrStdout(), propertiesRecord(props))
+			return a.out.PrintRecord(cmd.OutOrStdout(), view.Properties(props))
 		},
 	}
 	f := cmd.Flags()
@@ -42,47 +42,4 @@ of the interface holding the default route.`,
 	f.StringVar(&opts.Hostname, "host", "", "report this host name instead of the kernel's")
 	cmd.MarkFlagsMutuallyExclusive("ip", "nic")
 	return cmd
-}
-
-// propertiesRecord lists the connector keys in os-brick's order, leaving
-// out those the host does not have.
-func propertiesRecord(p connector.Properties) output.Record {
-	r := output.Record{
-		{Name: "platform", Value: p.Platform},
-		{Name: "os_type", Value: p.OSType},
-		{Name: "ip", Value: p.IP},
-		{Name: "host", Value: p.Host},
-		{Name: "multipath", Value: p.Multipath},
-		{Name: "enforce_multipath", Value: p.EnforceMultipath},
-	}
-	add := func(name string, v any, present bool) {
-		if present {
-			r = append(r, output.Field{Name: name, Value: v})
-		}
-	}
-	add("initiator", p.Initiator, p.Initiator != "")
-	add("wwpns", p.WWPNs, len(p.WWPNs) > 0)
-	add("wwnns", p.WWNNs, len(p.WWNNs) > 0)
-	add("system uuid", p.SystemUUID, p.SystemUUID != "")
-	add("nqn", p.NQN, p.NQN != "")
-	add("nvme_hostid", p.NVMeHostID, p.NVMeHostID != "")
-	add("uuid", p.UUID, p.UUID != "")
-	if p.NVMeNativeMultipath != nil {
-		add("nvme_native_multipath", *p.NVMeNativeMultipath, true)
-	}
-	r = append(r, output.Field{Name: "do_local_attach", Value: p.DoLocalAttach})
-	return r
-}
-
-// connectorKeys are all the keys get-connector may print: those of a
-// host that has every one.
-func connectorKeys() []string {
-	on := true
-	r := propertiesRecord(connector.Properties{Initiator: "-", WWPNs: []string{"-"}, WWNNs: []string{"-"}, SystemUUID: "-",
-		NQN: "-", NVMeHostID: "-", UUID: "-", NVMeNativeMultipath: &on})
-	names := make([]string, len(r))
-	for i, f := range r {
-		names[i] = f.Name
-	}
-	return names
 }

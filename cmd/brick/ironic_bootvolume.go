@@ -10,6 +10,7 @@ import (
 
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/internal/output"
+	"github.com/brick-storage/brick/internal/view"
 	"github.com/brick-storage/brick/ironicattach"
 )
 
@@ -115,7 +116,7 @@ func bootVolumeRun(ctx context.Context, o *bootVolumeOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.out.PrintRecord(f.stdout, bootRecord(res))
+	return f.out.PrintRecord(f.stdout, view.Boot(res))
 }
 
 // bootVolumeUndo runs --undo; it needs Ironic only.
@@ -135,19 +136,6 @@ func bootVolumeUndo(ctx context.Context, o *bootVolumeOptions) error {
 		{Name: "volume_id", Value: res.Record.VolumeID},
 		{Name: "changes", Value: res.Changes},
 	})
-}
-
-func bootRecord(res *ironicattach.BootResult) output.Record {
-	return output.Record{
-		{Name: "node_uuid", Value: res.Node.UUID},
-		{Name: "node_name", Value: res.Node.Name},
-		{Name: "provision_state", Value: res.Node.ProvisionState},
-		{Name: "volume_id", Value: res.VolumeID},
-		{Name: "initiator", Value: res.Initiator},
-		{Name: "target_uuid", Value: res.TargetUUID},
-		{Name: "changes", Value: res.Changes},
-		{Name: "next", Value: res.Next},
-	}
 }
 
 func countSet(flags ...bool) int {
@@ -189,7 +177,7 @@ func bootImage(ctx context.Context, o *bootVolumeOptions) error {
 		return err
 	}
 	rate := float64(ir.Bytes) / (1 << 20) / max(ir.Write.Seconds(), 1e-3)
-	return f.out.PrintRecord(f.stdout, append(bootRecord(res), []output.Field{
+	return f.out.PrintRecord(f.stdout, append(view.Boot(res), []output.Field{
 		{Name: "image_bytes", Value: ir.Bytes},
 		{Name: "image_write_seconds", Value: fmt.Sprintf("%.1f", ir.Write.Seconds())},
 		{Name: "image_write_mib_per_s", Value: fmt.Sprintf("%.1f", rate)},

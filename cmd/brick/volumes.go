@@ -10,6 +10,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/internal/output"
+	"github.com/brick-storage/brick/internal/view"
 )
 
 // volumePathsOptions are get-volume-paths'.
@@ -172,28 +173,8 @@ func listRun(ctx context.Context, o *listOptions) error {
 	for _, e := range errs {
 		f.logger.Warn("list", "err", e.Error())
 	}
-	t := output.Table{Columns: listColumns, Keys: listKeys,
-		Empty: "brick: no volume attached by brick on this host (brick local-attach VOLUME attaches one)"}
-	for _, e := range entries {
-		r := e.Record
-		dev, proto, mp := "", "", ""
-		if r.Device != nil {
-			dev, proto, mp = r.DevicePath(), r.Device.Protocol, r.Device.MultipathID
-		}
-		if proto == "" && r.ConnectionInfo != nil {
-			proto = r.ConnectionInfo.DriverVolumeType
-		}
-		t.Rows = append(t.Rows, []any{r.VolumeID, r.VolumeName, dev, proto, mp, r.AttachmentID, r.Mountpoint, r.Phase, e.CinderStatus, output.GiB(e.SizeBytes)})
-	}
-	return f.out.PrintTable(f.stdout, t)
+	return f.out.PrintTable(f.stdout, view.List(entries))
 }
-
-// listColumns are brick list's columns; listKeys name them in JSON and
-// YAML as local-attach's record names the same fields.
-var (
-	listColumns = []string{"Volume", "Name", "Device", "Protocol", "Multipath ID", "Attachment ID", "Mountpoint", "Phase", "Cinder Status", "Size"}
-	listKeys    = []string{"volume_id", "volume_name", "path", "protocol", "multipath_id", "attachment_id", "mountpoint", "phase", "cinder_status", "size"}
-)
 
 // cleanupOptions are cleanup's.
 type cleanupOptions struct {

@@ -155,6 +155,7 @@ var allowedImports = map[string][]string{
 	"internal/settings":    {},
 	"internal/completion":  {"attach", "host", "internal/output", "ironicapi"},
 	"csi":                  {"attach", "cinderapi", "connector", "host", "ident"},
+	"internal/view":        {"attach", "connector", "internal/output", "ironicattach"},
 }
 
 // allowed reports whether package pkg may import dep under allowedImports.
