@@ -145,7 +145,10 @@ func TestLocalAttachBenchmark(t *testing.T) {
 	// One round (four whole Python processes) took 12 minutes under TCG
 	// with the host's load at 25.
 	limit := time.Duration(15+15*rounds) * time.Minute
-	ctx, cancel := context.WithTimeout(context.Background(), limit+5*time.Minute)
+	// No deadline for the wait for the guest slot, which a busy machine's
+	// suites hold for an hour: the script has its limit, go test -timeout
+	// bounds the rest.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	share := t.TempDir()
 	stop := writeHostLoad(ctx, filepath.Join(share, "hostload"))
