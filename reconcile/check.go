@@ -9,6 +9,7 @@ import (
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/connector/iscsi"
+	"github.com/brick-storage/brick/connector/nvmeof"
 )
 
 // Repair orders: unfinished operations first (their devices may be in the
@@ -275,22 +276,30 @@ func (c *check) otherPaths(ctx context.Context, rec *attach.Record) presence {
 			c.claims.mounts[m.MountPoint] = true
 		}
 	}
-	nqn := nvmeNQN(*rec.ConnectionInfo)
+	nqns := nvmeNQNs(*rec.ConnectionInfo)
 	for _, n := range c.inv.NVMe {
-		if len(paths) > 0 && nqn != "" && n.SubsysNQN == nqn {
+		if len(paths) > 0 && slices.Contains(nqns, n.SubsysNQN) {
 			c.claims.nvme[n.Name] = true
 		}
 	}
 	return p
 }
 
-func nvmeNQN(info connector.ConnectionInfo) string {
-	for _, k := range []string{"target_nqn", "nqn"} {
-		if s, ok, _ := info.String(k); ok {
-			return s
-		}
+// nvmeNQNs are the subsystems an nvmeof record uses: its target's, or
+// every leg's of a replicated volume (each leg is its own subsystem).
+func nvmeNQNs(info connector.ConnectionInfo) []string {
+	if !strings.EqualFold(info.DriverVolumeType, nvmeof.Protocol) {
+		return nil
 	}
-	return ""
+	req, err := nvmeof.ParseRequest(info)
+	if err != nil {
+		return nil
+	}
+	nqns := make([]string, 0, len(req.Legs))
+	for _, leg := range req.Legs {
+		nqns = append(nqns, leg.NQN)
+	}
+	return nqns
 }
 
 func (c *check) session(iqn, portal string) (iscsi.Session, bool) {

@@ -24,6 +24,11 @@ const (
 	rowA       = "healthy attachment a /dev/dm-0 | 2 of 2 paths"
 	rowB       = "healthy attachment b /dev/sdz | 1 of 1 paths"
 	rowForeign = "left-alone iscsi-target  iqn.2026-12.example:not-cinder | target not named after a Cinder volume"
+
+	nqnLeg1      = "nqn.2020-04.com.kioxia:leg-1"
+	nqnLeg2      = "nqn.2020-04.com.kioxia:leg-2"
+	nqnOther     = "nqn.2014-08.org.example:other"
+	rowOtherNVMe = "left-alone nvme  nvme2 | " + nqnOther + ": no record uses it"
 )
 
 // twoPortalsB gives B, attached without multipath over 10.0.2.2, a
@@ -97,6 +102,27 @@ func TestCheck(t *testing.T) {
 				hosttest.WriteFile(t, w.sys.root, "/sys/bus/rbd/devices/3/"+k, v+"\n")
 			}
 		}, want: []string{rowA, rowB, rowForeign, "left-alone rbd  /dev/rbd3 | rbd/team/img@before: no record uses it"}},
+		{name: "replicated NVMe volume: every leg's controller is its own", drift: func(w *world) {
+			data := map[string]any{"alias": "volume-e", "replica_count": 2, "vol_uuid": volE,
+				"volume_replicas": []any{nvmeLeg(nqnLeg1, volA), nvmeLeg(nqnLeg2, volB)}}
+			w.att.recs = append(w.att.recs, nvmeRecord(volE, "/dev/md/volume-e", data))
+			w.conn.paths = []string{"/dev/md/volume-e"}
+			w.sys.nvme("nvme0", nqnLeg1)
+			w.sys.nvme("nvme1", nqnLeg2)
+			w.sys.nvme("nvme2", nqnOther)
+		}, want: []string{rowA, rowB, "healthy attachment e /dev/md/volume-e |", rowForeign, rowOtherNVMe}},
+		{name: "NVMe volume in the old format claims its subsystem's controller", drift: func(w *world) {
+			data := map[string]any{"nqn": nqnLeg1, "transport_type": "tcp", "target_portal": "10.0.2.3", "target_port": 4420, "ns_id": 1}
+			w.att.recs = append(w.att.recs, nvmeRecord(volE, "/dev/nvme0n1", data))
+			w.conn.paths = []string{"/dev/nvme0n1"}
+			w.sys.nvme("nvme0", nqnLeg1)
+			w.sys.nvme("nvme2", nqnOther)
+		}, want: []string{rowA, rowB, "healthy attachment e /dev/nvme0n1 |", rowForeign, rowOtherNVMe}},
+		{name: "NVMe volume whose device is gone claims nothing", drift: func(w *world) {
+			w.att.recs = append(w.att.recs, nvmeRecord(volE, "/dev/nvme0n1", nvmeLeg(nqnOther, volE)))
+			w.sys.nvme("nvme2", nqnOther)
+		}, want: []string{rowA, rowB, "missing attachment e /dev/nvme0n1 | Cinder shows it attached to node1, but no device is here (not persistent: attach it again, or local-detach it)",
+			rowForeign, rowOtherNVMe}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)

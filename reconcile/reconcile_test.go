@@ -61,6 +61,10 @@ func (s sysfs) dm(name, dmName, uuid string, slaves ...string) {
 	}
 }
 
+func (s sysfs) nvme(ctrl, nqn string) {
+	hosttest.WriteFile(s.t, s.root, "/sys/class/nvme/"+ctrl+"/subsysnqn", nqn+"\n")
+}
+
 func (s sysfs) mounts(lines ...string) {
 	hosttest.WriteFile(s.t, s.root, "/proc/self/mountinfo", "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n"+strings.Join(lines, ""))
 }
@@ -118,8 +122,12 @@ func (a *fakeAttach) Cleanup(_ context.Context, id string, _ bool) ([]attach.Cle
 	return []attach.CleanupResult{{VolumeID: id, Action: "undone"}}, a.note("cleanup", id)
 }
 
-// fakeConn is the iSCSI connector: it records disconnects of strays.
-type fakeConn struct{ disconnects []connector.ConnectionInfo }
+// fakeConn is the iSCSI and NVMe connector: it records disconnects of
+// strays and finds paths (the same for every volume).
+type fakeConn struct {
+	disconnects []connector.ConnectionInfo
+	paths       []string
+}
 
 func (c *fakeConn) Connect(context.Context, connector.ConnectionInfo) (*connector.Device, error) {
 	return nil, errors.New("not used")
@@ -131,7 +139,7 @@ func (c *fakeConn) Disconnect(_ context.Context, info connector.ConnectionInfo, 
 }
 
 func (c *fakeConn) DevicePaths(context.Context, connector.ConnectionInfo) ([]string, error) {
-	return nil, nil
+	return c.paths, nil
 }
 
 func iscsiRecord(id string, portals []string, mpath string, persist bool) *attach.Record {
@@ -154,6 +162,19 @@ func iscsiRecord(id string, portals []string, mpath string, persist bool) *attac
 		ConnectionInfo: &info, Device: dev, Persist: persist}
 }
 
+// nvmeRecord is an attached nvmeof volume at dev: old-format info when data
+// has nqn, the new format or replicas (volume_replicas) otherwise.
+func nvmeRecord(id, dev string, data map[string]any) *attach.Record {
+	info := connector.ConnectionInfo{DriverVolumeType: "nvmeof", Data: data}
+	return &attach.Record{VolumeID: id, Phase: attach.PhaseAttached, Step: attach.StepDone, HostName: me,
+		ConnectionInfo: &info, Device: &connector.Device{Path: dev, Protocol: "nvmeof"}}
+}
+
+// nvmeLeg is a replica or new-format target, as KIOXIA KumoScale sends it.
+func nvmeLeg(nqn, uuid string) map[string]any {
+	return map[string]any{"target_nqn": nqn, "vol_uuid": uuid, "portals": []any{[]any{"10.0.2.3", "4420", "TCP"}}}
+}
+
 type world struct {
 	sys    sysfs
 	h      *host.Host
@@ -165,6 +186,7 @@ type world struct {
 func (w *world) reconciler() *Reconciler {
 	reg := connector.NewRegistry()
 	reg.Register(w.conn, "iscsi")
+	reg.Register(w.conn, "nvmeof")
 	return &Reconciler{Host: w.h, Cinder: w.cinder, Attach: w.att, Connectors: reg, HostName: me}
 }
 

@@ -149,7 +149,7 @@ var allowedImports = map[string][]string{
 	"cinderapi/cindertest": {},
 	"ironicapi/ironictest": {},
 	"protocols":            {"connector", "connector/...", "host"},
-	"reconcile":            {"attach", "cinderapi", "connector", "connector/iscsi", "connector/rbd", "scsi", "host", "ident"},
+	"reconcile":            {"attach", "cinderapi", "connector", "connector/iscsi", "connector/nvmeof", "connector/rbd", "scsi", "host", "ident"},
 	"dockerplugin":         {"attach", "cinderapi", "connector", "host", "ident"},
 	"internal/output":      {"ident"},
 	"internal/settings":    {},
