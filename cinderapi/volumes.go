@@ -24,15 +24,16 @@ func (c *Client) Volumes(ctx context.Context, name string) ([]Volume, error) {
 	return out, mapError("list", name, err)
 }
 
-// ReserveAttachment creates a v3 attachment without a connector for
-// instanceUUID (any UUID naming the consumer, e.g. a Kubernetes node): the
-// volume is reserved, and the consumer exports and completes it later.
-func (c *Client) ReserveAttachment(ctx context.Context, volumeID, instanceUUID, mode string) (*Attachment, error) {
+// ReserveAttachment creates a v3 attachment without a connector: the
+// volume is reserved, and its consumer exports and completes it later. No
+// instance_uuid: Cinder asks Nova before deleting a completed attachment
+// that has one, which fails where there is no Nova.
+func (c *Client) ReserveAttachment(ctx context.Context, volumeID, mode string) (*Attachment, error) {
 	if !c.Version.AtLeast(MVComplete) {
 		return nil, &Error{Step: "attachment create", Volume: volumeID, Kind: ErrMicroversion,
 			Message: "reserving an attachment for another host needs microversion " + MVComplete.String() + " or later, using " + c.Version.String()}
 	}
-	opts := AttachmentCreateOpts{VolumeID: volumeID, InstanceUUID: instanceUUID}
+	opts := AttachmentCreateOpts{VolumeID: volumeID}
 	if mode != "" && c.Version.AtLeast(MVMode) {
 		opts.Mode = mode
 	}

@@ -2,12 +2,16 @@ package csi
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
+
+	"github.com/brick-storage/brick/cinderapi"
 )
 
 func TestCreateVolume(t *testing.T) {
@@ -123,7 +127,9 @@ func TestPublishUnpublish(t *testing.T) {
 	requireCode(t, err, codes.FailedPrecondition)
 	atts, _ := f.cinder.Attachments(ctx, id)
 	require.Len(t, atts, 1)
-	require.Equal(t, testNode, atts[0].Instance)
+	require.Empty(t, atts[0].Instance, "no instance: Cinder would ask Nova before deleting it")
+	require.Equal(t, map[string]string{MetadataNodePrefix + testNode: att}, nodeMeta(t, f, id))
+	f.cinder.use(id) // the node staged it
 
 	for range 2 {
 		_, err = f.c.ControllerUnpublishVolume(ctx, &csipb.ControllerUnpublishVolumeRequest{VolumeId: id, NodeId: testNode})
@@ -131,8 +137,114 @@ func TestPublishUnpublish(t *testing.T) {
 	}
 	atts, _ = f.cinder.Attachments(ctx, id)
 	require.Empty(t, atts)
+	require.Empty(t, nodeMeta(t, f, id))
 	_, err = pub(otherNode, false)
 	require.NoError(t, err, "free again for another node")
+}
+
+// nodeMeta is the volume's metadata under MetadataNodePrefix.
+func nodeMeta(t *testing.T, f *fixture, id string) map[string]string {
+	t.Helper()
+	v, err := f.cinder.Volume(ctx, id)
+	require.NoError(t, err)
+	out := map[string]string{}
+	for k, val := range v.Metadata {
+		if strings.HasPrefix(k, MetadataNodePrefix) {
+			out[k] = val
+		}
+	}
+	return out
+}
+
+func TestPublishRecovery(t *testing.T) {
+	errMeta := &cinderapi.Error{Step: "set volume metadata", Status: 503, Kind: cinderapi.ErrUnavailable, Message: "down"}
+	for _, tc := range []struct {
+		name string
+		// setup runs on the new volume before the publish.
+		setup     func(f *fixture, id string)
+		failMeta  func(map[string]string) error
+		wantCode  codes.Code
+		wantAtts  int // after the publish
+		afterUnpb int // after unpublishing testNode
+	}{
+		{name: "crash before the record: adopted", wantAtts: 1, setup: func(f *fixture, id string) {
+			require.NoError(t, f.cinder.SetVolumeMetadata(ctx, id, map[string]string{MetadataNodePrefix + testNode: MetadataReserving}))
+			_, err := f.cinder.ReserveAttachment(ctx, id, "rw")
+			require.NoError(t, err)
+		}},
+		{name: "another consumer's attachment", wantCode: codes.FailedPrecondition, wantAtts: 1, afterUnpb: 1, setup: func(f *fixture, id string) {
+			f.cinder.use(id)
+		}},
+		{name: "reserving, attachment in use elsewhere", wantCode: codes.FailedPrecondition, wantAtts: 1, afterUnpb: 1, setup: func(f *fixture, id string) {
+			require.NoError(t, f.cinder.SetVolumeMetadata(ctx, id, map[string]string{MetadataNodePrefix + testNode: MetadataReserving}))
+			f.cinder.use(id)
+		}},
+		{name: "record fails: reservation undone", wantCode: codes.Unavailable, failMeta: func(m map[string]string) error {
+			if m[MetadataNodePrefix+testNode] != MetadataReserving {
+				return errMeta
+			}
+			return nil
+		}},
+		{name: "cannot record the intent: nothing reserved", wantCode: codes.Unavailable, failMeta: func(map[string]string) error { return errMeta }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			id := f.create("pvc-1", 1)
+			if tc.setup != nil {
+				tc.setup(f, id)
+			}
+			f.cinder.failMeta = tc.failMeta
+			resp, err := f.c.ControllerPublishVolume(ctx, &csipb.ControllerPublishVolumeRequest{VolumeId: id, NodeId: testNode, VolumeCapability: mountCap()})
+			f.cinder.failMeta = nil
+			if tc.wantCode == codes.OK {
+				require.NoError(t, err)
+			} else {
+				requireCode(t, err, tc.wantCode)
+			}
+			atts, _ := f.cinder.Attachments(ctx, id)
+			require.Len(t, atts, tc.wantAtts)
+			if tc.wantCode == codes.OK {
+				require.Equal(t, atts[0].ID, resp.GetPublishContext()[PublishAttachmentID])
+				require.Equal(t, map[string]string{MetadataNodePrefix + testNode: atts[0].ID}, nodeMeta(t, f, id))
+			}
+			_, err = f.c.ControllerUnpublishVolume(ctx, &csipb.ControllerUnpublishVolumeRequest{VolumeId: id, NodeId: testNode})
+			require.NoError(t, err)
+			atts, _ = f.cinder.Attachments(ctx, id)
+			require.Len(t, atts, tc.afterUnpb, "unpublish deletes only what was reserved for the node")
+			require.Empty(t, nodeMeta(t, f, id))
+		})
+	}
+}
+
+func TestPublishConcurrent(t *testing.T) {
+	f := newFixture(t)
+	id := f.create("pvc-1", 1)
+	got := make([]string, 4)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := f.c.ControllerPublishVolume(ctx, &csipb.ControllerPublishVolumeRequest{VolumeId: id, NodeId: testNode, VolumeCapability: mountCap()})
+			assert.NoError(t, err)
+			got[i] = resp.GetPublishContext()[PublishAttachmentID]
+		}()
+	}
+	wg.Wait()
+	atts, _ := f.cinder.Attachments(ctx, id)
+	require.Len(t, atts, 1)
+	require.Equal(t, []string{atts[0].ID, atts[0].ID, atts[0].ID, atts[0].ID}, got)
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := f.c.ControllerUnpublishVolume(ctx, &csipb.ControllerUnpublishVolumeRequest{VolumeId: id, NodeId: testNode})
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	atts, _ = f.cinder.Attachments(ctx, id)
+	require.Empty(t, atts)
 }
 
 func TestListVolumesPages(t *testing.T) {

@@ -4,8 +4,8 @@
 // attach use case at kubelet's staging path), over gRPC on a unix socket.
 //
 // The controller reserves an attachment for the node at ControllerPublish
-// (its instance_uuid is the node ID) and hands its ID to the node in the
-// publish context; the node completes it with its own connector at
+// (recorded in the volume's metadata under the node's ID) and hands its ID
+// to the node in the publish context; the node completes it with its own connector at
 // NodeStage, so the connector never leaves the node and the connection
 // info (with its CHAP secrets) never passes through Kubernetes objects.
 // docs/csi.md explains the choice.
@@ -51,6 +51,11 @@ const (
 	// MetadataName marks the Cinder volumes and snapshots brick csi made,
 	// with the CSI name they were made for.
 	MetadataName = "brick-csi-name"
+	// MetadataNodePrefix + node ID is the volume metadata key holding the
+	// ID of the attachment the controller reserved for that node
+	// (MetadataReserving while the reservation is being made).
+	MetadataNodePrefix = "brick-csi-node."
+	MetadataReserving  = "reserving"
 )
 
 const gib = int64(1) << 30
@@ -63,8 +68,10 @@ type Cinder interface {
 	DeleteVolume(ctx context.Context, id string, timeout time.Duration) error
 	ExtendVolume(ctx context.Context, id string, newSize int, timeout time.Duration) (*cinderapi.Volume, error)
 	Attachments(ctx context.Context, volumeID string) ([]cinderapi.Attachment, error)
-	ReserveAttachment(ctx context.Context, volumeID, instanceUUID, mode string) (*cinderapi.Attachment, error)
+	ReserveAttachment(ctx context.Context, volumeID, mode string) (*cinderapi.Attachment, error)
 	DeleteAttachment(ctx context.Context, volumeID, attachmentID string) error
+	SetVolumeMetadata(ctx context.Context, volumeID string, meta map[string]string) error
+	DeleteVolumeMetadata(ctx context.Context, volumeID, key string) error
 	GetSnapshot(ctx context.Context, id string) (*cinderapi.Snapshot, error)
 	Snapshots(ctx context.Context, name, volumeID string) ([]cinderapi.Snapshot, error)
 	CreateSnapshot(ctx context.Context, volumeID, name string, metadata map[string]string, timeout time.Duration) (*cinderapi.Snapshot, error)

@@ -29,6 +29,7 @@ type fakeCinder struct {
 	creates int
 	// failCreate fails the next CreateVolume with this error.
 	failCreate error
+	failMeta   func(map[string]string) error
 }
 
 func newFakeCinder() *fakeCinder {
@@ -114,7 +115,7 @@ func (f *fakeCinder) Attachments(_ context.Context, volumeID string) ([]cinderap
 	return append([]cinderapi.Attachment(nil), f.atts[volumeID]...), nil
 }
 
-func (f *fakeCinder) ReserveAttachment(_ context.Context, volumeID, instance, mode string) (*cinderapi.Attachment, error) {
+func (f *fakeCinder) ReserveAttachment(_ context.Context, volumeID, mode string) (*cinderapi.Attachment, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.vols[volumeID]; !ok {
@@ -123,16 +124,74 @@ func (f *fakeCinder) ReserveAttachment(_ context.Context, volumeID, instance, mo
 	if len(f.atts[volumeID]) > 0 {
 		return nil, &cinderapi.Error{Step: "attachment create", Volume: volumeID, Status: 400, Kind: cinderapi.ErrInvalidState, Message: "status must be available"}
 	}
-	a := cinderapi.Attachment{Attachment: attachments.Attachment{ID: f.id(), VolumeID: volumeID, Instance: instance, AttachMode: mode, Status: "reserved"}}
+	a := cinderapi.Attachment{Attachment: attachments.Attachment{ID: f.id(), VolumeID: volumeID, AttachMode: mode, Status: "reserved"}}
 	f.atts[volumeID] = append(f.atts[volumeID], a)
 	return &a, nil
 }
 
+// SetVolumeMetadata fails with failMeta's error when it returns one.
+func (f *fakeCinder) SetVolumeMetadata(_ context.Context, volumeID string, meta map[string]string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failMeta != nil {
+		if err := f.failMeta(meta); err != nil {
+			return err
+		}
+	}
+	v, ok := f.vols[volumeID]
+	if !ok {
+		return notFoundErr("volume", volumeID)
+	}
+	m := map[string]string{}
+	for k, val := range v.Metadata {
+		m[k] = val
+	}
+	for k, val := range meta {
+		m[k] = val
+	}
+	v.Metadata = m
+	return nil
+}
+
+func (f *fakeCinder) DeleteVolumeMetadata(_ context.Context, volumeID, key string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.vols[volumeID]; ok {
+		m := map[string]string{}
+		for k, val := range v.Metadata {
+			if k != key {
+				m[k] = val
+			}
+		}
+		v.Metadata = m
+	}
+	return nil
+}
+
+// use completes every attachment of the volume, as a node's NodeStage
+// does, or adds a used one of another consumer when none is there.
+func (f *fakeCinder) use(volumeID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.atts[volumeID]) == 0 {
+		f.atts[volumeID] = []cinderapi.Attachment{{Attachment: attachments.Attachment{ID: f.id(), VolumeID: volumeID, Instance: otherNode}}}
+	}
+	for i := range f.atts[volumeID] {
+		a := &f.atts[volumeID][i]
+		a.Status, a.ConnectionInfo = "attached", map[string]any{"driver_volume_type": "iscsi"}
+	}
+}
+
+// DeleteAttachment refuses, as Zed without Nova does (HTTP 500), a used
+// attachment that names an instance.
 func (f *fakeCinder) DeleteAttachment(_ context.Context, volumeID, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var keep []cinderapi.Attachment
 	for _, a := range f.atts[volumeID] {
+		if a.ID == id && a.Instance != "" && a.HasConnection() {
+			return &cinderapi.Error{Step: "attachment delete", Volume: volumeID, Status: 500, Kind: cinderapi.ErrUnavailable, Message: "EndpointNotFound (nova)"}
+		}
 		if a.ID != id {
 			keep = append(keep, a)
 		}

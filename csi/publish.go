@@ -2,12 +2,14 @@ package csi
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ident"
 )
@@ -24,9 +26,9 @@ func nodeID(id string) (string, error) {
 	return strings.ToLower(id), nil
 }
 
-// ControllerPublishVolume reserves a Cinder attachment for the node (its
-// instance_uuid is the node ID) and hands its ID to the node, which
-// exports and completes it with its own connector at NodeStage.
+// ControllerPublishVolume reserves a Cinder attachment for the node and
+// hands its ID to the node, which exports and completes it with its own
+// connector at NodeStage.
 func (s controller) ControllerPublishVolume(ctx context.Context, req *csipb.ControllerPublishVolumeRequest) (*csipb.ControllerPublishVolumeResponse, error) {
 	id, err := volumeID(req.GetVolumeId())
 	if err != nil {
@@ -56,39 +58,95 @@ func (s controller) ControllerPublishVolume(ctx context.Context, req *csipb.Cont
 	return &csipb.ControllerPublishVolumeResponse{PublishContext: map[string]string{PublishAttachmentID: att}}, nil
 }
 
-// reserve returns the node's attachment of the volume, reserving one when
-// there is none; one in another mode is AlreadyExists, another node's
-// FailedPrecondition.
-func (s controller) reserve(ctx context.Context, id, node, mode string) (string, error) {
+// nodeAttachments is what the controller knows of a volume's attachments:
+// which node each of its reservations is for (from the volume's metadata,
+// since the attachments carry no instance), and the nodes whose
+// reservation a crash may have cut short.
+type nodeAttachments struct {
+	atts      []cinderapi.Attachment
+	owner     map[string]string // attachment ID → node
+	reserving map[string]bool   // node → reservation under way
+	keys      map[string]string // node → its metadata key
+}
+
+func (s controller) nodeAttachments(ctx context.Context, id string) (*cinderapi.Volume, *nodeAttachments, error) {
 	v, err := s.d.cinder.Volume(ctx, id)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	atts, err := s.d.cinder.Attachments(ctx, id)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
-	for _, a := range atts {
-		switch {
-		case strings.EqualFold(a.Instance, node) && a.AttachMode != "" && a.AttachMode != mode:
-			return "", status.Errorf(codes.AlreadyExists, "volume %s is published to node %s %s already, not %s: unpublish it first", id, node, a.AttachMode, mode)
-		case strings.EqualFold(a.Instance, node):
-			return a.ID, nil
-		case !v.Multiattach:
-			return "", status.Errorf(codes.FailedPrecondition, "volume %s is attached elsewhere (attachment %s, instance %s, status %s): a Cinder volume serves one node at a time",
-				id, a.ID, ident.Clip(a.Instance, 64), ident.Clip(a.Status, 32))
+	na := &nodeAttachments{atts: atts, owner: map[string]string{}, reserving: map[string]bool{}, keys: map[string]string{}}
+	for k, val := range v.Metadata {
+		node, ok := strings.CutPrefix(k, MetadataNodePrefix)
+		if !ok {
+			continue
+		}
+		na.keys[node] = k
+		if val == MetadataReserving {
+			na.reserving[node] = true
+		} else {
+			na.owner[val] = node
 		}
 	}
-	a, err := s.d.cinder.ReserveAttachment(ctx, id, node, mode)
+	return v, na, nil
+}
+
+// mine reports whether attachment a is node's: reserved for it, or (after
+// a crash between the reservation and its record) never used by anyone
+// while node's reservation was under way.
+func (na *nodeAttachments) mine(a cinderapi.Attachment, node string) bool {
+	if o, ok := na.owner[a.ID]; ok {
+		return o == node
+	}
+	return na.reserving[node] && a.Instance == "" && !a.HasConnection() && a.Status == "reserved"
+}
+
+// reserve returns the node's attachment of the volume, reserving one when
+// there is none; one in another mode is AlreadyExists, another
+// consumer's FailedPrecondition (unless the volume is multiattach).
+func (s controller) reserve(ctx context.Context, id, node, mode string) (string, error) {
+	v, na, err := s.nodeAttachments(ctx, id)
 	if err != nil {
 		return "", err
+	}
+	for _, a := range na.atts {
+		switch mine := na.mine(a, node); {
+		case mine && a.AttachMode != "" && a.AttachMode != mode:
+			return "", status.Errorf(codes.AlreadyExists, "volume %s is published to node %s %s already, not %s: unpublish it first", id, node, a.AttachMode, mode)
+		case mine && na.owner[a.ID] == node:
+			return a.ID, nil
+		case mine: // adopt the reservation a crash left unrecorded
+			return a.ID, s.record(ctx, id, node, a.ID)
+		case !v.Multiattach:
+			return "", status.Errorf(codes.FailedPrecondition, "volume %s is attached elsewhere (attachment %s, status %s): a Cinder volume serves one node at a time",
+				id, a.ID, ident.Clip(a.Status, 32))
+		}
+	}
+	if err := s.record(ctx, id, node, MetadataReserving); err != nil {
+		return "", err
+	}
+	a, err := s.d.cinder.ReserveAttachment(ctx, id, mode)
+	if err != nil {
+		return "", errors.Join(err, s.d.cinder.DeleteVolumeMetadata(ctx, id, MetadataNodePrefix+node))
+	}
+	if err := s.record(ctx, id, node, a.ID); err != nil {
+		return "", errors.Join(err, s.d.cinder.DeleteAttachment(ctx, id, a.ID))
 	}
 	return a.ID, nil
 }
 
+// record writes which attachment (or MetadataReserving) is node's into
+// the volume's metadata.
+func (s controller) record(ctx context.Context, id, node, val string) error {
+	return s.d.cinder.SetVolumeMetadata(ctx, id, map[string]string{MetadataNodePrefix + node: val})
+}
+
 // ControllerUnpublishVolume deletes the node's attachments of the volume
-// (every node's when no node is named); Cinder ends their exports. Gone
-// already is success.
+// (every node's brick csi reserved when no node is named), then their
+// records; Cinder ends their exports. Gone already is success.
 func (s controller) ControllerUnpublishVolume(ctx context.Context, req *csipb.ControllerUnpublishVolumeRequest) (*csipb.ControllerUnpublishVolumeResponse, error) {
 	id, err := volumeID(req.GetVolumeId())
 	if status.Code(err) == codes.NotFound {
@@ -104,22 +162,38 @@ func (s controller) ControllerUnpublishVolume(ctx context.Context, req *csipb.Co
 		return nil, toStatus(op, err)
 	}
 	defer unlock()
-	atts, err := s.d.cinder.Attachments(ctx, id)
+	_, na, err := s.nodeAttachments(ctx, id)
+	if isNotFound(err) {
+		return &csipb.ControllerUnpublishVolumeResponse{}, nil
+	}
 	if err != nil {
-		if isNotFound(err) {
-			return &csipb.ControllerUnpublishVolumeResponse{}, nil
-		}
 		return nil, toStatus(op, err)
 	}
-	for _, a := range atts {
-		if node != "" && !strings.EqualFold(a.Instance, node) {
-			continue
-		}
-		if err := s.d.cinder.DeleteAttachment(ctx, id, a.ID); err != nil {
-			return nil, toStatus(op, err)
-		}
+	if err := s.release(ctx, id, node, na); err != nil {
+		return nil, toStatus(op, err)
 	}
 	return &csipb.ControllerUnpublishVolumeResponse{}, nil
+}
+
+// release deletes node's attachments (every recorded node's when node is
+// ""), then the records, so a failure leaves the record for the retry.
+func (s controller) release(ctx context.Context, id, node string, na *nodeAttachments) error {
+	for n, key := range na.keys {
+		if node != "" && n != node {
+			continue
+		}
+		for _, a := range na.atts {
+			if na.mine(a, n) {
+				if err := s.d.cinder.DeleteAttachment(ctx, id, a.ID); err != nil {
+					return err
+				}
+			}
+		}
+		if err := s.d.cinder.DeleteVolumeMetadata(ctx, id, key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func isNotFound(err error) bool { return codeOf(err) == codes.NotFound }
