@@ -93,9 +93,6 @@ const (
 	StepUnregister   = "unregister"
 )
 
-// DefaultRollbackTimeout bounds a whole rollback or cleanup.
-const DefaultRollbackTimeout = rollback.DefaultTimeout
-
 // Manager runs local attaches and detaches on one host.
 type Manager struct {
 	Host       *host.Host
@@ -108,7 +105,7 @@ type Manager struct {
 	// StateDir is the host path of the records (DefaultStateDir when empty).
 	StateDir string
 	// RollbackTimeout bounds each rollback or cleanup (default
-	// DefaultRollbackTimeout); it runs even when the caller's context ended.
+	// rollback.DefaultTimeout); it runs even when the caller's context ended.
 	RollbackTimeout time.Duration
 }
 

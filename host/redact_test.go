@@ -37,7 +37,7 @@ func TestRedactorNilIsSafe(t *testing.T) {
 	require.Equal(t, []string{"***"}, r.RedactArgs([]string{"x"}, "x"))
 }
 
-// TestRedactNeitherLeaksNorGarbles (issue #17): short secrets, common-word
+// TestRedactNeitherLeaksNorGarbles: short secrets, common-word
 // secrets and secrets that are parts of flag names are masked where they
 // stand as values, and the rest of the message stays readable, so what
 // was masked does not spell the secret out.

@@ -21,7 +21,7 @@ import (
 // openstacksdk and gophercloud name them. brick decodes them itself so the
 // binary links neither gophercloud's clouds package nor the second YAML
 // library it brings, whose initialisers cost every command, get-connector
-// included (issue #27). Keys brick does not read are not decoded.
+// included. Keys brick does not read are not decoded.
 type cloud struct {
 	AuthInfo     *cloudAuth `yaml:"auth"`
 	AuthType     string     `yaml:"auth_type"`

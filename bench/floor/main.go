@@ -2,7 +2,7 @@
 // minimal static Go program that reads the same host files and prints the
 // same JSON, with no flags, config, logging or validation beyond what the
 // output needs. Whatever brick spends above it is brick's own overhead.
-// It is a benchmark tool, not part of brick (issue #27).
+// It is a benchmark tool, not part of brick.
 package main
 
 import (

@@ -75,7 +75,7 @@ func newApp(stdout, stderr io.Writer) *app {
 
 // rootCommand builds the command tree for args. A run of get-connector or
 // version (named first) gets a tree without the other commands: building
-// them took a fifth of get-connector's own work, and neither command's help
+// them would cost get-connector's light path, and neither command's help
 // or errors mention its siblings.
 func (a *app) rootCommand(args []string) *cobra.Command {
 	root := &cobra.Command{

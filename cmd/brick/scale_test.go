@@ -12,7 +12,7 @@ import (
 	"github.com/brick-storage/brick/host/hosttest"
 )
 
-// TestListScale (issue 27's scale goal, a fixture-tree check): brick list
+// TestListScale (the scale goal, a fixture-tree check): brick list
 // with 32 attachments stays under a second, with Cinder (a local fake that
 // answers at once, so Cinder's own time is left out) and without.
 func TestListScale(t *testing.T) {

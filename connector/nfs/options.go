@@ -22,7 +22,7 @@ const (
 // An allow-list rather than a deny-list, because mount(8) has options that
 // run programs or change ownership (uhelper=, helper=, X-mount.*), and "bg"
 // would make mount return before the share is there. Built on first use:
-// a map literal is filled at every start of every command (issue #27).
+// a map literal is filled at every start of every command.
 var allowedOptions = sync.OnceValue(func() map[string]optKind {
 	return map[string]optKind{
 		// generic

@@ -1,6 +1,6 @@
 // Package policy holds tests that keep the whole tree to brick's rules:
 // no shell, os/exec only in the host layer, no fixed sleeps on connect or
-// disconnect paths, and the package import rules of DESIGN.md.
+// disconnect paths, and the package import rules of the README's Design table.
 package policy
 
 import (
@@ -119,7 +119,7 @@ func TestNoFixedSleeps(t *testing.T) {
 	}
 }
 
-// allowedImports is DESIGN.md's package graph, the picture in the README:
+// allowedImports is the package graph of the README's Design table:
 // each brick package and the brick packages it may import. A package not
 // listed may import anything but cmd/brick and the test harnesses (tools,
 // tests). Keep it in step with the README's table.
@@ -172,7 +172,7 @@ func allowed(pkg, dep string) (ok, listed bool) {
 	return false, true
 }
 
-// TestImportRules enforces DESIGN.md's package graph.
+// TestImportRules enforces the README's package graph.
 func TestImportRules(t *testing.T) {
 	for _, f := range parseTree(t) {
 		if f.test {

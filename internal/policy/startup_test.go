@@ -6,7 +6,7 @@ import (
 )
 
 // startupCost lists imports whose package initialisers every brick
-// command pays, get-connector included (issue #27), with what to use
+// command pays, get-connector included, with what to use
 // instead. Tests may import them, to compare brick with what it replaced.
 var startupCost = map[string]string{
 	"gopkg.in/yaml.v2": "go.yaml.in/yaml/v3, which brick links anyway",

@@ -1,7 +1,7 @@
 // Package ironictest is a fake Ironic for the tests of ironicapi and its
 // users: nodes (get by name or UUID, property patches) and volume
 // connectors (list, create, delete) with the JSON shapes, error bodies and
-// "next" links measured against the real Ironic 21.4 (see TESTBED.md):
+// "next" links measured against the real Ironic 21.4 (the test bed in test/ironic):
 // next links drop node= and the /nodes/<uuid> prefix, deletes need the
 // node powered off, a bare 404 answers the volume URLs below 1.32.
 package ironictest
