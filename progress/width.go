@@ -9,8 +9,8 @@ import (
 // RuneWidth is the number of terminal columns r takes: 0 for control
 // characters, combining marks and other zero-width runes, 2 for East Asian
 // wide and fullwidth runes, else 1. It agrees with go-runewidth (whose
-// package initialisers every run would pay) for every rune outside a few emoji and unassigned ranges; ambiguous-width
-// runes count as 1, as go-runewidth does outside CJK locales.
+// package initialisers every run would pay) for every rune outside a few
+// emoji and unassigned ranges; ambiguous-width runes count as 1, as go-runewidth does outside CJK locales.
 func RuneWidth(r rune) int {
 	switch {
 	case r < 0x20 || r > unicode.MaxRune:
