@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/dmcrypt"
 	"github.com/brick-storage/brick/keymanager"
@@ -182,7 +183,7 @@ func (m *Manager) cryptKey(ctx context.Context, keyID string) (secret.Value, err
 		return asSecret(c.Fixed.Key(ctx, keyID))
 	case c.Keys != nil:
 		key, err := asSecret(c.Keys.Key(ctx, keyID))
-		if errors.Is(err, keymanager.ErrUnreachable) {
+		if errors.Is(err, apierr.ErrUnreachable) {
 			err = fmt.Errorf("%w: check that the key manager runs and that this host reaches its catalog endpoint, "+
 				"or use --no-decrypt for the ciphertext", err)
 		}
@@ -192,7 +193,7 @@ func (m *Manager) cryptKey(ctx context.Context, keyID string) (secret.Value, err
 	case c.KeysErr != nil:
 		return secret.Value{}, c.KeysErr
 	}
-	return secret.Value{}, fmt.Errorf("%w: no key manager configured", keymanager.ErrUnreachable)
+	return secret.Value{}, keymanager.Unreachable("no key manager configured")
 }
 
 // asSecret holds a fetched key as a secret.Value and wipes the bytes.

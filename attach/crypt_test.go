@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/cinderapi/cindertest"
 	"github.com/brick-storage/brick/host"
@@ -139,7 +140,7 @@ func TestEncryptedAttachDetach(t *testing.T) {
 }
 
 func TestEncryptedAttachRefusals(t *testing.T) {
-	forbidden := fmt.Errorf("%w %s (HTTP 403): the user needs a role that may read secret payloads", keymanager.ErrForbidden, cryptKeyID)
+	forbidden := fmt.Errorf("%w %s (HTTP 403): the user needs a role that may read secret payloads", apierr.ErrForbidden, cryptKeyID)
 	for _, tc := range []struct {
 		name   string
 		enc    cinderapi.Encryption
@@ -150,8 +151,8 @@ func TestEncryptedAttachRefusals(t *testing.T) {
 	}{
 		{"no key access", luks2Meta, nil, &Crypt{Keys: fakeKeys{err: forbidden}}, false, "HTTP 403"},
 		{"nothing configured", luks2Meta, nil, nil, false, "no key access configured"},
-		{"key manager unreachable", luks2Meta, nil, &Crypt{KeysErr: fmt.Errorf("%w: no key-manager endpoint", keymanager.ErrUnreachable)}, false, "cannot reach the key manager"},
-		{"key manager down", luks2Meta, nil, &Crypt{Keys: fakeKeys{err: fmt.Errorf("%w: key %s: dial tcp: connection refused", keymanager.ErrUnreachable, cryptKeyID)}},
+		{"key manager unreachable", luks2Meta, nil, &Crypt{KeysErr: keymanager.Unreachable("no key-manager endpoint")}, false, "cannot reach the key manager"},
+		{"key manager down", luks2Meta, nil, &Crypt{Keys: fakeKeys{err: keymanager.Unreachable("key " + cryptKeyID + ": dial tcp: connection refused")}},
 			false, "connection refused: check that the key manager runs"},
 		{"fixed key not set", cinderapi.Encryption{KeyID: keymanager.FixedKeyID, Provider: "luks"}, nil, &Crypt{}, false, "fixed key file"},
 		{"plain", cinderapi.Encryption{KeyID: cryptKeyID, Provider: "plain"}, nil, &Crypt{Keys: fakeKeys{key: cryptKey}}, false, "retype the volume to luks or luks2"},

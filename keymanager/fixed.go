@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
+
+	"github.com/brick-storage/brick/apierr"
 )
 
 // FixedKeyID is the key ID Cinder's fixed-key manager gives every volume.
@@ -59,8 +61,8 @@ func LoadFixed(files FileReader, path string, trusted func(path string, fi fs.Fi
 // belongs to a real key manager.
 func (f *Fixed) Key(_ context.Context, keyID string) ([]byte, error) {
 	if keyID != FixedKeyID {
-		return nil, fmt.Errorf("%w: key %s is not Cinder's fixed key (%s): this Cinder uses a key manager; "+
-			"authenticate with Keystone instead of a fixed key file", ErrBadKey, keyID, FixedKeyID)
+		return nil, failure(apierr.ErrInvalid, nil, "key %s is not Cinder's fixed key (%s): this Cinder uses a key manager; "+
+			"authenticate with Keystone instead of a fixed key file", keyID, FixedKeyID)
 	}
 	return bytes.Clone(f.key), nil
 }

@@ -15,20 +15,36 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/keymanager/v1/secrets"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/ident"
 )
 
-// Errors a caller turns into a refusal; each wraps the cause.
-var (
-	// ErrForbidden: the key manager refused this user the key.
-	ErrForbidden = errors.New("the key manager refused the key")
-	// ErrNotFound: the key ID is unknown to the key manager.
-	ErrNotFound = errors.New("the key manager has no such key")
-	// ErrUnreachable: no key manager could be asked.
-	ErrUnreachable = errors.New("cannot reach the key manager")
-	// ErrBadKey: the key ID or the key itself is unusable.
-	ErrBadKey = errors.New("unusable key")
-)
+// Failures are *apierr.Error of these kinds (test them with errors.Is):
+// apierr.ErrForbidden (the user may not read the key), ErrUnauthorized
+// (the token was refused), ErrNotFound (no such key), ErrUnreachable (no
+// key manager could be asked), ErrInvalid (the key ID or the key itself is
+// unusable). Each keeps its cause.
+
+// Unreachable is the failure of a key manager that cannot be asked, for
+// reason ("no key manager configured").
+func Unreachable(reason string) error { return failure(apierr.ErrUnreachable, nil, "%s", reason) }
+
+// failure words a refusal: the kind's lead ("cannot reach the key
+// manager: "), then what happened and the fix.
+func failure(kind, cause error, format string, args ...any) error {
+	var lead string
+	switch kind {
+	case apierr.ErrUnreachable:
+		lead = "cannot reach the key manager: "
+	case apierr.ErrInvalid:
+		lead = "unusable key: "
+	case apierr.ErrForbidden, apierr.ErrUnauthorized:
+		lead = "the key manager refused the key "
+	case apierr.ErrNotFound:
+		lead = "the key manager has no such key "
+	}
+	return &apierr.Error{Message: lead + fmt.Sprintf(format, args...), Kind: kind, Err: cause}
+}
 
 // MaxKeySize bounds a key read from a server or a file (Cinder's keys are
 // 32 or 64 bytes).
@@ -55,11 +71,11 @@ func NewBarbican(ctx context.Context, source Source) (*Barbican, error) {
 	var notFound *gophercloud.ErrEndpointNotFound
 	switch {
 	case errors.As(err, &notFound):
-		return nil, fmt.Errorf("%w: no key-manager endpoint in the catalog: "+
-			"Barbican must be listed for this region and interface", ErrUnreachable)
+		return nil, failure(apierr.ErrUnreachable, err, "no key-manager endpoint in the catalog: "+
+			"Barbican must be listed for this region and interface")
 	case err != nil:
-		return nil, fmt.Errorf("%w: its catalog endpoint did not answer as Barbican v1 (%s): "+
-			"check that the key manager runs and that this host reaches it", ErrUnreachable, ident.Line(err.Error(), 200))
+		return nil, failure(apierr.ErrUnreachable, err, "its catalog endpoint did not answer as Barbican v1 (%s): "+
+			"check that the key manager runs and that this host reaches it", ident.Line(err.Error(), 200))
 	}
 	return &Barbican{SC: sc}, nil
 }
@@ -68,7 +84,7 @@ func NewBarbican(ctx context.Context, source Source) (*Barbican, error) {
 // as application/octet-stream).
 func (b *Barbican) Key(ctx context.Context, keyID string) ([]byte, error) {
 	if !ident.IsUUIDLoose(keyID) {
-		return nil, fmt.Errorf("%w: key ID %q is not a UUID", ErrBadKey, ident.Clip(keyID, 200))
+		return nil, failure(apierr.ErrInvalid, nil, "key ID %q is not a UUID", ident.Clip(keyID, 200))
 	}
 	r := secrets.GetPayload(ctx, b.SC, keyID, secrets.GetPayloadOpts{PayloadContentType: "application/octet-stream"})
 	if r.Err != nil {
@@ -77,11 +93,11 @@ func (b *Barbican) Key(ctx context.Context, keyID string) ([]byte, error) {
 	defer r.Body.Close()
 	key, err := io.ReadAll(io.LimitReader(r.Body, MaxKeySize+1))
 	if err != nil {
-		return nil, fmt.Errorf("%w: read key %s: %v", ErrUnreachable, keyID, err)
+		return nil, failure(apierr.ErrUnreachable, err, "read key %s: %v", keyID, err)
 	}
 	if len(key) == 0 || len(key) > MaxKeySize {
 		clear(key)
-		return nil, fmt.Errorf("%w: key %s is %d bytes", ErrBadKey, keyID, len(key))
+		return nil, failure(apierr.ErrInvalid, nil, "key %s is %d bytes", keyID, len(key))
 	}
 	return key, nil
 }
@@ -91,16 +107,17 @@ func (b *Barbican) Key(ctx context.Context, keyID string) ([]byte, error) {
 func mapError(keyID string, err error) error {
 	var ue gophercloud.ErrUnexpectedResponseCode
 	if errors.As(err, &ue) {
+		ue.Body = nil // the status is the cause; the body may hold anything
 		switch ue.Actual {
 		case http.StatusForbidden:
-			return fmt.Errorf("%w %s (HTTP 403): the user needs a role that may read secret payloads "+
-				"in the volume's project (member, not reader)", ErrForbidden, keyID)
+			return failure(apierr.ErrForbidden, ue, "%s (HTTP 403): the user needs a role that may read secret payloads "+
+				"in the volume's project (member, not reader)", keyID)
 		case http.StatusUnauthorized:
-			return fmt.Errorf("%w %s (HTTP 401): the key manager did not accept the token", ErrForbidden, keyID)
+			return failure(apierr.ErrUnauthorized, ue, "%s (HTTP 401): the key manager did not accept the token", keyID)
 		case http.StatusNotFound:
-			return fmt.Errorf("%w %s (HTTP 404): the key was deleted or belongs to another project", ErrNotFound, keyID)
+			return failure(apierr.ErrNotFound, ue, "%s (HTTP 404): the key was deleted or belongs to another project", keyID)
 		}
-		return fmt.Errorf("%w: key %s: HTTP %d", ErrUnreachable, keyID, ue.Actual)
+		return failure(apierr.ErrUnreachable, ue, "key %s: HTTP %d", keyID, ue.Actual)
 	}
-	return fmt.Errorf("%w: key %s: %s", ErrUnreachable, keyID, ident.Line(err.Error(), 200))
+	return failure(apierr.ErrUnreachable, err, "key %s: %s", keyID, ident.Line(err.Error(), 200))
 }

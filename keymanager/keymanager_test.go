@@ -15,6 +15,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/apierr"
 )
 
 const keyID = "5a8c2c1e-2d5b-4f7e-9a51-1f0f6f0b9d11"
@@ -46,12 +48,12 @@ func TestBarbicanKey(t *testing.T) {
 		says   string
 	}{
 		{name: "payload", status: 200, body: theKey, id: keyID},
-		{name: "reader", status: 403, body: []byte(`{"code": 403, "description": "secret body"}`), id: keyID, is: ErrForbidden, says: "member, not reader"},
-		{name: "gone", status: 404, body: []byte("{}"), id: keyID, is: ErrNotFound, says: "HTTP 404"},
-		{name: "server error", status: 500, body: []byte("<html>boom</html>"), id: keyID, is: ErrUnreachable, says: "HTTP 500"},
-		{name: "empty", status: 200, body: nil, id: keyID, is: ErrBadKey},
-		{name: "huge", status: 200, body: make([]byte, MaxKeySize+1), id: keyID, is: ErrBadKey},
-		{name: "bad id", status: 200, body: theKey, id: "../../v1/secrets", is: ErrBadKey},
+		{name: "reader", status: 403, body: []byte(`{"code": 403, "description": "secret body"}`), id: keyID, is: apierr.ErrForbidden, says: "member, not reader"},
+		{name: "gone", status: 404, body: []byte("{}"), id: keyID, is: apierr.ErrNotFound, says: "HTTP 404"},
+		{name: "server error", status: 500, body: []byte("<html>boom</html>"), id: keyID, is: apierr.ErrUnreachable, says: "HTTP 500"},
+		{name: "empty", status: 200, body: nil, id: keyID, is: apierr.ErrInvalid},
+		{name: "huge", status: 200, body: make([]byte, MaxKeySize+1), id: keyID, is: apierr.ErrInvalid},
+		{name: "bad id", status: 200, body: theKey, id: "../../v1/secrets", is: apierr.ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := fakeBarbican(t, tc.status, tc.body)
@@ -76,7 +78,7 @@ func TestBarbicanUnreachable(t *testing.T) {
 	pc := &gophercloud.ProviderClient{HTTPClient: http.Client{}}
 	b := &Barbican{SC: &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: url + "/v1/", ResourceBase: url + "/v1/"}}
 	_, err := b.Key(context.Background(), keyID)
-	require.ErrorIs(t, err, ErrUnreachable)
+	require.ErrorIs(t, err, apierr.ErrUnreachable)
 }
 
 // osFileSystem reads the real file system as host.FS does (tests only).
@@ -122,7 +124,7 @@ func TestFixedKey(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []byte{0x00, 0xff, 0x10}, key)
 	_, err = f.Key(context.Background(), keyID)
-	require.ErrorIs(t, err, ErrBadKey)
+	require.ErrorIs(t, err, apierr.ErrInvalid)
 
 	_, err = LoadFixed(osFiles, write("open", "00ff10", 0o644), anyOwner)
 	require.ErrorContains(t, err, "chmod 600")
@@ -160,7 +162,7 @@ func TestNewBarbicanSaysWhy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewBarbican(context.Background(), func(context.Context) (*gophercloud.ServiceClient, error) { return nil, tc.err })
-			require.ErrorIs(t, err, ErrUnreachable)
+			require.ErrorIs(t, err, apierr.ErrUnreachable)
 			require.ErrorContains(t, err, tc.want)
 			require.NotContains(t, err.Error(), "\n")
 		})

@@ -148,7 +148,7 @@ func (c *Clients) Baremetal(ctx context.Context) (*gophercloud.ServiceClient, er
 
 // KeyManager returns a Barbican v1 client from Keystone's catalog. Without
 // Keystone the error wraps ErrNoKeystone; a catalog without Barbican gives
-// one wrapping ErrNoEndpoint.
+// one wrapping apierr.ErrNoEndpoint.
 func (c *Clients) KeyManager(ctx context.Context) (*gophercloud.ServiceClient, error) {
 	return c.client(ctx, barbicanService, func(o Options, _ *http.Client) (*gophercloud.ServiceClient, error) {
 		return nil, fmt.Errorf("%w: auth type %s has no service catalog to find Barbican in", ErrNoKeystone, o.AuthType)

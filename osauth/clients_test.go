@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/secret"
 )
 
@@ -48,7 +49,7 @@ func TestClientsShareOneKeystoneSession(t *testing.T) {
 	require.Equal(t, "http://ironic.example:6385/", bm.Endpoint)
 	require.Same(t, bs.ProviderClient, bm.ProviderClient)
 	_, err = c.KeyManager(ctx)
-	require.ErrorIs(t, err, ErrNoEndpoint, "the fake catalog lists no key-manager")
+	require.ErrorIs(t, err, apierr.ErrNoEndpoint, "the fake catalog lists no key-manager")
 	require.ErrorContains(t, err, "no Barbican endpoint (type key-manager)")
 	require.EqualValues(t, 1, tokens.Load(), "one token for every service")
 }
@@ -57,7 +58,7 @@ func TestClientsRetryAFailure(t *testing.T) {
 	ks, tokens := countingKeystone(t, 1)
 	c := NewClients(Options{AuthURL: ks.URL + "/v3", Username: "u", Password: secret.New("pw"), ProjectName: "demo"})
 	_, err := c.BlockStorage(context.Background())
-	require.ErrorIs(t, err, ErrUnreachable)
+	require.ErrorIs(t, err, apierr.ErrUnreachable)
 	_, err = c.BlockStorage(context.Background())
 	require.NoError(t, err, "a long-running caller gets a new attempt")
 	require.EqualValues(t, 2, tokens.Load())

@@ -15,31 +15,9 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
 
-	"github.com/brick-storage/brick/ident"
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/secret"
 )
-
-// ErrUnauthorized marks credentials Keystone refused.
-var ErrUnauthorized = errors.New("keystone refused the credentials")
-
-// ErrUnreachable marks a Keystone that gave no usable answer: closed
-// port, timeout, TLS failure, an error page or a body that is not JSON.
-var ErrUnreachable = errors.New("keystone unreachable")
-
-// ErrNoEndpoint marks a catalog without the service endpoint asked for.
-var ErrNoEndpoint = errors.New("no such endpoint in the service catalog")
-
-// failure is an error with a one-line message for the user that still
-// unwraps to its kind (ErrUnauthorized, ErrNoEndpoint) and to gophercloud's
-// error, so gophercloud.ResponseCodeIs keeps working.
-type failure struct {
-	msg   string
-	kind  error
-	cause error
-}
-
-func (f *failure) Error() string   { return f.msg }
-func (f *failure) Unwrap() []error { return []error{f.kind, f.cause} }
 
 // authFailure turns Keystone's refusal into a line naming what was sent.
 // Keystone answers a wrong password and an unknown project alike (401), so
@@ -55,20 +33,20 @@ func authFailure(ctx context.Context, o Options, hc *http.Client, ao gophercloud
 	var msg string
 	switch o.AuthType {
 	case AuthToken:
-		msg = at + ": the token was refused: it expired or was revoked (get a new one, e.g. with 'openstack token issue', and pass it as --os-token or OS_TOKEN)"
+		msg = "the token was refused: it expired or was revoked (get a new one, e.g. with 'openstack token issue', and pass it as --os-token or OS_TOKEN)"
 	case AuthApplicationCredential:
-		msg = fmt.Sprintf("%s: application credential %s was refused: wrong secret, or it expired or was deleted (check --os-application-credential-id or -name and --os-application-credential-secret)",
-			at, quoted(first(o.AppCredID, o.AppCredName)))
+		msg = fmt.Sprintf("application credential %s was refused: wrong secret, or it expired or was deleted (check --os-application-credential-id or -name and --os-application-credential-secret)",
+			quoted(first(o.AppCredID, o.AppCredName)))
 	default:
 		if ao.Scope != nil && passwordValid(ctx, o, hc, ao) {
-			msg = fmt.Sprintf("%s: %s may not use %s: it does not exist there or the user has no role on it (check --os-project-name or --os-project-id and --os-project-domain-name)",
-				at, describeUser(ao), describeProject(ao.Scope))
+			msg = fmt.Sprintf("%s may not use %s: it does not exist there or the user has no role on it (check --os-project-name or --os-project-id and --os-project-domain-name)",
+				describeUser(ao), describeProject(ao.Scope))
 		} else {
-			msg = fmt.Sprintf("%s: wrong password, or no %s (check --os-username or --os-user-id, --os-password and --os-user-domain-name)",
-				at, describeUser(ao))
+			msg = fmt.Sprintf("wrong password, or no %s (check --os-username or --os-user-id, --os-password and --os-user-domain-name)",
+				describeUser(ao))
 		}
 	}
-	return &failure{msg: msg, kind: ErrUnauthorized, cause: err}
+	return &apierr.Error{Op: at, Message: msg, Kind: apierr.ErrUnauthorized, Err: err}
 }
 
 // renewFailure words a failed token renewal in the middle of a command:
@@ -78,8 +56,8 @@ func renewFailure(o Options, err error) error {
 	if !gophercloud.ResponseCodeIs(err, http.StatusUnauthorized) {
 		return keystoneFailure("renew the token at "+o.AuthURL, err)
 	}
-	return &failure{kind: ErrUnauthorized, cause: err, msg: "renew the token at " + o.AuthURL +
-		": Keystone refused the credentials that worked at the start (password changed, user disabled, or application credential deleted?)"}
+	return &apierr.Error{Op: "renew the token at " + o.AuthURL, Kind: apierr.ErrUnauthorized, Err: err,
+		Message: "Keystone refused the credentials that worked at the start (password changed, user disabled, or application credential deleted?)"}
 }
 
 // keystoneFailure words an auth request that got no usable answer: a
@@ -88,8 +66,8 @@ func renewFailure(o Options, err error) error {
 // line, never Go's "dial tcp" text or a whole body; the cause stays
 // reachable for errors.Is/As.
 func keystoneFailure(at string, err error) error {
-	const check = "check --os-auth-url (OS_AUTH_URL, or auth_url in clouds.yaml) and that Keystone runs there"
-	var msg string
+	e := &apierr.Error{Op: at, Kind: apierr.ErrUnreachable, Err: err,
+		Hint: "check --os-auth-url (OS_AUTH_URL, or auth_url in clouds.yaml) and that Keystone runs there"}
 	var ue *url.Error
 	var code gophercloud.ErrUnexpectedResponseCode
 	var syntax *json.SyntaxError
@@ -97,23 +75,24 @@ func keystoneFailure(at string, err error) error {
 	var unknownCA x509.UnknownAuthorityError
 	switch {
 	case errors.As(err, &limit) && errors.As(err, &ue):
-		msg = fmt.Sprintf("no answer from %s within %s (the time limit of one request, --api-timeout); %s", secret.RedactURL(ue.URL), limit.Limit, check)
+		e.Message = fmt.Sprintf("no answer from %s within %s (the time limit of one request, --api-timeout)", secret.RedactURL(ue.URL), limit.Limit)
 	case errors.As(err, &unknownCA):
-		msg = "the server's certificate is not trusted: give the CA bundle with --os-cacert, or verify: false in clouds.yaml / --insecure to skip the check"
+		e.Message, e.Hint = "the server's certificate is not trusted: give the CA bundle with --os-cacert, or verify: false in clouds.yaml / --insecure to skip the check", ""
 	case errors.As(err, &code):
-		msg = fmt.Sprintf("Keystone answered HTTP %d: %s; %s", code.Actual, bodySummary(code.Body), check)
+		// The status leads the message here, so Status stays 0.
+		e.Message = fmt.Sprintf("Keystone answered HTTP %d: %s", code.Actual, bodySummary(code.Body))
 	case errors.As(err, &syntax):
-		msg = "the answer is not JSON, so not Keystone's; " + check
+		e.Message = "the answer is not JSON, so not Keystone's"
 	case errors.As(err, &ue):
 		cause := ue.Err.Error()
 		if i := strings.LastIndex(cause, ": "); i >= 0 {
 			cause = cause[i+2:]
 		}
-		msg = "cannot reach " + secret.RedactURL(ue.URL) + ": " + cause + "; " + check
+		e.Message = "cannot reach " + secret.RedactURL(ue.URL) + ": " + cause
 	default:
 		return fmt.Errorf("%s: %w", at, err)
 	}
-	return &failure{msg: at + ": " + msg, kind: ErrUnreachable, cause: err}
+	return e
 }
 
 // bodySummary is a short, one-line account of an error body: Keystone's
@@ -125,23 +104,19 @@ func bodySummary(body []byte) string {
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &doc) == nil && doc.Error.Message != "" {
-		return shortLine(doc.Error.Message)
+		return apierr.Message(doc.Error.Message, maxQuote)
 	}
-	s := string(body)
-	if i := strings.Index(strings.ToLower(s), "<title>"); i >= 0 {
-		s = s[i+len("<title>"):]
-		if j := strings.Index(strings.ToLower(s), "</title>"); j >= 0 {
-			return "an HTML page titled " + quoted(shortLine(s[:j])) + " (a proxy's?)"
-		}
-	}
-	if strings.Contains(strings.ToLower(s), "<html") {
+	switch title, _, ok := apierr.Page(body, maxQuote); {
+	case title != "":
+		return "an HTML page titled " + quoted(title) + " (a proxy's?)"
+	case ok:
 		return "an HTML page (a proxy's?)"
 	}
 	return "a body that is not Keystone's JSON"
 }
 
-// shortLine is what a message quotes of a Keystone reply's text.
-func shortLine(s string) string { return ident.Line(s, 160) }
+// maxQuote bounds what a message quotes of a Keystone reply's text.
+const maxQuote = 160
 
 // passwordValid reports whether the user's password works without a
 // project scope.
@@ -195,7 +170,7 @@ func endpointFailure(pc *gophercloud.ProviderClient, service, serviceType, flag 
 		msg += "; it has: " + strings.Join(have, ", ")
 	}
 	msg += " (set --os-region-name, --os-interface or " + flag + ")"
-	return &failure{msg: msg, kind: ErrNoEndpoint, cause: err}
+	return &apierr.Error{Message: msg, Kind: apierr.ErrNoEndpoint, Err: err}
 }
 
 // catalogEndpoints lists "region interface" of the catalog's endpoints of

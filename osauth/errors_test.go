@@ -12,6 +12,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/secret"
 )
 
@@ -41,11 +42,11 @@ func TestAuthErrors(t *testing.T) {
 		kind error
 		want string
 	}{
-		{"wrong user", Options{Username: "x", Password: secret.New("p"), ProjectName: "demo"}, ErrUnauthorized,
+		{"wrong user", Options{Username: "x", Password: secret.New("p"), ProjectName: "demo"}, apierr.ErrUnauthorized,
 			at + `wrong password, or no user "x" in domain id "default" (check --os-username or --os-user-id, --os-password and --os-user-domain-name)`},
-		{"unknown project", Options{Username: "u", Password: secret.New("p"), ProjectName: "nope", ProjectDomainName: "D"}, ErrUnauthorized,
+		{"unknown project", Options{Username: "u", Password: secret.New("p"), ProjectName: "nope", ProjectDomainName: "D"}, apierr.ErrUnauthorized,
 			at + `user "u" in domain id "default" may not use project "nope" in domain "D": it does not exist there or the user has no role on it (check --os-project-name or --os-project-id and --os-project-domain-name)`},
-		{"no endpoint", Options{Username: "u", Password: secret.New("p"), ProjectName: "demo", RegionName: "R3"}, ErrNoEndpoint,
+		{"no endpoint", Options{Username: "u", Password: secret.New("p"), ProjectName: "demo", RegionName: "R3"}, apierr.ErrNoEndpoint,
 			`the service catalog has no Cinder endpoint (type block-storage, block-store, volume, volumev2, volumev3) for interface "public" in region "R3"; it has: R1 public, R2 internal (set --os-region-name, --os-interface or --cinder-endpoint)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,7 +54,7 @@ func TestAuthErrors(t *testing.T) {
 			_, err := BlockStorageClient(context.Background(), tc.opts)
 			require.ErrorIs(t, err, tc.kind)
 			require.Equal(t, tc.want, err.Error())
-			if tc.kind == ErrUnauthorized {
+			if tc.kind == apierr.ErrUnauthorized {
 				require.True(t, gophercloud.ResponseCodeIs(err, http.StatusUnauthorized))
 			}
 		})
@@ -118,7 +119,7 @@ func TestKeystoneUnreachable(t *testing.T) {
 			}
 			_, err := BlockStorageClient(context.Background(), Options{AuthURL: tc.url + "/v3", Username: "u",
 				Password: secret.New("pw-unreach"), ProjectName: "demo", Timeout: limit})
-			require.ErrorIs(t, err, ErrUnreachable)
+			require.ErrorIs(t, err, apierr.ErrUnreachable)
 			require.Equal(t, "authenticate at "+tc.url+"/v3: "+tc.want, err.Error())
 		})
 	}

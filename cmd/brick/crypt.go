@@ -32,8 +32,8 @@ func (a *app) cryptAccess(ctx context.Context, c attach.Cinder, fixedKeyFile str
 		cr.Fixed = f
 	}
 	if !a.hasCatalog(c) {
-		cr.KeysErr = fmt.Errorf("%w: without Keystone there is no Barbican to ask: "+
-			"for a standalone Cinder with a fixed key set --fixed-key-file, or use --no-decrypt for the ciphertext", keymanager.ErrUnreachable)
+		cr.KeysErr = keymanager.Unreachable("without Keystone there is no Barbican to ask: " +
+			"for a standalone Cinder with a fixed key set --fixed-key-file, or use --no-decrypt for the ciphertext")
 		return cr, nil
 	}
 	if b, err := keymanager.NewBarbican(ctx, a.cloud().KeyManager); err != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/internal/testbed"
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/osauth"
@@ -153,7 +154,7 @@ func TestKeystone(t *testing.T) {
 		require.NotEmpty(t, ironic["127.0.0.3"].lastToken(), "Ironic got the Keystone token")
 
 		_, err = osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, AppCredID: ac.ID, AppCredSecret: secret.New("wrong")})
-		require.ErrorIs(t, err, osauth.ErrUnauthorized)
+		require.ErrorIs(t, err, apierr.ErrUnauthorized)
 		require.Equal(t, `authenticate at `+k.AuthURL+`: application credential "`+ac.ID+
 			`" was refused: wrong secret, or it expired or was deleted (check --os-application-credential-id or -name and --os-application-credential-secret)`, err.Error())
 	})
@@ -165,7 +166,7 @@ func TestKeystone(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, cinderURL("127.0.0.1:8786"), sc.Endpoint)
 		_, err = osauth.BlockStorageClient(ctx, osauth.Options{AuthURL: k.AuthURL, Token: secret.New("gAAAAAbogus"), ProjectID: k.ProjectID})
-		require.ErrorIs(t, err, osauth.ErrUnauthorized)
+		require.ErrorIs(t, err, apierr.ErrUnauthorized)
 		require.Equal(t, `authenticate at `+k.AuthURL+`: the token was refused: it expired or was revoked (get a new one, e.g. with 'openstack token issue', and pass it as --os-token or OS_TOKEN)`, err.Error())
 
 		r := runBrickBin(t, ctx, []string{"OS_AUTH_URL=" + k.AuthURL, "OS_TOKEN=" + tok, "OS_PROJECT_ID=" + k.ProjectID, "OS_REGION_NAME=RegionTwo"},
@@ -183,13 +184,13 @@ func TestKeystone(t *testing.T) {
 			kind error
 			want string
 		}{
-			{"wrong password", func(o *osauth.Options) { o.Password = secret.New("not-the-password") }, osauth.ErrUnauthorized,
+			{"wrong password", func(o *osauth.Options) { o.Password = secret.New("not-the-password") }, apierr.ErrUnauthorized,
 				`authenticate at ` + k.AuthURL + `: wrong password, or no user "` + k.Member.Name +
 					`" in domain id "default" (check --os-username or --os-user-id, --os-password and --os-user-domain-name)`},
-			{"unknown project", func(o *osauth.Options) { o.ProjectName = "no-such-project" }, osauth.ErrUnauthorized,
+			{"unknown project", func(o *osauth.Options) { o.ProjectName = "no-such-project" }, apierr.ErrUnauthorized,
 				`authenticate at ` + k.AuthURL + `: user "` + k.Member.Name + `" in domain id "default" may not use project "no-such-project" in domain id "default": ` +
 					`it does not exist there or the user has no role on it (check --os-project-name or --os-project-id and --os-project-domain-name)`},
-			{"no Cinder in region", func(o *osauth.Options) { o.RegionName = "RegionThree" }, osauth.ErrNoEndpoint,
+			{"no Cinder in region", func(o *osauth.Options) { o.RegionName = "RegionThree" }, apierr.ErrNoEndpoint,
 				`the service catalog has no Cinder endpoint (type block-storage, block-store, volume, volumev2, volumev3) for interface "public" in region "RegionThree"; ` +
 					`it has: RegionGuest public, RegionOne internal, RegionOne public, RegionTwo public (set --os-region-name, --os-interface or --cinder-endpoint)`},
 		} {
@@ -199,7 +200,7 @@ func TestKeystone(t *testing.T) {
 				_, err := osauth.BlockStorageClient(ctx, o)
 				require.ErrorIs(t, err, tc.kind)
 				require.Equal(t, tc.want, err.Error())
-				if tc.kind == osauth.ErrUnauthorized {
+				if tc.kind == apierr.ErrUnauthorized {
 					require.True(t, gophercloud.ResponseCodeIs(err, 401), "the cause stays reachable")
 				}
 			})
@@ -207,7 +208,7 @@ func TestKeystone(t *testing.T) {
 		o := member
 		o.RegionName = "RegionThree"
 		_, err := osauth.BaremetalClient(ctx, o)
-		require.ErrorIs(t, err, osauth.ErrNoEndpoint)
+		require.ErrorIs(t, err, apierr.ErrNoEndpoint)
 		require.Equal(t, `the service catalog has no Ironic endpoint (type baremetal, bare-metal) for interface "public" in region "RegionThree"; `+
 			`it has: RegionGuest public, RegionOne internal, RegionOne public, RegionTwo public (set --os-region-name, --os-interface or --ironic-endpoint)`, err.Error())
 
