@@ -369,6 +369,7 @@ func TestNVMeoF(t *testing.T) {
 	for _, format := range []string{testbed.NVMeOld, testbed.NVMeNew} {
 		t.Run(format, func(t *testing.T) { nvmeGuestRun(t, g, c, format) })
 	}
+	t.Run("rdma-md", func(t *testing.T) { nvmeRDMARun(t, g) })
 }
 
 // nvmeVolume creates a 1 GiB volume whose connection info comes in format
