@@ -19,7 +19,7 @@ import (
 
 // nvmeRDMAScript is TestNVMeoF's third run in the same boot (no Cinder:
 // brick connect/disconnect with the connection info the drivers send),
-// against the guest's kernel nvmet on soft-RoCE (rdma_rxe on eth0,
+// against the guest's kernel nvmet on soft-RoCE (rxe.sh's rxe_eth0,
 // nvmet-rdma) and a TCP port on 127.0.0.3:
 //
 //   - NVMe/RDMA, old format (transport_type rdma): connect, write,
@@ -47,9 +47,10 @@ CFG=/sys/kernel/config/nvmet
 nctrl() { nglob /sys/class/nvme/nvme*; }
 nmd() { nglob /sys/block/md*; }
 t0=$(now)
-modprobe -a nvmet nvmet-tcp nvme-tcp rdma_rxe nvme-rdma nvmet-rdma raid1 dm_mod 2>&1 | sed 's/^/SETUPERR /'
-rdma link show 2>/dev/null | grep -q 'netdev eth0' || rdma link add rxe0 type rxe netdev eth0 2>&1 | sed 's/^/SETUPERR /'
-A=$(ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1)
+modprobe -a nvmet nvmet-tcp nvme-tcp nvme-rdma nvmet-rdma raid1 dm_mod 2>&1 | sed 's/^/SETUPERR /'
+RXE_ADDRS=""
+rxe=$("$BRICK_FIXTURES/rxe.sh" eth0 2>/tmp/rxe.err) && eval "$rxe" || sed 's/^/SETUPERR /' /tmp/rxe.err
+A=$RXE_ADDRS
 TA=127.0.0.3
 port() { # ID TRTYPE ADDR
 	local d=$CFG/ports/$1
@@ -261,6 +262,8 @@ $B disconnect --connection-info /tmp/single.json 2>>/brick/single.err
 echo "RC single-final $?"
 echo "LEFT single-final ctrls=$(nctrl) md=$(nmd)"
 
+took rdma-md "$t0"
+
 # Benchmark, same boot: NVMe/RDMA and NVMe/TCP, one portal each.
 if ((${RDMA_BENCH:-0} > 0)); then
 	sub() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
@@ -353,6 +356,7 @@ func nvmeRDMARun(t *testing.T, ng *nvmeGuest) {
 	t.Logf("mirror: connect %s s, writes with a leg gone %s s, disconnect %s s, re-connect %s s; %s; %s",
 		g["TIME mirror-connect"], g["TIME leg-gone-writes"], g["TIME mirror-disconnect"], g["TIME mirror-reconnect"], g["MD reattached"], g["MD resynced"])
 	require.Regexp(t, `^/dev/nvme[0-9]+n[0-9]+ `, g["DEV single"], "one replica is the plain namespace")
+	t.Logf("rdma-md's script without benchmark rounds: %s s", g["TIME rdma-md"])
 	logRDMABench(t, string(res.Output))
 }
 

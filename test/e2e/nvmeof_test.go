@@ -23,7 +23,7 @@ package e2e
 //     controllers and the other's I/O alone; the last one removes them;
 //   - new: kill -9 of local-attach (after the connect, and from outside
 //     while the kernel connects), then brick cleanup: no controller left;
-//   - new: RDMA (RoCEv2) over soft-RoCE (rdma_rxe on eth0, nvmet-rdma):
+//   - new: RDMA (RoCEv2) over soft-RoCE (rxe.sh on eth0, nvmet-rdma):
 //     connect, I/O, disconnect;
 //   - new: online extend (issue 22): a 1 GiB namespace behind both portals
 //     grows to 2 GiB (its backing file; nvmet re-reads the size on the
@@ -276,13 +276,14 @@ if [[ $FORMAT == new ]]; then
 	echo "RC cleanup-kill $?"
 	echo "CLEANED kill ctrls=$(nctrl) status=$(vstatus "$VOL")"
 
-	# RDMA (RoCEv2) over soft-RoCE: rdma_rxe on eth0, nvmet-rdma listening on
+	# RDMA (RoCEv2) over soft-RoCE: rxe.sh on eth0, nvmet-rdma listening on
 	# eth0's address, brick connecting with transport RoCEv2.
 	RNQN=nqn.2014-08.org.brick:e2e-rdma RU=5a5a5a5a-0000-4000-8000-0000000000c0
 	t0=$(now)
-	modprobe -a rdma_rxe nvme-rdma nvmet-rdma 2>&1 | sed 's/^/RDMAERR /'
-	rdma link add rxe0 type rxe netdev eth0 2>&1 | sed 's/^/RDMAERR /'
-	RADDR=$(ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1)
+	modprobe -a nvme-rdma nvmet-rdma 2>&1 | sed 's/^/RDMAERR /'
+	RXE_ADDRS=""
+	rxe=$("$BRICK_FIXTURES/rxe.sh" eth0 2>/tmp/rxe.err) && eval "$rxe" || sed 's/^/RDMAERR /' /tmp/rxe.err
+	RADDR=$RXE_ADDRS
 	R=/sys/kernel/config/nvmet/ports/3
 	mkdir -p $R && echo rdma >$R/addr_trtype && echo ipv4 >$R/addr_adrfam && echo "$RADDR" >$R/addr_traddr && echo 4420 >$R/addr_trsvcid
 	echo "RC rdma-port $?"
