@@ -108,27 +108,39 @@ cycle() {
 	echo "RC $1-readback $?"
 }
 # writer/reader DEV OP FILE: a loop of 1 MiB O_DIRECT reads or writes,
-# counting good and failed ones in FILE until /tmp/stop-io exists.
+# counting good and failed ones in FILE until /tmp/stop-io exists (or 120
+# s pass); a failed one pauses, so a dead device never spins the CPU.
 io_loop() {
-	local ok=0 err=0 i=0
-	while [[ ! -e /tmp/stop-io ]]; do
+	local ok=0 err=0 i=0 end=$((SECONDS + 120))
+	while [[ ! -e /tmp/stop-io ]] && ((SECONDS < end)); do
 		if [[ $2 == read ]]; then
 			dd if="$1" of=/dev/null bs=1M count=8 iflag=direct status=none
 		else
 			dd if=/brick/pattern of="$1" bs=1M seek=$((8 + i % 16)) count=1 oflag=direct conv=notrunc status=none
-		fi && ok=$((ok + 1)) || err=$((err + 1))
+		fi && ok=$((ok + 1)) || { err=$((err + 1)); pause 0.5; }
 		i=$((i + 1))
 		echo "$ok $err" >"$3"
 	done
 }
 # progress FILE N: wait (up to 40 s) until FILE counts N more good ones.
 progress() {
-	local ok="" err want i
-	until [[ -n $ok ]]; do read -r ok err <"$1"; done
-	want=$((ok + $2))
-	for ((i = 0; i < 400; i++)); do
+	local ok="" err want end=$((SECONDS + 40))
+	until [[ -n $ok ]] || ((SECONDS >= end)); do read -r ok err <"$1"; done
+	want=$((${ok:-0} + $2))
+	while ((SECONDS < end)); do
 		read -r ok err <"$1"
 		((ok >= want)) && return 0
+		pause 0.1
+	done
+	return 1
+}
+# settled MD: wait (up to 30 s) until md array MD is idle (and, with
+# "clean", not degraded).
+settled() {
+	local deg st end=$((SECONDS + 30))
+	while ((SECONDS < end)); do
+		read -r deg </sys/block/$1/md/degraded; read -r st </sys/block/$1/md/sync_action
+		[[ $st == idle && ($2 != clean || $deg == 0) ]] && return 0
 		pause 0.1
 	done
 	return 1
@@ -236,17 +248,13 @@ mdinfo reattached
 sed 's/^/MIRRORERR /' /brick/mirror.err | grep -v level=DEBUG | head -8
 m=$(readlink -f /dev/md/volume-e2e-mirror); m=${m##*/}
 if [[ -n $m && -e /sys/block/$m/md/sync_action ]]; then
-	# The leg that was away rejoins; wait (up to 30 s) for its resync.
-	for ((i = 0; i < 300; i++)); do
-		read -r deg </sys/block/$m/md/degraded; read -r st </sys/block/$m/md/sync_action
-		[[ $deg == 0 && $st == idle ]] && break
-		pause 0.1
-	done
+	# The leg that was away rejoins: its resync, then md's own comparison
+	# of the two legs.
+	settled "$m" clean
 	mdinfo resynced
-	# md's own comparison of the two legs.
 	echo check >/sys/block/$m/md/sync_action
 	pause 0.5
-	for ((i = 0; i < 300; i++)); do read -r st </sys/block/$m/md/sync_action; [[ $st == idle ]] && break; pause 0.1; done
+	settled "$m" any
 	echo "MISMATCH $(</sys/block/$m/md/mismatch_cnt)"
 fi
 dd if=/dev/md/volume-e2e-mirror of=/tmp/mirror-back bs=1M skip=4 count=1 iflag=direct status=none && cmp -s /tmp/mirror-back /brick/pattern
