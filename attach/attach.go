@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
@@ -193,8 +194,8 @@ func opError(op, volume string, err error) error {
 	if errors.As(err, &se) {
 		step, err = se.Step, se.Err
 	}
-	var ce *cinderapi.Error
-	if errors.As(err, &ce) {
+	var ce *apierr.Error
+	if errors.As(err, &ce) && ce.Service == cinderapi.Service {
 		return fmt.Errorf("%s %s: %w", op, volume, oneLine{err})
 	}
 	if step == "" {
@@ -366,7 +367,7 @@ func (m *Manager) hostConnector(o connector.GatherOptions) (connector.Properties
 	return props, conn, nil
 }
 
-func isInvalidState(err error) bool { return errors.Is(err, cinderapi.ErrInvalidState) }
+func isInvalidState(err error) bool { return errors.Is(err, apierr.ErrInvalidState) }
 
 func microversionOf(c Cinder) string {
 	if cl, ok := c.(*cinderapi.Client); ok {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/cinderapi/cindertest"
 	"github.com/brick-storage/brick/connector"
@@ -308,7 +309,7 @@ func TestAttachInUseElsewhere(t *testing.T) {
 		f := newFixture(t, mv)
 		f.fake.SetStatus(volID, "in-use")
 		_, err := f.manager().Attach(context.Background(), AttachOptions{Volume: volID})
-		require.ErrorIs(t, err, cinderapi.ErrInvalidState)
+		require.ErrorIs(t, err, apierr.ErrInvalidState)
 		require.ErrorContains(t, err, "local-attach "+volID+": cinder ")
 		st, _ := f.fake.Status(volID)
 		require.Equal(t, "in-use", st, "someone else's attachment is left alone")

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/ident"
 )
 
@@ -144,7 +144,7 @@ func (m *Manager) undoAttach(ctx context.Context, rec *Record) error {
 func (m *Manager) orphanAttachment(ctx context.Context, volumeID string) (string, error) {
 	vol, err := m.Cinder.Volume(ctx, volumeID)
 	if err != nil {
-		if errors.Is(err, cinderapi.ErrNotFound) {
+		if errors.Is(err, apierr.ErrNotFound) {
 			return "", nil
 		}
 		return "", err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
@@ -117,7 +118,7 @@ func TestExtendFailures(t *testing.T) {
 		wantSize  int64
 	}{
 		{name: "Cinder refuses: nothing on the host", opts: ExtendOptions{Volume: "data", SizeGiB: 2},
-			cinderErr: &cinderapi.Error{Step: "extend", Kind: cinderapi.ErrMicroversion, Message: "needs 3.42"},
+			cinderErr: &apierr.Error{Service: cinderapi.Service, Op: "extend", Kind: apierr.ErrUnsupported, Message: "needs 3.42"},
 			wantErr:   []string{"extend data: cinder-extend: cinder extend: needs 3.42; nothing changed on this host"}},
 		{name: "a path down: names the step and the way to finish", opts: ExtendOptions{Volume: "data", SizeGiB: 2},
 			growErr: errors.New("iscsi extend: grow: path sdc is offline:\npath not running"),

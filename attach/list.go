@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ident"
 )
@@ -32,7 +32,7 @@ func (m *Manager) List(ctx context.Context) ([]Entry, []error) {
 		if m.Cinder != nil {
 			if v, err := m.Cinder.Volume(ctx, r.VolumeID); err == nil {
 				e.CinderStatus = v.Status
-			} else if errors.Is(err, cinderapi.ErrNotFound) {
+			} else if errors.Is(err, apierr.ErrNotFound) {
 				e.CinderStatus = "deleted"
 			} else {
 				e.CinderStatus = "unknown"

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
 )
@@ -121,7 +121,7 @@ func (m *Manager) checkAttachment(ctx context.Context, rec *Record) error {
 // (with attachmentID, when given). A deleted volume is not attached.
 func AttachedHere(ctx context.Context, c Cinder, volumeID, attachmentID, hostName string) (bool, error) {
 	vol, err := c.Volume(ctx, volumeID)
-	if errors.Is(err, cinderapi.ErrNotFound) {
+	if errors.Is(err, apierr.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {

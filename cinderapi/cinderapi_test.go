@@ -12,6 +12,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/cinderapi/cindertest"
 )
@@ -52,7 +53,7 @@ func TestNegotiation(t *testing.T) {
 	fake := cindertest.New(t)
 	for _, bad := range []string{"3.99", "x", "2.0", "3.x", "latest"} {
 		_, err := cinderapi.NewClient(context.Background(), fake.ServiceClient(), bad)
-		require.ErrorIs(t, err, cinderapi.ErrMicroversion, bad)
+		require.ErrorIs(t, err, apierr.ErrUnsupported, bad)
 	}
 	_, err := cinderapi.NewClient(context.Background(), fake.ServiceClient(), "3.99")
 	require.EqualError(t, err, "cinder microversion: this Cinder supports 3.0 to 3.70, not 3.99")
@@ -65,7 +66,7 @@ func TestUnreachable(t *testing.T) {
 	pc := &gophercloud.ProviderClient{}
 	sc := &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: url + "/v3/p/", Type: "block-storage"}
 	_, err := cinderapi.NewClient(context.Background(), sc, "")
-	require.ErrorIs(t, err, cinderapi.ErrUnavailable)
+	require.ErrorIs(t, err, apierr.ErrUnreachable)
 	require.Contains(t, err.Error(), "cinder version discovery: cannot reach "+url+"/")
 	require.Contains(t, err.Error(), "connection refused")
 	require.NotContains(t, err.Error(), "\n")
@@ -79,7 +80,7 @@ func TestTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err := c.Volume(ctx, vol1)
-	require.ErrorIs(t, err, cinderapi.ErrUnavailable)
+	require.ErrorIs(t, err, apierr.ErrUnreachable)
 	require.Contains(t, err.Error(), "cinder get volume "+vol1)
 }
 
@@ -230,42 +231,42 @@ func TestErrors(t *testing.T) {
 	ctx := context.Background()
 
 	_, err := c.Volume(ctx, "22222222-2222-4222-8222-222222222222")
-	require.ErrorIs(t, err, cinderapi.ErrNotFound)
+	require.ErrorIs(t, err, apierr.ErrNotFound)
 	require.EqualError(t, err, "cinder get volume 22222222-2222-4222-8222-222222222222: Volume 22222222-2222-4222-8222-222222222222 could not be found (HTTP 404)")
 
 	fake.SetStatus(vol1, "in-use")
 	_, err = c.Flow().Reserve(ctx, vol1, "")
-	require.ErrorIs(t, err, cinderapi.ErrInvalidState)
+	require.ErrorIs(t, err, apierr.ErrInvalidState)
 	require.EqualError(t, err, "cinder reserve volume "+vol1+": Invalid volume: Volume status must be available to reserve, but the status is in-use (HTTP 400)")
 
 	fake.Fail("os-initialize_connection", cindertest.Fault{Status: 500, Body: `{"computeFault": {"code": 500, "message": "boom\nTraceback (most recent call last):\n secret stuff"}}`})
 	_, err = c.Flow().Export(ctx, vol1, "", conn)
-	require.ErrorIs(t, err, cinderapi.ErrUnavailable)
+	require.ErrorIs(t, err, apierr.ErrUnreachable)
 	require.EqualError(t, err, "cinder initialize_connection volume "+vol1+": boom (HTTP 500); "+
 		"Cinder (or a proxy in front of it) failed: try again later; if it persists, Cinder's log says why")
 
 	// A proxy's error page and an answer that is not JSON: one line each.
 	fake.Fail("get", cindertest.Fault{Status: 502, Body: "<html><head><title>502 Bad Gateway</title></head>\n<body>nginx</body></html>", Times: 1})
 	_, err = c.Volume(ctx, vol1)
-	require.ErrorIs(t, err, cinderapi.ErrUnavailable)
+	require.ErrorIs(t, err, apierr.ErrUnreachable)
 	require.EqualError(t, err, "cinder get volume "+vol1+": an HTML page: 502 Bad Gateway (HTTP 502); "+
 		"Cinder (or a proxy in front of it) failed: try again later; if it persists, Cinder's log says why")
 	fake.Fail("get", cindertest.Fault{Status: 200, Body: "hello", Times: 1})
 	_, err = c.Volume(ctx, vol1)
-	require.ErrorIs(t, err, cinderapi.ErrUnexpected)
+	require.ErrorIs(t, err, apierr.ErrUnexpected)
 	require.EqualError(t, err, "cinder get volume "+vol1+": the answer is not Cinder's JSON; "+
 		"check --cinder-endpoint, or the catalog's block-storage endpoint for --os-region-name and --os-interface")
 
 	fake.Fail("get", cindertest.Fault{Status: 404, Body: "<html><body>404 Not Found</body></html>"})
 	_, err = c.Volume(ctx, vol1)
-	require.ErrorIs(t, err, cinderapi.ErrNotFound)
+	require.ErrorIs(t, err, apierr.ErrNotFound)
 	require.EqualError(t, err, "cinder get volume "+vol1+": not found (HTTP 404)")
 
 	fake.Fail("get", cindertest.Fault{Status: 403, Body: `{"forbidden": {"message": "Policy doesn't allow volume:get to be performed."}}`, Times: 1})
 	_, err = c.Volume(ctx, vol1)
-	require.ErrorIs(t, err, cinderapi.ErrUnauthorized)
+	require.ErrorIs(t, err, apierr.ErrForbidden)
 
-	var ce *cinderapi.Error
+	var ce *apierr.Error
 	require.True(t, errors.As(err, &ce))
 	require.Equal(t, 403, ce.Status)
 }
@@ -306,7 +307,7 @@ func TestAuthErrors(t *testing.T) {
 			c := newClient(t, fake, "")
 			fake.Fail(tc.op, tc.fault)
 			err := tc.call(context.Background(), c)
-			require.ErrorIs(t, err, cinderapi.ErrUnauthorized)
+			require.ErrorIs(t, err, map[int]error{401: apierr.ErrUnauthorized, 403: apierr.ErrForbidden}[tc.fault.Status])
 			require.Equal(t, tc.want, err.Error())
 			require.True(t, gophercloud.ResponseCodeIs(err, tc.fault.Status))
 		})
@@ -321,19 +322,19 @@ func TestErrorsKeepCause(t *testing.T) {
 	c := newClient(t, fake, "")
 	ctx := context.Background()
 	_, err := c.Volume(ctx, "22222222-2222-4222-8222-222222222222")
-	require.ErrorIs(t, err, cinderapi.ErrNotFound)
+	require.ErrorIs(t, err, apierr.ErrNotFound)
 	require.True(t, gophercloud.ResponseCodeIs(err, 404))
 	require.False(t, gophercloud.ResponseCodeIs(err, 500))
 
 	fake.Fail("attachment-create", cindertest.Fault{Status: 500, Body: `{"computeFault": {"code": 500, "message": "boom\nTraceback (most recent call last):\n secret stuff"}}`})
 	_, err = c.Flow().Reserve(ctx, vol1, "rw")
-	require.ErrorIs(t, err, cinderapi.ErrUnavailable)
+	require.ErrorIs(t, err, apierr.ErrUnreachable)
 	require.True(t, gophercloud.ResponseCodeIs(err, 500))
 	var code gophercloud.ErrUnexpectedResponseCode
 	require.ErrorAs(t, err, &code)
 	require.Empty(t, code.Body)
 	require.NotContains(t, code.Error(), "secret stuff")
-	var ce *cinderapi.Error
+	var ce *apierr.Error
 	require.ErrorAs(t, err, &ce)
 	require.NotContains(t, ce.Err.Error(), "Traceback")
 }
@@ -376,21 +377,21 @@ func TestFindVolume(t *testing.T) {
 	require.Equal(t, "44444444-4444-4444-8444-444444444444", v.ID)
 
 	_, err = c.FindVolume(ctx, "dup")
-	require.ErrorIs(t, err, cinderapi.ErrAmbiguous)
+	require.ErrorIs(t, err, apierr.ErrAmbiguous)
 	require.EqualError(t, err, "cinder find volume dup: 2 volumes have this name, use an ID: 22222222-2222-4222-8222-222222222222, 33333333-3333-4333-8333-333333333333")
 	_, err = c.FindVolume(ctx, "nope")
-	require.ErrorIs(t, err, cinderapi.ErrNotFound)
+	require.ErrorIs(t, err, apierr.ErrNotFound)
 	require.EqualError(t, err, "cinder find volume nope: no volume with this ID or name")
 
 	// With Keystone credentials a missing volume may be another project's.
 	c.SC.IdentityEndpoint = "http://keystone.example/v3/"
 	_, err = c.FindVolume(ctx, "nope")
-	require.ErrorIs(t, err, cinderapi.ErrNotFound)
+	require.ErrorIs(t, err, apierr.ErrNotFound)
 	require.EqualError(t, err, "cinder find volume nope: no volume with this ID or name; these credentials see the volumes of project "+cindertest.Project+
 		" only: for another project's volume use credentials for that project (--os-project-name, --os-cloud) or an admin's")
 	c.SC.IdentityEndpoint = ""
 	_, err = c.FindVolume(ctx, "a\nb")
-	require.ErrorIs(t, err, cinderapi.ErrBadRequest)
+	require.ErrorIs(t, err, apierr.ErrInvalid)
 	_, err = c.FindVolume(ctx, "")
 	require.Error(t, err)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/attachments"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/osauth"
@@ -77,7 +78,7 @@ func NewClient(ctx context.Context, sc *gophercloud.ServiceClient, forced string
 	if forced != "" {
 		mv, err := ParseMicroversion(forced)
 		if err != nil {
-			return nil, &Error{Step: "microversion", Message: err.Error(), Kind: ErrMicroversion, Err: err}
+			return nil, &apierr.Error{Service: Service, Op: "microversion", Message: err.Error(), Kind: apierr.ErrUnsupported, Err: err}
 		}
 		want = mv
 	}
@@ -114,7 +115,7 @@ func (c *Client) FlowNamed(name string) (Flow, error) {
 		if c.Version.AtLeast(MVComplete) {
 			return &v3Flow{c: c}, nil
 		}
-		return nil, &Error{Step: "microversion", Kind: ErrMicroversion,
+		return nil, &apierr.Error{Service: Service, Op: "microversion", Kind: apierr.ErrUnsupported,
 			Message: fmt.Sprintf("the v3 attachment flow needs >= %s, using %s", MVComplete, c.Version)}
 	}
 	return nil, fmt.Errorf("unknown attach flow %q", name)
@@ -130,14 +131,14 @@ func (c *Client) Volume(ctx context.Context, id string) (*Volume, error) {
 }
 
 // FindVolume resolves an ID or a unique name. A missing volume is
-// ErrNotFound; a name several volumes share is ErrAmbiguous, listing them.
+// apierr.ErrNotFound; a name several volumes share is apierr.ErrAmbiguous, listing them.
 func (c *Client) FindVolume(ctx context.Context, nameOrID string) (*Volume, error) {
 	if err := checkRef(nameOrID); err != nil {
-		return nil, &Error{Step: "find", Volume: ident.Clip(nameOrID, 64), Kind: ErrBadRequest, Message: err.Error()}
+		return nil, &apierr.Error{Service: Service, Op: "find", Volume: ident.Clip(nameOrID, 64), Kind: apierr.ErrInvalid, Message: err.Error()}
 	}
 	if ident.IsUUIDLoose(nameOrID) {
 		v, err := c.Volume(ctx, nameOrID)
-		if err == nil || !isKind(err, ErrNotFound) {
+		if err == nil || !isKind(err, apierr.ErrNotFound) {
 			return v, err
 		}
 	}
@@ -157,12 +158,12 @@ func (c *Client) FindVolume(ctx context.Context, nameOrID string) (*Volume, erro
 	}
 	switch len(ids) {
 	case 0:
-		return nil, &Error{Step: "find", Volume: nameOrID, Kind: ErrNotFound, Message: "no volume with this ID or name", Hint: c.projectHint()}
+		return nil, &apierr.Error{Service: Service, Op: "find", Volume: nameOrID, Kind: apierr.ErrNotFound, Message: "no volume with this ID or name", Hint: c.projectHint()}
 	case 1:
 		return c.Volume(ctx, ids[0])
 	}
 	sort.Strings(ids)
-	return nil, &Error{Step: "find", Volume: nameOrID, Kind: ErrAmbiguous,
+	return nil, &apierr.Error{Service: Service, Op: "find", Volume: nameOrID, Kind: apierr.ErrAmbiguous,
 		Message: fmt.Sprintf("%d volumes have this name, use an ID: %s", len(ids), strings.Join(ids, ", "))}
 }
 
@@ -185,7 +186,7 @@ func (c *Client) projectHint() string {
 // Attachments lists a volume's v3 attachments (needs >= 3.27).
 func (c *Client) Attachments(ctx context.Context, volumeID string) ([]Attachment, error) {
 	if !c.Version.AtLeast(MVAttachments) {
-		return nil, &Error{Step: "list attachments", Volume: volumeID, Kind: ErrMicroversion,
+		return nil, &apierr.Error{Service: Service, Op: "list attachments", Volume: volumeID, Kind: apierr.ErrUnsupported,
 			Message: fmt.Sprintf("needs microversion >= %s, using %s", MVAttachments, c.Version)}
 	}
 	var out []Attachment

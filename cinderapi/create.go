@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+
+	"github.com/brick-storage/brick/apierr"
 )
 
 // DefaultCreateTimeout bounds the wait for a new volume to become
@@ -32,7 +34,7 @@ type CreateVolumeOpts struct {
 // in the error.
 func (c *Client) CreateVolume(ctx context.Context, o CreateVolumeOpts, timeout time.Duration) (*Volume, error) {
 	if o.SizeGiB <= 0 {
-		return nil, &Error{Step: "create", Volume: o.Name, Kind: ErrBadRequest, Message: fmt.Sprintf("size %d GiB: must be positive", o.SizeGiB)}
+		return nil, &apierr.Error{Service: Service, Op: "create", Volume: o.Name, Kind: apierr.ErrInvalid, Message: fmt.Sprintf("size %d GiB: must be positive", o.SizeGiB)}
 	}
 	v, err := volumes.Create(ctx, c.SC, volumes.CreateOpts{
 		Name: o.Name, Size: o.SizeGiB, VolumeType: o.VolumeType,
@@ -43,12 +45,12 @@ func (c *Client) CreateVolume(ctx context.Context, o CreateVolumeOpts, timeout t
 		return nil, mapError("create", o.Name, err)
 	}
 	if v.ID == "" {
-		return nil, &Error{Step: "create", Volume: o.Name, Kind: ErrUnexpected, Message: "Cinder returned no volume ID"}
+		return nil, &apierr.Error{Service: Service, Op: "create", Volume: o.Name, Kind: apierr.ErrUnexpected, Message: "Cinder returned no volume ID"}
 	}
 	var got *Volume
 	err = c.poll(ctx, "create", v.ID, timeout, func(cur *Volume) (bool, error) {
 		if cur == nil {
-			return false, &Error{Step: "create", Volume: o.Name, Kind: ErrNotFound, Message: fmt.Sprintf("volume %s disappeared while being created", v.ID)}
+			return false, &apierr.Error{Service: Service, Op: "create", Volume: o.Name, Kind: apierr.ErrNotFound, Message: fmt.Sprintf("volume %s disappeared while being created", v.ID)}
 		}
 		switch cur.Status {
 		case "available":
@@ -56,7 +58,7 @@ func (c *Client) CreateVolume(ctx context.Context, o CreateVolumeOpts, timeout t
 			return true, nil
 		case "error":
 			_ = volumes.Delete(ctx, c.SC, v.ID, nil).ExtractErr()
-			return false, &Error{Step: "create", Volume: o.Name, Kind: ErrInvalidState,
+			return false, &apierr.Error{Service: Service, Op: "create", Volume: o.Name, Kind: apierr.ErrInvalidState,
 				Message: fmt.Sprintf("Cinder could not create the volume (%s ended in status error; deleted again)", v.ID)}
 		}
 		return false, nil
@@ -71,7 +73,7 @@ func (c *Client) DeleteVolume(ctx context.Context, id string, timeout time.Durat
 	err := volumes.Delete(ctx, c.SC, id, nil).ExtractErr()
 	if err != nil {
 		err = mapError("delete", id, err)
-		if isKind(err, ErrNotFound) {
+		if isKind(err, apierr.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -81,7 +83,7 @@ func (c *Client) DeleteVolume(ctx context.Context, id string, timeout time.Durat
 			return true, nil
 		}
 		if cur.Status == "error_deleting" {
-			return false, &Error{Step: "delete", Volume: id, Kind: ErrInvalidState, Message: "Cinder could not delete the volume (status error_deleting)"}
+			return false, &apierr.Error{Service: Service, Op: "delete", Volume: id, Kind: apierr.ErrInvalidState, Message: "Cinder could not delete the volume (status error_deleting)"}
 		}
 		return false, nil
 	})
@@ -110,7 +112,7 @@ func pollUntil[T any](ctx context.Context, step, id string, timeout time.Duratio
 	for {
 		v, err := get(ctx)
 		switch {
-		case err != nil && isKind(err, ErrNotFound):
+		case err != nil && isKind(err, apierr.ErrNotFound):
 			v, err = nil, nil
 		case err != nil && ctx.Err() == nil:
 			return err
@@ -125,7 +127,7 @@ func pollUntil[T any](ctx context.Context, step, id string, timeout time.Duratio
 		}
 		select {
 		case <-ctx.Done():
-			return &Error{Step: step, Volume: id, Kind: ErrUnavailable,
+			return &apierr.Error{Service: Service, Op: step, Volume: id, Kind: apierr.ErrUnreachable,
 				Message: fmt.Sprintf("Cinder did not finish within %s (last status: %s)", timeout, last)}
 		case <-timer.C:
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 )
 
@@ -124,6 +125,6 @@ func TestCreateVolumeTimeout(t *testing.T) {
 	client := newCreateClient(t, c)
 	_, err := client.CreateVolume(context.Background(), cinderapi.CreateVolumeOpts{Name: "v1", SizeGiB: 1}, 300*time.Millisecond)
 	require.Error(t, err)
-	require.True(t, errors.Is(err, cinderapi.ErrUnavailable), err)
+	require.True(t, errors.Is(err, apierr.ErrUnreachable), err)
 	require.True(t, strings.Contains(err.Error(), "last status: creating"), err)
 }

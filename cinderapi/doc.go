@@ -14,8 +14,8 @@
 //   - connection info as a normalised connector.ConnectionInfo (v3 returns
 //     it flat, the legacy action nests it under "data");
 //   - volume lookup by ID or by unique name (FindVolume);
-//   - Cinder errors as typed errors (ErrNotFound, ErrInvalidState,
-//     ErrBadRequest, ErrUnavailable, ...) with one short line of message,
+//   - Cinder errors as typed errors (apierr.ErrNotFound, apierr.ErrInvalidState,
+//     apierr.ErrInvalid, apierr.ErrUnreachable, ...) with one short line of message,
 //     never a server traceback or a credential, that still unwrap to
 //     gophercloud's error (gophercloud.ResponseCodeIs works on them).
 package cinderapi

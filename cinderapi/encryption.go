@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/brick-storage/brick/apierr"
+	"github.com/brick-storage/brick/ident"
 )
 
 // Encryption is a volume's encryption metadata (GET
@@ -92,7 +94,7 @@ func (c *Client) Encryption(ctx context.Context, volumeID string) (Encryption, e
 	}
 	e, err := ParseEncryption(raw)
 	if err != nil {
-		return Encryption{}, &Error{Step: "get encryption metadata", Volume: volumeID, Kind: ErrUnexpected, Message: err.Error(), Err: err}
+		return Encryption{}, &apierr.Error{Service: Service, Op: "get encryption metadata", Volume: volumeID, Kind: apierr.ErrUnexpected, Message: err.Error(), Err: err}
 	}
 	return e, nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/apierr"
 )
 
 func TestParseEncryption(t *testing.T) {
@@ -61,9 +63,9 @@ func TestClientEncryption(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Encryption{KeyID: "k", Provider: "luks2", KeySize: 512}, e)
 	_, err = c.Encryption(context.Background(), "bad")
-	require.ErrorIs(t, err, ErrUnexpected)
+	require.ErrorIs(t, err, apierr.ErrUnexpected)
 	_, err = c.Encryption(context.Background(), "gone")
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, apierr.ErrNotFound)
 }
 
 func FuzzParseEncryption(f *testing.F) {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"net"
 	"net/url"
 	"strings"
@@ -14,72 +13,39 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/secret"
 )
 
-// Error kinds; test them with errors.Is.
-var (
-	// ErrNotFound: the volume or attachment does not exist (404).
-	ErrNotFound = errors.New("not found")
-	// ErrInvalidState: the volume is not in a state that allows the step
-	// (a 400 "Invalid volume: ..." or a 409), e.g. in-use elsewhere.
-	ErrInvalidState = errors.New("invalid volume state")
-	// ErrBadRequest: Cinder rejected the request (other 400s).
-	ErrBadRequest = errors.New("bad request")
-	// ErrUnauthorized: authentication or policy refused the call (401, 403).
-	ErrUnauthorized = errors.New("not authorized")
-	// ErrMicroversion: the requested microversion is not supported (406,
-	// or outside the server's range).
-	ErrMicroversion = errors.New("unsupported microversion")
-	// ErrUnavailable: Cinder could not be reached or failed (5xx, network
-	// errors, timeouts). Retrying later may work.
-	ErrUnavailable = errors.New("cinder unavailable")
-	// ErrAmbiguous: a volume name matches more than one volume.
-	ErrAmbiguous = errors.New("ambiguous volume name")
-	// ErrUnexpected: a response brick cannot use.
-	ErrUnexpected = errors.New("unexpected response")
-)
+// Service names Cinder in its errors: every failure of this package is
+// an *apierr.Error with this Service, Op the step ("reserve",
+// "initialize_connection", "attachment create", ...) and Volume the
+// volume's ID or name as given. Kinds (errors.Is): apierr.ErrNotFound,
+// ErrInvalidState (a 409, or a 400 "Invalid volume: ..."), ErrInvalid
+// (other 400s), ErrUnauthorized (401), ErrForbidden (403), ErrUnsupported
+// (the microversion), ErrUnreachable (5xx, network errors, timeouts),
+// ErrAmbiguous (a name several volumes share), ErrUnexpected.
+const Service = "cinder"
 
-// Error is a failed Cinder call: the step, the volume, the HTTP status and
-// one short line of Cinder's message (never a traceback).
-type Error struct {
-	Step    string // "reserve", "initialize_connection", "attachment create", ...
-	Volume  string // volume ID or name as given
-	Status  int    // HTTP status, 0 for network errors
-	Message string // short, single line
-	Hint    string // what to do about it; may be empty
-	Kind    error  // one of the Err* kinds
-	// Err is the cause: gophercloud's error (its body dropped), or the
-	// network's.
-	Err error
+// kindText stands in for an empty message: Cinder's words for each kind.
+func kindText(kind error) string {
+	switch kind {
+	case apierr.ErrInvalidState:
+		return "invalid volume state"
+	case apierr.ErrInvalid:
+		return "bad request"
+	case apierr.ErrForbidden:
+		return apierr.ErrUnauthorized.Error()
+	case apierr.ErrUnsupported:
+		return "unsupported microversion"
+	case apierr.ErrUnreachable:
+		return "cinder unavailable"
+	case apierr.ErrAmbiguous:
+		return "ambiguous volume name"
+	}
+	return kind.Error()
 }
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "cinder %s", e.Step)
-	if e.Volume != "" {
-		fmt.Fprintf(&b, " volume %s", e.Volume)
-	}
-	b.WriteString(": ")
-	switch {
-	case e.Message != "":
-		b.WriteString(e.Message)
-	default:
-		b.WriteString(e.Kind.Error())
-	}
-	if e.Status != 0 {
-		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
-	}
-	if e.Hint != "" {
-		b.WriteString("; ")
-		b.WriteString(e.Hint)
-	}
-	return b.String()
-}
-
-// Unwrap exposes both the kind and the cause to errors.Is / errors.As.
-func (e *Error) Unwrap() []error { return []error{e.Kind, e.Err} }
 
 // maxMessage bounds the message kept from a Cinder error body.
 const maxMessage = 240
@@ -90,11 +56,11 @@ func mapError(step, volume string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var already *Error
-	if errors.As(err, &already) {
+	var already *apierr.Error
+	if errors.As(err, &already) && already.Service == Service {
 		return err
 	}
-	e := &Error{Step: step, Volume: volume, Err: err}
+	e := &apierr.Error{Service: Service, Op: step, Volume: volume, Err: err}
 	var code gophercloud.ErrUnexpectedResponseCode
 	var urlErr *url.Error
 	var netErr net.Error
@@ -104,7 +70,7 @@ func mapError(step, volume string, err error) error {
 	case errors.As(err, &renew):
 		// gophercloud keeps both failures side by side (no Unwrap): the
 		// renewal's is the one to act on.
-		e.Status, e.Kind = 401, ErrUnauthorized
+		e.Status, e.Kind = 401, apierr.ErrUnauthorized
 		e.Message = "Cinder refused the token (expired or revoked) and getting a new one failed: " + oneLine(fmt.Sprint(renew.ErrReauth))
 		e.Err = renew.ErrReauth
 	case errors.As(err, &code):
@@ -123,28 +89,31 @@ func mapError(step, volume string, err error) error {
 		e.Err = code
 	case errors.As(err, &urlErr) && errors.As(err, &limited):
 		// The per-request limit (osauth's), not the caller's deadline.
-		e.Kind = ErrUnavailable
+		e.Kind = apierr.ErrUnreachable
 		e.Message = fmt.Sprintf("no answer from %s within %s (the time limit of one request, --api-timeout)", secret.RedactURL(urlErr.URL), limited.RequestLimit())
 		e.Hint = endpointHint
 	case errors.As(err, new(*json.SyntaxError)) || errors.As(err, new(*json.UnmarshalTypeError)):
 		// A 200 that is not Cinder's: a captive portal, a web server,
 		// another service on that port.
-		e.Kind, e.Message = ErrUnexpected, "the answer is not Cinder's JSON"
+		e.Kind, e.Message = apierr.ErrUnexpected, "the answer is not Cinder's JSON"
 		e.Hint = "check --cinder-endpoint, or the catalog's block-storage endpoint for --os-region-name and --os-interface"
 	case errors.Is(err, context.DeadlineExceeded):
-		e.Kind, e.Message = ErrUnavailable, "timed out"
+		e.Kind, e.Message = apierr.ErrUnreachable, "timed out"
 	case errors.Is(err, context.Canceled):
-		e.Kind, e.Message = ErrUnavailable, "canceled"
+		e.Kind, e.Message = apierr.ErrUnreachable, "canceled"
 	case errors.As(err, &urlErr):
-		e.Kind = ErrUnavailable
+		e.Kind = apierr.ErrUnreachable
 		e.Message = "cannot reach " + secret.RedactURL(urlErr.URL) + ": " + shortNetErr(urlErr.Err)
 		if !errors.As(err, new(x509.UnknownAuthorityError)) {
 			e.Hint = endpointHint
 		}
 	case errors.As(err, &netErr):
-		e.Kind, e.Message = ErrUnavailable, shortNetErr(err)
+		e.Kind, e.Message = apierr.ErrUnreachable, shortNetErr(err)
 	default:
-		e.Kind, e.Message = ErrUnexpected, oneLine(err.Error())
+		e.Kind, e.Message = apierr.ErrUnexpected, oneLine(err.Error())
+	}
+	if e.Message == "" {
+		e.Message = kindText(e.Kind)
 	}
 	return e
 }
@@ -159,17 +128,13 @@ type requestLimited interface{ RequestLimit() time.Duration }
 // pageSummary names an HTML page (a proxy's error page, by its title);
 // "" for any other body.
 func pageSummary(body []byte) string {
-	s := strings.TrimSpace(string(body))
-	lower := strings.ToLower(s)
-	if !strings.Contains(lower, "<html") && !strings.Contains(lower, "<!doctype") {
-		return ""
+	switch title, _, ok := apierr.Page(body, maxMessage); {
+	case title != "":
+		return "an HTML page: " + oneLine(title)
+	case ok:
+		return "an HTML page"
 	}
-	if i := strings.Index(lower, "<title>"); i >= 0 {
-		if j := strings.Index(lower[i:], "</title>"); j >= 0 {
-			return "an HTML page: " + oneLine(html.UnescapeString(s[i+len("<title>"):i+j]))
-		}
-	}
-	return "an HTML page"
+	return ""
 }
 
 // hintFor says what to do about an authentication or policy refusal, or
@@ -193,30 +158,32 @@ func hintFor(step string, status int) string {
 	return ""
 }
 
-// isKind reports whether err is an *Error of that kind.
+// isKind reports whether err is a Cinder error of that kind.
 func isKind(err, kind error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Kind == kind
+	var e *apierr.Error
+	return errors.As(err, &e) && e.Service == Service && e.Kind == kind
 }
 
 func kindOf(status int, msg string) error {
 	switch {
 	case status == 404:
-		return ErrNotFound
+		return apierr.ErrNotFound
 	case status == 409:
-		return ErrInvalidState
+		return apierr.ErrInvalidState
 	case status == 400 && looksLikeState(msg):
-		return ErrInvalidState
+		return apierr.ErrInvalidState
 	case status == 400 || status == 413 || status == 422:
-		return ErrBadRequest
-	case status == 401 || status == 403:
-		return ErrUnauthorized
+		return apierr.ErrInvalid
+	case status == 401:
+		return apierr.ErrUnauthorized
+	case status == 403:
+		return apierr.ErrForbidden
 	case status == 406:
-		return ErrMicroversion
+		return apierr.ErrUnsupported
 	case status >= 500:
-		return ErrUnavailable
+		return apierr.ErrUnreachable
 	}
-	return ErrUnexpected
+	return apierr.ErrUnexpected
 }
 
 // looksLikeState tells "Invalid volume: Volume status must be available..."
@@ -246,13 +213,10 @@ func ShortMessage(body []byte) string {
 	return ""
 }
 
-// oneLine keeps the first line, drops a traceback, strips control
-// characters and truncates.
+// oneLine is apierr's one line of a server's message, without the final
+// period (an " (HTTP n)" follows).
 func oneLine(s string) string {
-	if i := strings.Index(s, "Traceback (most recent call last)"); i >= 0 {
-		s = s[:i]
-	}
-	return ident.Clip(strings.TrimSuffix(ident.Line(s, len(s)), "."), maxMessage)
+	return ident.Clip(strings.TrimSuffix(apierr.Message(s, len(s)), "."), maxMessage)
 }
 
 // shortNetErr turns "dial tcp 127.0.0.1:1: connect: connection refused"

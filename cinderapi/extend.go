@@ -7,6 +7,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+
+	"github.com/brick-storage/brick/apierr"
 )
 
 // MVExtendInUse: os-extend accepts an in-use volume (Pike).
@@ -20,14 +22,14 @@ const DefaultExtendTimeout = 5 * time.Minute
 // bounded by timeout (DefaultExtendTimeout when zero) or ctx, until Cinder
 // reports the new size with the volume back in-use or available. A volume
 // already at newSize is not extended again. A cloud older than 3.42 gets a
-// one-line ErrMicroversion error before anything is sent.
+// one-line apierr.ErrUnsupported error before anything is sent.
 func (c *Client) ExtendVolume(ctx context.Context, id string, newSize int, timeout time.Duration) (*Volume, error) {
 	if newSize <= 0 {
-		return nil, &Error{Step: "extend", Volume: id, Kind: ErrBadRequest, Message: fmt.Sprintf("new size %d GiB: must be positive", newSize)}
+		return nil, &apierr.Error{Service: Service, Op: "extend", Volume: id, Kind: apierr.ErrInvalid, Message: fmt.Sprintf("new size %d GiB: must be positive", newSize)}
 	}
 	sc, err := c.extendClient()
 	if err != nil {
-		return nil, &Error{Step: "extend", Volume: id, Kind: ErrMicroversion, Message: err.Error()}
+		return nil, &apierr.Error{Service: Service, Op: "extend", Volume: id, Kind: apierr.ErrUnsupported, Message: err.Error()}
 	}
 	v, err := c.Volume(ctx, id)
 	if err != nil {
@@ -37,7 +39,7 @@ func (c *Client) ExtendVolume(ctx context.Context, id string, newSize int, timeo
 	case v.Size == newSize:
 		return v, nil
 	case v.Size > newSize:
-		return nil, &Error{Step: "extend", Volume: id, Kind: ErrBadRequest,
+		return nil, &apierr.Error{Service: Service, Op: "extend", Volume: id, Kind: apierr.ErrInvalid,
 			Message: fmt.Sprintf("the volume is %d GiB already; volumes only grow", v.Size)}
 	}
 	err = volumes.ExtendSize(ctx, sc, id, volumes.ExtendSizeOpts{NewSize: newSize}).ExtractErr()
@@ -81,7 +83,7 @@ func (c *Client) waitExtended(ctx context.Context, id string, newSize int, timeo
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, &Error{Step: "extend", Volume: id, Kind: ErrUnavailable,
+			return nil, &apierr.Error{Service: Service, Op: "extend", Volume: id, Kind: apierr.ErrUnreachable,
 				Message: fmt.Sprintf("Cinder did not finish within %s (last seen: %s)", timeout, last)}
 		case <-timer.C:
 		}
@@ -93,7 +95,7 @@ func (c *Client) waitExtended(ctx context.Context, id string, newSize int, timeo
 			last = fmt.Sprintf("%s, %d GiB", v.Status, v.Size)
 			switch {
 			case v.Status == "error_extending" || v.Status == "error":
-				return nil, &Error{Step: "extend", Volume: id, Kind: ErrInvalidState,
+				return nil, &apierr.Error{Service: Service, Op: "extend", Volume: id, Kind: apierr.ErrInvalidState,
 					Message: fmt.Sprintf("Cinder failed to extend the volume (status %s, %d GiB)", v.Status, v.Size)}
 			case v.Size >= newSize && (v.Status == "in-use" || v.Status == "available"):
 				return v, nil

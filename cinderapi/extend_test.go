@@ -13,6 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 )
 
@@ -126,9 +127,9 @@ func TestExtendVolumeTimesOut(t *testing.T) {
 		}
 	}()
 	_, err := cl.ExtendVolume(context.Background(), extVol, 2, 500*time.Millisecond)
-	require.ErrorIs(t, err, cinderapi.ErrUnavailable)
+	require.ErrorIs(t, err, apierr.ErrUnreachable)
 	require.ErrorContains(t, err, "did not finish within 500ms (last seen: extending, 1 GiB)")
 
 	_, err = cl.ExtendVolume(context.Background(), extVol, 0, time.Second)
-	require.ErrorIs(t, err, cinderapi.ErrBadRequest)
+	require.ErrorIs(t, err, apierr.ErrInvalid)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/attachments"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/connector"
 )
 
@@ -91,7 +92,7 @@ func (f *v3Flow) Release(ctx context.Context, volumeID string, o ReleaseOpts) er
 		return nil
 	}
 	err := mapError("attachment delete", volumeID, attachments.Delete(ctx, f.c.SC, o.AttachmentID).ExtractErr())
-	if isKind(err, ErrNotFound) {
+	if isKind(err, apierr.ErrNotFound) {
 		return nil
 	}
 	return err
@@ -158,7 +159,7 @@ func (f *legacyFlow) Complete(ctx context.Context, volumeID, _ string, o Complet
 	if id := newestAttachment(v, o.HostName); id != "" {
 		return id, nil
 	}
-	return "", &Error{Step: "attach", Volume: volumeID, Kind: ErrUnexpected,
+	return "", &apierr.Error{Service: Service, Op: "attach", Volume: volumeID, Kind: apierr.ErrUnexpected,
 		Message: fmt.Sprintf("no attachment for host %q after os-attach (status %s)", o.HostName, v.Status)}
 }
 
@@ -180,7 +181,7 @@ func newestAttachment(v *Volume, hostName string) string {
 func (f *legacyFlow) Release(ctx context.Context, volumeID string, o ReleaseOpts) error {
 	if o.Connector != nil {
 		err := volumes.TerminateConnection(ctx, f.c.SC, volumeID, ConnectorOpts{Connector: o.Connector}).ExtractErr()
-		if err = mapError("terminate_connection", volumeID, err); err != nil && !isKind(err, ErrNotFound) {
+		if err = mapError("terminate_connection", volumeID, err); err != nil && !isKind(err, apierr.ErrNotFound) {
 			return err
 		}
 	}
@@ -189,7 +190,7 @@ func (f *legacyFlow) Release(ctx context.Context, volumeID string, o ReleaseOpts
 	}
 	v, err := f.c.Volume(ctx, volumeID)
 	if err != nil {
-		if isKind(err, ErrNotFound) {
+		if isKind(err, apierr.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -207,7 +208,7 @@ func (f *legacyFlow) Release(ctx context.Context, volumeID string, o ReleaseOpts
 
 func (f *legacyFlow) detach(ctx context.Context, volumeID, attachmentID string) error {
 	err := volumes.Detach(ctx, f.c.SC, volumeID, volumes.DetachOpts{AttachmentID: attachmentID}).ExtractErr()
-	if err = mapError("detach", volumeID, err); err == nil || isKind(err, ErrNotFound) {
+	if err = mapError("detach", volumeID, err); err == nil || isKind(err, apierr.ErrNotFound) {
 		return nil
 	}
 	// A second os-detach answers 409/400; gone is success.

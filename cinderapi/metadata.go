@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/brick-storage/brick/apierr"
 )
 
 // SetVolumeMetadata adds or replaces the given keys of a volume's metadata
@@ -23,7 +25,7 @@ func (c *Client) DeleteVolumeMetadata(ctx context.Context, volumeID, key string)
 	_, err := c.SC.Delete(ctx, c.SC.ServiceURL("volumes", volumeID, "metadata", key),
 		&gophercloud.RequestOpts{OkCodes: []int{http.StatusOK}})
 	err = mapError("delete volume metadata", volumeID, err)
-	if isKind(err, ErrNotFound) {
+	if isKind(err, apierr.ErrNotFound) {
 		return nil
 	}
 	return err

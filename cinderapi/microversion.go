@@ -6,9 +6,11 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/utils"
+
+	"github.com/brick-storage/brick/apierr"
+	"github.com/brick-storage/brick/ident"
 )
 
 // Microversion is a Block Storage API version "3.N".
@@ -26,16 +28,21 @@ var (
 	MVBase = Microversion{3, 0}
 )
 
+// badVersion refuses a microversion given by the user.
+func badVersion(why string) error {
+	return &apierr.Error{Kind: apierr.ErrUnsupported, Message: kindText(apierr.ErrUnsupported) + ": " + why}
+}
+
 // ParseMicroversion parses "3.44" (gophercloud's parser); "latest" is
 // refused (brick pins the versions whose behaviour it knows), and so is any
 // major version but 3.
 func ParseMicroversion(s string) (Microversion, error) {
 	major, minor, err := utils.ParseMicroversion(strings.TrimSpace(s))
 	if err != nil || major < 0 || minor < 0 {
-		return Microversion{}, fmt.Errorf("%w: %q is not MAJOR.MINOR (e.g. 3.44)", ErrMicroversion, ident.Clip(s, 32))
+		return Microversion{}, badVersion(fmt.Sprintf("%q is not MAJOR.MINOR (e.g. 3.44)", ident.Clip(s, 32)))
 	}
 	if major != 3 {
-		return Microversion{}, fmt.Errorf("%w: %s: brick speaks the Block Storage API v3 only", ErrMicroversion, s)
+		return Microversion{}, badVersion(s + ": brick speaks the Block Storage API v3 only")
 	}
 	return Microversion{major, minor}, nil
 }
@@ -72,7 +79,7 @@ func pick(forced, lo, hi Microversion) (Microversion, error) {
 	case !forced.IsZero():
 		supported := utils.SupportedMicroversions{MinMajor: lo.Major, MinMinor: lo.Minor, MaxMajor: hi.Major, MaxMinor: hi.Minor}
 		if ok, _ := supported.IsSupported(forced.String()); !hi.IsZero() && !ok {
-			return forced, &Error{Step: "microversion", Kind: ErrMicroversion,
+			return forced, &apierr.Error{Service: Service, Op: "microversion", Kind: apierr.ErrUnsupported,
 				Message: fmt.Sprintf("this Cinder supports %s to %s, not %s", lo, hi, forced)}
 		}
 		return forced, nil

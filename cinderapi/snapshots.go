@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/snapshots"
+
+	"github.com/brick-storage/brick/apierr"
 )
 
 // Snapshot is gophercloud's snapshot.
@@ -51,19 +53,19 @@ func (c *Client) CreateSnapshot(ctx context.Context, volumeID, name string, meta
 		return nil, mapError("snapshot create", volumeID, err)
 	}
 	if s.ID == "" {
-		return nil, &Error{Step: "snapshot create", Volume: volumeID, Kind: ErrUnexpected, Message: "Cinder returned no snapshot ID"}
+		return nil, &apierr.Error{Service: Service, Op: "snapshot create", Volume: volumeID, Kind: apierr.ErrUnexpected, Message: "Cinder returned no snapshot ID"}
 	}
 	var got *Snapshot
 	err = c.pollSnapshot(ctx, "snapshot create", s.ID, timeout, func(cur *Snapshot) (bool, error) {
 		switch {
 		case cur == nil:
-			return false, &Error{Step: "snapshot create", Volume: volumeID, Kind: ErrNotFound, Message: fmt.Sprintf("snapshot %s disappeared while being created", s.ID)}
+			return false, &apierr.Error{Service: Service, Op: "snapshot create", Volume: volumeID, Kind: apierr.ErrNotFound, Message: fmt.Sprintf("snapshot %s disappeared while being created", s.ID)}
 		case cur.Status == "available":
 			got = cur
 			return true, nil
 		case cur.Status == "error":
 			_ = snapshots.Delete(ctx, c.SC, s.ID).ExtractErr()
-			return false, &Error{Step: "snapshot create", Volume: volumeID, Kind: ErrInvalidState,
+			return false, &apierr.Error{Service: Service, Op: "snapshot create", Volume: volumeID, Kind: apierr.ErrInvalidState,
 				Message: fmt.Sprintf("Cinder could not create snapshot %s (status error; deleted again)", s.ID)}
 		}
 		return false, nil
@@ -76,7 +78,7 @@ func (c *Client) CreateSnapshot(ctx context.Context, volumeID, name string, meta
 // already gone is success.
 func (c *Client) DeleteSnapshot(ctx context.Context, id string, timeout time.Duration) error {
 	if err := mapError("snapshot delete", id, snapshots.Delete(ctx, c.SC, id).ExtractErr()); err != nil {
-		if isKind(err, ErrNotFound) {
+		if isKind(err, apierr.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -86,7 +88,7 @@ func (c *Client) DeleteSnapshot(ctx context.Context, id string, timeout time.Dur
 			return true, nil
 		}
 		if cur.Status == "error_deleting" {
-			return false, &Error{Step: "snapshot delete", Volume: id, Kind: ErrInvalidState, Message: "Cinder could not delete the snapshot (status error_deleting)"}
+			return false, &apierr.Error{Service: Service, Op: "snapshot delete", Volume: id, Kind: apierr.ErrInvalidState, Message: "Cinder could not delete the snapshot (status error_deleting)"}
 		}
 		return false, nil
 	})

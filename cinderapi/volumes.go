@@ -5,6 +5,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/attachments"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+
+	"github.com/brick-storage/brick/apierr"
 )
 
 // Volumes lists the project's volumes (with details), only those with
@@ -30,7 +32,7 @@ func (c *Client) Volumes(ctx context.Context, name string) ([]Volume, error) {
 // that has one, which fails where there is no Nova.
 func (c *Client) ReserveAttachment(ctx context.Context, volumeID, mode string) (*Attachment, error) {
 	if !c.Version.AtLeast(MVComplete) {
-		return nil, &Error{Step: "attachment create", Volume: volumeID, Kind: ErrMicroversion,
+		return nil, &apierr.Error{Service: Service, Op: "attachment create", Volume: volumeID, Kind: apierr.ErrUnsupported,
 			Message: "reserving an attachment for another host needs microversion " + MVComplete.String() + " or later, using " + c.Version.String()}
 	}
 	opts := AttachmentCreateOpts{VolumeID: volumeID}
@@ -48,7 +50,7 @@ func (c *Client) ReserveAttachment(ctx context.Context, volumeID, mode string) (
 // gone is success.
 func (c *Client) DeleteAttachment(ctx context.Context, volumeID, attachmentID string) error {
 	err := mapError("attachment delete", volumeID, attachments.Delete(ctx, c.SC, attachmentID).ExtractErr())
-	if isKind(err, ErrNotFound) {
+	if isKind(err, apierr.ErrNotFound) {
 		return nil
 	}
 	return err

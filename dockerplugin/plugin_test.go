@@ -16,6 +16,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
@@ -55,7 +56,7 @@ func (c *fakeCinder) FindVolume(_ context.Context, ref string) (*cinderapi.Volum
 			return &cp, nil
 		}
 	}
-	return nil, &cinderapi.Error{Step: "find", Volume: ref, Kind: cinderapi.ErrNotFound, Message: "no volume with this ID or name"}
+	return nil, &apierr.Error{Service: cinderapi.Service, Op: "find", Volume: ref, Kind: apierr.ErrNotFound, Message: "no volume with this ID or name"}
 }
 
 func (c *fakeCinder) Volume(ctx context.Context, id string) (*cinderapi.Volume, error) {
@@ -64,7 +65,7 @@ func (c *fakeCinder) Volume(ctx context.Context, id string) (*cinderapi.Volume, 
 
 func (c *fakeCinder) CreateVolume(_ context.Context, o cinderapi.CreateVolumeOpts, _ time.Duration) (*cinderapi.Volume, error) {
 	if c.failOp == "create" {
-		return nil, &cinderapi.Error{Step: "create", Volume: o.Name, Kind: cinderapi.ErrBadRequest, Message: "quota exceeded"}
+		return nil, &apierr.Error{Service: cinderapi.Service, Op: "create", Volume: o.Name, Kind: apierr.ErrInvalid, Message: "quota exceeded"}
 	}
 	c.creates++
 	return c.add(o.Name, "available"), nil
@@ -74,7 +75,7 @@ func (c *fakeCinder) DeleteVolume(_ context.Context, id string, _ time.Duration)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if v := c.vols[id]; v != nil && v.Status != "available" {
-		return &cinderapi.Error{Step: "delete", Volume: id, Kind: cinderapi.ErrInvalidState, Message: "volume is " + v.Status}
+		return &apierr.Error{Service: cinderapi.Service, Op: "delete", Volume: id, Kind: apierr.ErrInvalidState, Message: "volume is " + v.Status}
 	}
 	delete(c.vols, id)
 	c.deletes = append(c.deletes, id)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/osauth"
@@ -77,7 +78,7 @@ func TestHungServerNamesURLAndLimit(t *testing.T) {
 			start := time.Now()
 			_, err = cinderapi.NewClient(ctx, sc, "")
 			require.Less(t, time.Since(start), 5*time.Second)
-			require.ErrorIs(t, err, cinderapi.ErrUnavailable)
+			require.ErrorIs(t, err, apierr.ErrUnreachable)
 			require.Contains(t, err.Error(), "cinder version discovery: no answer from "+base+"/ within 300ms (the time limit of one request, --api-timeout); "+
 				"check --cinder-endpoint, or the catalog's block-storage endpoint for --os-region-name and --os-interface, and that Cinder runs there")
 			require.NotContains(t, err.Error(), "\n")

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
@@ -175,7 +176,7 @@ func (t *timedCinder) state(ctx context.Context, id, hostName string) *volumeSta
 	vol, err := t.c.Volume(ctx, id)
 	t.spent += time.Since(start)
 	switch {
-	case errors.Is(err, cinderapi.ErrNotFound):
+	case errors.Is(err, apierr.ErrNotFound):
 	case err != nil:
 		s.err = err
 	default:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
@@ -83,7 +84,7 @@ func (c *fakeCinder) Volume(_ context.Context, id string) (*cinderapi.Volume, er
 	}
 	hosts, ok := c.attached[id]
 	if !ok {
-		return nil, &cinderapi.Error{Step: "show", Volume: id, Kind: cinderapi.ErrNotFound}
+		return nil, &apierr.Error{Service: cinderapi.Service, Op: "show", Volume: id, Kind: apierr.ErrNotFound}
 	}
 	v := &cinderapi.Volume{ID: id, Status: "available"}
 	for i, h := range hosts {

@@ -139,7 +139,7 @@ var allowedImports = map[string][]string{
 	"connector/nvmeof":     {"connector", "md", "host", "ident"},
 	"md":                   {"host"},
 	"osauth":               {"apierr", "host", "ident", "secret"},
-	"cinderapi":            {"connector", "ident", "osauth", "secret"},
+	"cinderapi":            {"apierr", "connector", "ident", "osauth", "secret"},
 	"ironicapi":            {"ident", "osauth", "secret"},
 	"ironicattach":         {"ironicapi", "cinderapi", "connector", "rollback", "host", "ident", "internal/output"},
 	"attach":               {"apierr", "cinderapi", "connector", "scsi", "rollback", "host", "ident", "dmcrypt", "keymanager", "secret"},
@@ -150,12 +150,12 @@ var allowedImports = map[string][]string{
 	"cinderapi/cindertest": {},
 	"ironicapi/ironictest": {},
 	"protocols":            {"connector", "connector/...", "host"},
-	"reconcile":            {"attach", "cinderapi", "connector", "connector/iscsi", "connector/nvmeof", "connector/rbd", "scsi", "host", "ident"},
+	"reconcile":            {"apierr", "attach", "cinderapi", "connector", "connector/iscsi", "connector/nvmeof", "connector/rbd", "scsi", "host", "ident"},
 	"dockerplugin":         {"attach", "cinderapi", "connector", "host", "ident"},
 	"internal/output":      {"ident"},
 	"internal/settings":    {},
 	"internal/completion":  {"attach", "host", "internal/output", "ironicapi"},
-	"csi":                  {"attach", "cinderapi", "connector", "host", "ident"},
+	"csi":                  {"apierr", "attach", "cinderapi", "connector", "host", "ident"},
 	"internal/view":        {"attach", "connector", "internal/output", "ironicattach"},
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/internal/testbed"
@@ -104,7 +105,7 @@ func TestCinderAPIContract(t *testing.T) {
 		sc, err := osauth.BlockStorageClient(ctx, osauth.Options{CinderEndpoint: c.Endpoint})
 		require.NoError(t, err)
 		_, err = cinderapi.NewClient(ctx, sc, "3.99")
-		require.ErrorIs(t, err, cinderapi.ErrMicroversion)
+		require.ErrorIs(t, err, apierr.ErrUnsupported)
 		require.EqualError(t, err, "cinder microversion: this Cinder supports 3.0 to "+c.MaxMicroversion+", not 3.99")
 		// The server agrees: 3.99 is a 406 from Cinder itself.
 		raw := *sc
@@ -126,15 +127,15 @@ func TestCinderAPIContract(t *testing.T) {
 		require.Equal(t, name, got.Name)
 
 		_, err = cl.FindVolume(ctx, "brick-contract-no-such-volume")
-		require.ErrorIs(t, err, cinderapi.ErrNotFound)
+		require.ErrorIs(t, err, apierr.ErrNotFound)
 		_, err = cl.Volume(ctx, "00000000-0000-4000-8000-000000000000")
-		require.ErrorIs(t, err, cinderapi.ErrNotFound)
+		require.ErrorIs(t, err, apierr.ErrNotFound)
 		require.EqualError(t, err, "cinder get volume 00000000-0000-4000-8000-000000000000: Volume 00000000-0000-4000-8000-000000000000 could not be found (HTTP 404)")
 
 		dup := name + "-dup"
 		a, b := newVolume(t, c, dup), newVolume(t, c, dup)
 		_, err = cl.FindVolume(ctx, dup)
-		require.ErrorIs(t, err, cinderapi.ErrAmbiguous)
+		require.ErrorIs(t, err, apierr.ErrAmbiguous)
 		require.Contains(t, err.Error(), a.ID)
 		require.Contains(t, err.Error(), b.ID)
 	})
@@ -195,7 +196,7 @@ func TestCinderAPIContract(t *testing.T) {
 		})
 		// A second attach of an in-use volume is refused (not multiattach).
 		_, err = f.Reserve(ctx, v.ID, "rw")
-		require.ErrorIs(t, err, cinderapi.ErrInvalidState)
+		require.ErrorIs(t, err, apierr.ErrInvalidState)
 		require.NotContains(t, err.Error(), "\n")
 		t.Logf("in-use reserve error: %v", err)
 		rel := cinderapi.ReleaseOpts{AttachmentID: att, HostName: "brick-contract"}
@@ -326,7 +327,7 @@ func TestCinderAPIContract(t *testing.T) {
 		sc, err := osauth.BlockStorageClient(ctx, osauth.Options{CinderEndpoint: "http://127.0.0.1:1/v3"})
 		require.NoError(t, err)
 		_, err = cinderapi.NewClient(ctx, sc, "")
-		require.ErrorIs(t, err, cinderapi.ErrUnavailable)
+		require.ErrorIs(t, err, apierr.ErrUnreachable)
 		require.Contains(t, err.Error(), "cannot reach http://127.0.0.1:1/: connection refused; check --cinder-endpoint")
 	})
 }

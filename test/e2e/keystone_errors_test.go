@@ -23,6 +23,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/host/hosttest"
 	"github.com/brick-storage/brick/internal/testbed"
@@ -90,7 +91,7 @@ func TestKeystoneReaderRefused(t *testing.T) {
 	cl, err := cinderapi.NewClient(ctx, sc, "")
 	require.NoError(t, err)
 	err = cl.ForceDetach(ctx, vol.ID, "00000000-0000-4000-8000-000000000017", cinderapi.HostConnector{"host": "brick-errors"})
-	require.ErrorIs(t, err, cinderapi.ErrUnauthorized)
+	require.ErrorIs(t, err, apierr.ErrForbidden)
 	require.Equal(t, "cinder force_detach volume "+vol.ID+": Policy doesn't allow volume_extension:volume_admin_actions:force_detach to be performed (HTTP 403); "+
 		"Cinder's policy does not allow force_detach to this user: it needs the admin role; use credentials with it (--os-cloud, or --os-username and --os-project-name)", err.Error())
 }
