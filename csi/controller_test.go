@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 )
 
@@ -157,7 +158,7 @@ func nodeMeta(t *testing.T, f *fixture, id string) map[string]string {
 }
 
 func TestPublishRecovery(t *testing.T) {
-	errMeta := &cinderapi.Error{Step: "set volume metadata", Status: 503, Kind: cinderapi.ErrUnavailable, Message: "down"}
+	errMeta := &apierr.Error{Service: cinderapi.Service, Op: "set volume metadata", Status: 503, Kind: apierr.ErrUnreachable, Message: "down"}
 	for _, tc := range []struct {
 		name string
 		// setup runs on the new volume before the publish.

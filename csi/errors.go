@@ -8,8 +8,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/attach"
-	"github.com/brick-storage/brick/cinderapi"
 )
 
 // invalid is an InvalidArgument status.
@@ -41,17 +41,17 @@ func codeOf(err error) codes.Code {
 		return codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled):
 		return codes.Canceled
-	case errors.Is(err, cinderapi.ErrNotFound), errors.Is(err, attach.ErrNoRecord):
+	case errors.Is(err, apierr.ErrNotFound), errors.Is(err, attach.ErrNoRecord):
 		return codes.NotFound
-	case errors.Is(err, cinderapi.ErrInvalidState), errors.Is(err, attach.ErrInUse), errors.Is(err, cinderapi.ErrMicroversion):
+	case errors.Is(err, apierr.ErrInvalidState), errors.Is(err, attach.ErrInUse), errors.Is(err, apierr.ErrUnsupported):
 		return codes.FailedPrecondition
 	case errors.Is(err, attach.ErrHalfDone):
 		return codes.Aborted
-	case errors.Is(err, cinderapi.ErrBadRequest):
+	case errors.Is(err, apierr.ErrInvalid):
 		return codes.InvalidArgument
-	case errors.Is(err, cinderapi.ErrUnauthorized):
+	case errors.Is(err, apierr.ErrUnauthorized), errors.Is(err, apierr.ErrForbidden):
 		return codes.PermissionDenied
-	case errors.Is(err, cinderapi.ErrUnavailable):
+	case errors.Is(err, apierr.ErrUnreachable):
 		return codes.Unavailable
 	}
 	return codes.Internal

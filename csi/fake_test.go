@@ -11,6 +11,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/attachments"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
@@ -42,7 +43,7 @@ func (f *fakeCinder) id() string {
 }
 
 func notFoundErr(what, id string) error {
-	return &cinderapi.Error{Step: "get", Volume: id, Status: 404, Kind: cinderapi.ErrNotFound, Message: what + " not found"}
+	return &apierr.Error{Service: cinderapi.Service, Op: "get", Volume: id, Status: 404, Kind: apierr.ErrNotFound, Message: what + " not found"}
 }
 
 func (f *fakeCinder) Volume(_ context.Context, id string) (*cinderapi.Volume, error) {
@@ -91,7 +92,7 @@ func (f *fakeCinder) DeleteVolume(_ context.Context, id string, _ time.Duration)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.atts[id]) > 0 {
-		return &cinderapi.Error{Step: "delete", Volume: id, Status: 400, Kind: cinderapi.ErrInvalidState, Message: "volume is attached"}
+		return &apierr.Error{Service: cinderapi.Service, Op: "delete", Volume: id, Status: 400, Kind: apierr.ErrInvalidState, Message: "volume is attached"}
 	}
 	delete(f.vols, id)
 	return nil
@@ -122,7 +123,7 @@ func (f *fakeCinder) ReserveAttachment(_ context.Context, volumeID, mode string)
 		return nil, notFoundErr("volume", volumeID)
 	}
 	if len(f.atts[volumeID]) > 0 {
-		return nil, &cinderapi.Error{Step: "attachment create", Volume: volumeID, Status: 400, Kind: cinderapi.ErrInvalidState, Message: "status must be available"}
+		return nil, &apierr.Error{Service: cinderapi.Service, Op: "attachment create", Volume: volumeID, Status: 400, Kind: apierr.ErrInvalidState, Message: "status must be available"}
 	}
 	a := cinderapi.Attachment{Attachment: attachments.Attachment{ID: f.id(), VolumeID: volumeID, AttachMode: mode, Status: "reserved"}}
 	f.atts[volumeID] = append(f.atts[volumeID], a)
@@ -190,7 +191,7 @@ func (f *fakeCinder) DeleteAttachment(_ context.Context, volumeID, id string) er
 	var keep []cinderapi.Attachment
 	for _, a := range f.atts[volumeID] {
 		if a.ID == id && a.Instance != "" && a.HasConnection() {
-			return &cinderapi.Error{Step: "attachment delete", Volume: volumeID, Status: 500, Kind: cinderapi.ErrUnavailable, Message: "EndpointNotFound (nova)"}
+			return &apierr.Error{Service: cinderapi.Service, Op: "attachment delete", Volume: volumeID, Status: 500, Kind: apierr.ErrUnreachable, Message: "EndpointNotFound (nova)"}
 		}
 		if a.ID != id {
 			keep = append(keep, a)
