@@ -56,7 +56,7 @@ type Plugin struct {
 
 	mu    sync.Mutex // guards vols and locks
 	vols  map[string]*Volume
-	locks map[string]*sync.Mutex
+	locks map[string]*nameLock
 	st    store
 }
 
@@ -86,7 +86,7 @@ func New(h *host.Host, a Attacher, c Cinder, cfg Config) (*Plugin, error) {
 	p := &Plugin{
 		attacher: a, cinder: c, fs: h.FS, log: h.Log, cfg: cfg,
 		mounted: func(dir string) (bool, error) { return h.Sys.IsMounted(dir) },
-		locks:   map[string]*sync.Mutex{},
+		locks:   map[string]*nameLock{},
 		st:      store{fs: h.FS, path: filepath.Join(cfg.StateDir, "state.json")},
 	}
 	vols, err := p.st.load()
@@ -103,18 +103,35 @@ func (p *Plugin) mountpoint(volumeID string) string {
 	return filepath.Join(p.cfg.StateDir, "mnt", volumeID)
 }
 
+// nameLock is one volume name's lock; users counts the calls holding or
+// waiting for it, so the entry goes when the last one is done.
+type nameLock struct {
+	sync.Mutex
+	users int
+}
+
 // lockName serializes the operations on one volume name; calls for other
-// names run meanwhile. It returns the unlock.
+// names run meanwhile. It returns the unlock, which drops the name's entry
+// once no call holds or waits for it, so the map does not grow with every
+// name ever used.
 func (p *Plugin) lockName(name string) func() {
 	p.mu.Lock()
 	l := p.locks[name]
 	if l == nil {
-		l = &sync.Mutex{}
+		l = &nameLock{}
 		p.locks[name] = l
 	}
+	l.users++
 	p.mu.Unlock()
 	l.Lock()
-	return l.Unlock
+	return func() {
+		l.Unlock()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if l.users--; l.users == 0 {
+			delete(p.locks, name)
+		}
+	}
 }
 
 // get returns a copy of the named volume's entry.

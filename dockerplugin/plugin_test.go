@@ -471,3 +471,29 @@ func FuzzDecodeRequest(f *testing.F) {
 		_, _ = parseOpts(req.Opts, 1, 100)
 	})
 }
+
+func TestLockNamePruned(t *testing.T) {
+	p := newFixture(t).plugin(t)
+	var wg sync.WaitGroup
+	inside := map[string]int{}
+	for i := range 40 {
+		name := []string{"a", "b", "c"}[i%3]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer p.lockName(name)()
+			p.mu.Lock()
+			inside[name]++
+			n := inside[name]
+			p.mu.Unlock()
+			require.Equal(t, 1, n, "one call per name at a time")
+			p.mu.Lock()
+			inside[name]--
+			p.mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	require.Empty(t, p.locks, "no entry outlives its last user")
+	defer p.lockName("a")()
+	require.Len(t, p.locks, 1)
+}
