@@ -4,9 +4,7 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -299,14 +297,7 @@ echo DONE
 func nvmeRDMARun(t *testing.T, ng *nvmeGuest) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	pattern := make([]byte, 1<<20)
-	_, err := rand.Read(pattern)
-	require.NoError(t, err)
-	patternFile := filepath.Join(t.TempDir(), "pattern")
-	require.NoError(t, os.WriteFile(patternFile, pattern, 0o644))
-	osbrick, err := filepath.Abs("../../bench/nvmeof/osbrick.py")
-	require.NoError(t, err)
-	files := map[string]string{buildBrick(t): "brick", patternFile: "pattern", osbrick: "osbrick.py"}
+	files := nvmeGuestFiles(t)
 	rounds := os.Getenv("BRICK_NVME_RDMA_BENCH")
 	if rounds == "" {
 		rounds = benchRounds

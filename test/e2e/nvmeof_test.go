@@ -373,6 +373,20 @@ func TestNVMeoF(t *testing.T) {
 	t.Run("rdma-md", func(t *testing.T) { nvmeRDMARun(t, g) })
 }
 
+// nvmeGuestFiles are the files both NVMe scripts get: brick, a random 1
+// MiB pattern and os-brick's benchmark driver.
+func nvmeGuestFiles(t *testing.T) map[string]string {
+	t.Helper()
+	pattern := make([]byte, 1<<20)
+	_, err := rand.Read(pattern)
+	require.NoError(t, err)
+	patternFile := filepath.Join(t.TempDir(), "pattern")
+	require.NoError(t, os.WriteFile(patternFile, pattern, 0o644))
+	osbrick, err := filepath.Abs("../../bench/nvmeof/osbrick.py")
+	require.NoError(t, err)
+	return map[string]string{buildBrick(t): "brick", patternFile: "pattern", osbrick: "osbrick.py"}
+}
+
 // nvmeVolume creates a 1 GiB volume whose connection info comes in format
 // (its metadata brick_tb_nvme_format, read by the test bed's driver).
 func nvmeVolume(t *testing.T, c *testbed.Cinder, format string) *testbed.Volume {
@@ -451,15 +465,8 @@ func nvmeGuestRun(t *testing.T, ng *nvmeGuest, c *testbed.Cinder, format string)
 	require.NoError(t, os.MkdirAll(exports, 0o755))
 	vol := nvmeVolume(t, c, format)
 
-	pattern := make([]byte, 1<<20)
-	_, err := rand.Read(pattern)
-	require.NoError(t, err)
-	patternFile := filepath.Join(t.TempDir(), "pattern")
-	require.NoError(t, os.WriteFile(patternFile, pattern, 0o644))
-	osbrick, err := filepath.Abs("../../bench/nvmeof/osbrick.py")
-	require.NoError(t, err)
 	script := "UUIDS=([1]=5a5a5a5a-0000-4000-8000-000000000001 [2]=5a5a5a5a-0000-4000-8000-000000000002)\n" + extendLocalShell + nvmeGuestScript
-	files := map[string]string{buildBrick(t): "brick", patternFile: "pattern", osbrick: "osbrick.py"}
+	files := nvmeGuestFiles(t)
 	if benchRounds != "0" && format == testbed.NVMeNew {
 		files[buildInproc(t)] = "inproc"
 	}
