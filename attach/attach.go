@@ -42,9 +42,9 @@ type Connectors interface {
 // TargetRegistry registers the attached volume as an Ironic volume target
 // of a node (the ironicapi package implements it).
 //
-// A DeleteTarget error that has a method DeletionDeferred() bool returning
-// true means the target cannot be deleted now but may be later (Ironic
-// deletes targets only while the node is powered off): local-detach then
+// A DeleteTarget error of kind apierr.ErrInvalidState means the target
+// cannot be deleted now but may be later (Ironic deletes targets only
+// while the node is powered off): local-detach then
 // finishes with a warning carrying the error's advice instead of failing,
 // since the volume is already detached from this host and from Cinder.
 type TargetRegistry interface {
@@ -65,10 +65,7 @@ func targetTag(rec *Record) string {
 }
 
 // deletionDeferred reports whether err says "not now, later".
-func deletionDeferred(err error) bool {
-	var d interface{ DeletionDeferred() bool }
-	return errors.As(err, &d) && d.DeletionDeferred()
-}
+func deletionDeferred(err error) bool { return apierr.IsKind(err, apierr.ErrInvalidState) }
 
 // Steps, in the order local-attach runs them. A trace set with
 // rollback.WithTrace on the context sees each name just before the step

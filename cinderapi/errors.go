@@ -50,7 +50,7 @@ func kindText(kind error) string {
 // maxMessage bounds the message kept from a Cinder error body.
 const maxMessage = 240
 
-// mapError turns a gophercloud or network error into an *Error. It returns
+// mapError turns a gophercloud or network error into a Cinder *apierr.Error. It returns
 // nil for nil.
 func mapError(step, volume string, err error) error {
 	if err == nil {

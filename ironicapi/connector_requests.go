@@ -6,8 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/brick-storage/brick/ident"
 )
 
 // GetOpts choose the fields returned by a get.
@@ -59,7 +60,7 @@ func (o ConnectorCreateOpts) ToVolumeConnectorCreateMap() (map[string]any, error
 }
 
 // CreateConnector creates a connector. Ironic accepts this in any power
-// state; a type+ID registered anywhere already gives ErrConflict.
+// state; a type+ID registered anywhere already gives apierr.ErrConflict.
 func CreateConnector(ctx context.Context, client *gophercloud.ServiceClient, opts ConnectorCreateOptsBuilder) ConnectorResult {
 	return ConnectorResult{connectorKind().create(ctx, client, opts.ToVolumeConnectorCreateMap)}
 }
@@ -145,13 +146,13 @@ func (o ConnectorUpdateOpts) checkTypeAndID(typ, id string) error {
 }
 
 // UpdateConnector applies a JSON patch to a connector. Ironic refuses it
-// (ErrNotPoweredOff) unless the node is powered off.
+// (apierr.ErrInvalidState) unless the node is powered off.
 func UpdateConnector(ctx context.Context, client *gophercloud.ServiceClient, id string, opts ConnectorUpdateOptsBuilder) ConnectorResult {
 	return ConnectorResult{connectorKind().update(ctx, client, id, opts.ToVolumeConnectorUpdateMap)}
 }
 
 // DeleteConnector deletes a connector. Ironic refuses it
-// (ErrNotPoweredOff) unless the node is powered off.
+// (apierr.ErrInvalidState) unless the node is powered off.
 func DeleteConnector(ctx context.Context, client *gophercloud.ServiceClient, id string) DeleteResult {
 	return connectorKind().delete(ctx, client, id)
 }

@@ -31,7 +31,7 @@ func ExtractConnectors(p pagination.Page) ([]VolumeConnector, error) {
 }
 
 // AllConnectors collects up to max connectors (0: all) from pager, with
-// errors converted to *Error.
+// errors converted to *apierr.Error.
 func AllConnectors(ctx context.Context, pager pagination.Pager, max int) ([]VolumeConnector, error) {
 	return collect(ctx, pager, call{op: "list", resource: "volume connectors"}, ExtractConnectors, max)
 }

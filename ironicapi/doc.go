@@ -3,7 +3,7 @@
 // node's storage initiators: iqn, wwpn, wwnn, ip, mac, port, portgroup) and
 // volume targets (the volumes a node boots from or uses). The node calls
 // around them (get by name or UUID, power state, patch) are gophercloud's
-// baremetal/v1/nodes, sent at the volume API version with errors as *Error.
+// baremetal/v1/nodes, sent at the volume API version with errors as *apierr.Error.
 // What brick does with them (register a host, export a volume to a node)
 // is in package ironicattach.
 //
@@ -18,8 +18,9 @@
 // (node, fields, detail, sort) on every page: Ironic's "next" link drops
 // them and would mix other nodes' records into a node's list.
 //
-// Errors are *Error values that unwrap to ErrTooOld, ErrConflict,
-// ErrNotPoweredOff, ErrNotFound or ErrInvalid and to gophercloud's own
+// Errors are *apierr.Error values (Service "ironic") that unwrap to one of
+// apierr's kinds (ErrUnsupported, ErrConflict, ErrInvalidState, ErrNotFound,
+// ErrInvalid, ...) and to gophercloud's own
 // error (so gophercloud.ResponseCodeIs works), with Ironic's own message
 // (decoded from its double-encoded error_message) and a hint saying what to
 // do.

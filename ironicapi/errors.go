@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -15,60 +14,38 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/secret"
 )
 
-// Error is a failed Ironic call, with Ironic's own message and a hint.
-type Error struct {
-	// Op names the call: "create volume connector", "get node node-1".
-	Op string
-	// StatusCode is the HTTP status (0 for a request brick refused to send).
-	StatusCode int
-	// Message is Ironic's faultstring (one line, truncated), or brick's reason.
-	Message string
-	// Hint says what to do about it; may be empty.
-	Hint string
-	// Kind is ErrTooOld, ErrConflict, ErrNotPoweredOff, ErrNotFound,
-	// ErrInvalid or nil.
-	Kind error
-	// Node and PowerState are set for ErrNotPoweredOff when Ironic named them.
-	Node, PowerState string
-	// Err is the cause: gophercloud's error for an HTTP failure (so
-	// gophercloud.ResponseCodeIs works on an *Error), nil when brick
-	// refused to send the request.
-	Err error
-}
+// Service names Ironic in its errors: every failure of this package is
+// an *apierr.Error with this Service and Op the call ("create volume
+// connector", "get node node-1"); Status is 0 for a request brick refused
+// to send. Kinds (errors.Is): apierr.ErrUnsupported (the server has no
+// volume API: its API version is < 1.32), ErrConflict (a duplicate:
+// connector type+ID anywhere, node+boot index, UUID), ErrInvalidState
+// (Ironic changes and deletes volume resources only while the node's power
+// state is "power off"), ErrNotFound, ErrInvalid (a value brick refused
+// before sending it, or Ironic's 400), ErrUnauthorized (401), ErrForbidden
+// (403), ErrUnreachable (no HTTP answer: refused, timed out, TLS).
+const Service = "ironic"
 
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("ironic ")
-	b.WriteString(e.Op)
-	b.WriteString(": ")
-	if e.Kind == ErrTooOld {
-		b.WriteString(ErrTooOld.Error())
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Message)
-	if e.StatusCode != 0 {
-		fmt.Fprintf(&b, " (HTTP %d)", e.StatusCode)
-	}
-	if e.Hint != "" {
-		b.WriteString("; ")
-		b.WriteString(e.Hint)
-	}
-	return b.String()
-}
+// tooOld leads the message of an Ironic without the volume API.
+const tooOld = "Ironic too old for volume resources: "
 
-// Unwrap returns the kind and the cause, so errors.Is and errors.As see both.
-func (e *Error) Unwrap() []error {
-	var out []error
-	for _, err := range []error{e.Kind, e.Err} {
-		if err != nil {
-			out = append(out, err)
-		}
+// NodePowerState returns the node and its power state from Ironic's
+// refusal to change a volume resource of a node that is not powered off.
+func NodePowerState(err error) (node, state string, ok bool) {
+	var e *apierr.Error
+	if !errors.As(err, &e) || e.Service != Service || e.Kind != apierr.ErrInvalidState {
+		return "", "", false
 	}
-	return out
+	m := powerStateRE().FindStringSubmatch(e.Message)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
 }
 
 // call describes a request for error messages: what was done to which
@@ -105,7 +82,7 @@ func convert(c call, err error) error {
 	if errors.As(err, &renew) {
 		// Both failures sit side by side (no Unwrap): the renewal's is
 		// the one to act on.
-		return &Error{Op: c.String(), StatusCode: http.StatusUnauthorized, Kind: ErrUnauthorized, Err: renew.ErrReauth,
+		return &apierr.Error{Service: Service, Op: c.String(), Status: http.StatusUnauthorized, Kind: apierr.ErrUnauthorized, Err: renew.ErrReauth,
 			Message: "Ironic refused the token (expired or revoked) and getting a new one failed: " + oneLine(fmt.Sprint(renew.ErrReauth))}
 	}
 	var ue gophercloud.ErrUnexpectedResponseCode
@@ -113,23 +90,23 @@ func convert(c call, err error) error {
 		return unreachable(c, err)
 	}
 	msg, bare := DecodeErrorBody(ue.Body)
-	e := &Error{Op: c.String(), StatusCode: ue.Actual, Message: msg, Err: err}
+	e := &apierr.Error{Service: Service, Op: c.String(), Status: ue.Actual, Message: msg, Err: err}
 	switch ue.Actual {
 	case http.StatusNotFound:
-		e.notFound(c, ue, bare)
+		notFound(e, c, ue, bare)
 	case http.StatusNotAcceptable:
-		e.notAcceptable(ue)
+		notAcceptable(e, ue)
 	case http.StatusConflict:
-		e.Kind = ErrConflict
+		e.Kind = apierr.ErrConflict
 		e.Hint = conflictHint(c)
 	case http.StatusBadRequest:
-		e.badRequest()
+		badRequest(e)
 	case http.StatusUnauthorized:
-		e.Kind = ErrUnauthorized
+		e.Kind = apierr.ErrUnauthorized
 		e.Hint = "Ironic refused the token (none, expired or revoked): with --os-token or OS_TOKEN get a new one ('openstack token issue'); " +
 			"with --os-auth-type noauth this Ironic wants Keystone credentials instead (--os-cloud, or OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME)"
 	case http.StatusForbidden:
-		e.Kind = ErrForbidden
+		e.Kind = apierr.ErrForbidden
 		e.Hint = forbiddenHint(c)
 	default:
 		if ue.Actual >= 500 {
@@ -162,7 +139,7 @@ func unreachable(c call, err error) error {
 	var ue *url.Error
 	if errors.As(err, new(*json.SyntaxError)) || errors.As(err, new(*json.UnmarshalTypeError)) {
 		// A 200 that is not Ironic's: a web server or another service.
-		return &Error{Op: c.String(), Message: "the answer is not Ironic's JSON", Kind: ErrUnreachable, Err: err,
+		return &apierr.Error{Service: Service, Op: c.String(), Message: "the answer is not Ironic's JSON", Kind: apierr.ErrUnreachable, Err: err,
 			Hint: "check --ironic-endpoint, or the catalog's baremetal endpoint for --os-region-name and --os-interface"}
 	}
 	if !errors.As(err, &ue) {
@@ -174,7 +151,7 @@ func unreachable(c call, err error) error {
 	if errors.As(err, &unknownCA) {
 		hint = "give the CA bundle with --os-cacert, or verify: false in clouds.yaml / --insecure to skip the check"
 	}
-	return &Error{Op: c.String(), Message: msg, Hint: hint, Kind: ErrUnreachable, Err: err}
+	return &apierr.Error{Service: Service, Op: c.String(), Message: msg, Hint: hint, Kind: apierr.ErrUnreachable, Err: err}
 }
 
 // netCause is the last part of a network error ("connection refused"),
@@ -195,28 +172,28 @@ func netCause(ue *url.Error) string {
 }
 
 // notFound tells a missing resource from a URL the server does not have.
-func (e *Error) notFound(c call, ue gophercloud.ErrUnexpectedResponseCode, bare bool) {
+func notFound(e *apierr.Error, c call, ue gophercloud.ErrUnexpectedResponseCode, bare bool) {
 	switch {
 	case bare && !strings.HasPrefix(c.resource, "volume"):
-		e.Kind = ErrNotFound
+		e.Kind = apierr.ErrNotFound
 		e.Message = fmt.Sprintf("%s %s answered a bare 404", ue.Method, ue.URL)
 		e.Hint = "the server has no such URL: check that the endpoint (--ironic-endpoint, the catalog) is Ironic's"
 	case bare:
 		// A 404 without a faultstring is a routing miss: the server has no
 		// such URL at the version sent. For the volume URLs that means an
 		// Ironic older than 1.32 (or an endpoint that is not Ironic's).
-		e.Kind = ErrTooOld
-		e.Message = fmt.Sprintf("%s %s answered a bare 404 at API version %s", ue.Method, ue.URL, MinMicroversion)
+		e.Kind = apierr.ErrUnsupported
+		e.Message = fmt.Sprintf(tooOld+"%s %s answered a bare 404 at API version %s", ue.Method, ue.URL, MinMicroversion)
 		e.Hint = "volume connectors and targets need Ironic API " + MinMicroversion + " or later (Ironic 9.0, Pike); also check that the endpoint is Ironic's"
 	default:
-		e.Kind = ErrNotFound
+		e.Kind = apierr.ErrNotFound
 		e.Hint = notFoundHint(c)
 	}
 }
 
 // notAcceptable tells an Ironic older than the volume API from a version
 // pinned too high.
-func (e *Error) notAcceptable(ue gophercloud.ErrUnexpectedResponseCode) {
+func notAcceptable(e *apierr.Error, ue gophercloud.ErrUnexpectedResponseCode) {
 	max := ue.ResponseHeader.Get(maxVersionHeader)
 	if max == "" {
 		if m := rangeRE().FindStringSubmatch(e.Message); m != nil {
@@ -224,8 +201,8 @@ func (e *Error) notAcceptable(ue gophercloud.ErrUnexpectedResponseCode) {
 		}
 	}
 	if max != "" && compareVersions(max, MinMicroversion) < 0 {
-		e.Kind = ErrTooOld
-		e.Message = fmt.Sprintf("its newest API version is %s", max)
+		e.Kind = apierr.ErrUnsupported
+		e.Message = fmt.Sprintf(tooOld+"its newest API version is %s", max)
 		e.Hint = "volume connectors and targets need Ironic API " + MinMicroversion + " or later (Ironic 9.0, Pike): upgrade Ironic"
 		return
 	}
@@ -233,22 +210,21 @@ func (e *Error) notAcceptable(ue gophercloud.ErrUnexpectedResponseCode) {
 }
 
 // badRequest picks out Ironic's power-state refusal from other 400s.
-func (e *Error) badRequest() {
+func badRequest(e *apierr.Error) {
 	m := powerStateRE().FindStringSubmatch(e.Message)
 	if m == nil {
-		e.Kind = ErrInvalid
+		e.Kind = apierr.ErrInvalid
 		if strings.Contains(e.Message, "node_uuid") {
 			e.Hint = "no node has this UUID: check it (openstack baremetal node list)"
 		}
 		return
 	}
-	e.Kind = ErrNotPoweredOff
-	e.Node, e.PowerState = m[1], m[2]
-	state := strconvQuote(e.PowerState)
-	if e.PowerState == "None" {
+	e.Kind = apierr.ErrInvalidState
+	node, state := m[1], strconvQuote(m[2])
+	if m[2] == "None" {
 		state = "unknown (never set)"
 	}
-	e.Hint = fmt.Sprintf("Ironic changes and deletes volume connectors and targets only while the node is powered off, and node %s is in power state %s: power it off (openstack baremetal node power off %s) and run this again", e.Node, state, e.Node)
+	e.Hint = fmt.Sprintf("Ironic changes and deletes volume connectors and targets only while the node is powered off, and node %s is in power state %s: power it off (openstack baremetal node power off %s) and run this again", node, state, node)
 }
 
 func notFoundHint(c call) string {
@@ -303,7 +279,7 @@ func DecodeErrorBody(body []byte) (msg string, bare bool) {
 	if inner.FaultString != nil {
 		return oneLine(*inner.FaultString), false
 	}
-	m := strings.TrimSpace(inner.Title + ": " + stripTags(inner.Description))
+	m := strings.TrimSpace(inner.Title + ": " + apierr.StripTags(inner.Description))
 	return oneLine(strings.TrimSuffix(m, ":")), true
 }
 
@@ -320,25 +296,18 @@ func foreignBody(body []byte) string {
 	if json.Unmarshal(body, &ks) == nil && ks.Error.Message != "" {
 		return oneLine(ks.Error.Message)
 	}
-	s := string(body)
-	if lower := strings.ToLower(s); strings.Contains(lower, "<html") || strings.Contains(lower, "<!doctype") {
-		if m := titleRE().FindStringSubmatch(s); m != nil && strings.TrimSpace(m[1]) != "" {
-			return "an HTML page: " + oneLine(html.UnescapeString(m[1]))
-		}
-		return "an HTML page: " + oneLine(html.UnescapeString(stripTags(s)))
+	if title, text, ok := apierr.Page(body, maxMessage); ok {
+		return "an HTML page: " + title + text
 	}
-	return oneLine(s)
+	return oneLine(string(body))
 }
 
-var titleRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`) })
+// maxMessage bounds what an error quotes of Ironic's answer.
+const maxMessage = 300
 
-var tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<[^>]*>`) })
-
-func stripTags(s string) string { return tagRE().ReplaceAllString(s, " ") }
-
-// oneLine keeps a server traceback or HTML page from flooding the user's
-// terminal.
-func oneLine(s string) string { return ident.OneLine(s, 300) }
+// oneLine keeps a server's multi-line message or body from flooding the
+// user's terminal.
+func oneLine(s string) string { return ident.OneLine(s, maxMessage) }
 
 func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
 
@@ -368,9 +337,5 @@ func isPlain(s string) bool {
 
 // invalid builds a client-side validation error naming the field.
 func invalid(op, field, format string, args ...any) error {
-	return &Error{Op: op, Message: field + ": " + fmt.Sprintf(format, args...), Kind: ErrInvalid}
+	return &apierr.Error{Service: Service, Op: op, Message: field + ": " + fmt.Sprintf(format, args...), Kind: apierr.ErrInvalid}
 }
-
-// DeletionDeferred reports that Ironic refused a change only because of the
-// node's power state: it can be done once the node is powered off.
-func (e *Error) DeletionDeferred() bool { return e.Kind == ErrNotPoweredOff }

@@ -15,6 +15,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/ironicapi/ironictest"
 )
 
@@ -61,16 +62,16 @@ func TestV1URL(t *testing.T) {
 	}
 }
 
-// TestErrorKeepsCause: an *Error unwraps to its kind and to gophercloud's
+// TestErrorKeepsCause: an *apierr.Error unwraps to its kind and to gophercloud's
 // error, so gophercloud's own helpers work on it.
 func TestErrorKeepsCause(t *testing.T) {
 	f := ironictest.New(t, 10)
 	sc := f.Client(t)
 	ctx := context.Background()
 	_, err := GetNode(ctx, sc, "nosuch").Extract()
-	var e *Error
+	var e *apierr.Error
 	require.ErrorAs(t, err, &e)
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, apierr.ErrNotFound)
 	require.True(t, gophercloud.ResponseCodeIs(err, http.StatusNotFound))
 	var ue gophercloud.ErrUnexpectedResponseCode
 	require.True(t, errors.As(err, &ue))
@@ -78,12 +79,12 @@ func TestErrorKeepsCause(t *testing.T) {
 	require.Contains(t, err.Error(), "baremetal node list", "hint kept")
 
 	err = DeleteConnector(ctx, sc, "00000000-0000-4000-8000-000000000009").ExtractErr()
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, apierr.ErrNotFound)
 	require.True(t, gophercloud.ResponseCodeIs(err, http.StatusNotFound))
 
 	// A request brick refused to send has a kind but no HTTP cause.
 	_, err = GetNode(ctx, sc, "a/b").Extract()
-	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorIs(t, err, apierr.ErrInvalid)
 	require.False(t, gophercloud.ResponseCodeIs(err, http.StatusNotFound))
 }
 
@@ -113,25 +114,25 @@ func TestErrorMapping(t *testing.T) {
 		want      string
 		wantState string
 	}{
-		{name: "duplicate connector", code: 409, body: body409Conn, kind: ErrConflict, resource: "volume connector",
+		{name: "duplicate connector", code: 409, body: body409Conn, kind: apierr.ErrConflict, resource: "volume connector",
 			contains: []string{"already exists", "(HTTP 409)", "connector list --long"}},
-		{name: "duplicate boot index", code: 409, body: body409Boot, kind: ErrConflict, resource: "volume target",
+		{name: "duplicate boot index", code: 409, body: body409Boot, kind: apierr.ErrConflict, resource: "volume target",
 			contains: []string{"boot index '0'", "another --boot-index"}},
-		{name: "powered on", code: 400, body: body400PowOn, kind: ErrNotPoweredOff, resource: "volume target", wantState: "power on",
+		{name: "powered on", code: 400, body: body400PowOn, kind: apierr.ErrInvalidState, resource: "volume target", wantState: "power on",
 			contains: []string{"power it off", "openstack baremetal node power off " + nodeA}},
-		{name: "power never set", code: 400, body: body400None, kind: ErrNotPoweredOff, resource: "volume connector", wantState: "None",
+		{name: "power never set", code: 400, body: body400None, kind: apierr.ErrInvalidState, resource: "volume connector", wantState: "None",
 			contains: []string{"unknown (never set)", "power it off"}},
-		{name: "other 400", code: 400, body: body400UUID, kind: ErrInvalid, resource: "volume connector",
+		{name: "other 400", code: 400, body: body400UUID, kind: apierr.ErrInvalid, resource: "volume connector",
 			contains: []string{"Expected UUID for node_uuid: node-a"}},
-		{name: "node not found", code: 404, body: body404Node, kind: ErrNotFound, resource: "node",
+		{name: "node not found", code: 404, body: body404Node, kind: apierr.ErrNotFound, resource: "node",
 			contains: []string{"Node nosuch could not be found.", "baremetal node list"}},
-		{name: "bare 404 is an old Ironic", code: 404, body: body404Bare, kind: ErrTooOld, resource: "volume connectors",
+		{name: "bare 404 is an old Ironic", code: 404, body: body404Bare, kind: apierr.ErrUnsupported, resource: "volume connectors",
 			contains: []string{"Ironic too old for volume resources", "bare 404", "1.32"}},
-		{name: "bare 404 on a node URL is a wrong endpoint", code: 404, body: body404Bare, kind: ErrNotFound, resource: "node",
+		{name: "bare 404 on a node URL is a wrong endpoint", code: 404, body: body404Bare, kind: apierr.ErrNotFound, resource: "node",
 			contains: []string{"answered a bare 404", "check that the endpoint"}},
-		{name: "406 from an old Ironic (header)", code: 406, maxHdr: "1.31", body: body406Old, kind: ErrTooOld,
+		{name: "406 from an old Ironic (header)", code: 406, maxHdr: "1.31", body: body406Old, kind: apierr.ErrUnsupported,
 			contains: []string{"Ironic too old for volume resources", "newest API version is 1.31"}},
-		{name: "406 from an old Ironic (body only)", code: 406, body: body406Old, kind: ErrTooOld,
+		{name: "406 from an old Ironic (body only)", code: 406, body: body406Old, kind: apierr.ErrUnsupported,
 			contains: []string{"newest API version is 1.31"}},
 		{name: "406 too new is not too old", code: 406, maxHdr: "1.82", body: body406TooNew, kind: nil,
 			contains: []string{"supported version range is: [1.1, 1.82]"}},
@@ -139,14 +140,14 @@ func TestErrorMapping(t *testing.T) {
 			want: "ironic create volume connector: an HTML page: Bad gateway (HTTP 502); Ironic (or a proxy in front of it) failed: try again later; if it persists, Ironic's log says why", resource: "volume connector"},
 		{name: "html page with a title", code: 503, body: "<!DOCTYPE html>\n<html><head><title>503 Service Unavailable</title></head><body><h1>Service Unavailable</h1><p>The server is temporarily unable &amp; busy</p></body></html>", kind: nil,
 			want: "ironic list volume connectors: an HTML page: 503 Service Unavailable (HTTP 503); Ironic (or a proxy in front of it) failed: try again later; if it persists, Ironic's log says why", op: "list", resource: "volume connectors"},
-		{name: "keystonemiddleware 401", code: 401, body: `{"error": {"code": 401, "title": "Unauthorized", "message": "The request you have made requires authentication."}}`, kind: ErrUnauthorized,
+		{name: "keystonemiddleware 401", code: 401, body: `{"error": {"code": 401, "title": "Unauthorized", "message": "The request you have made requires authentication."}}`, kind: apierr.ErrUnauthorized,
 			op: "list", resource: "volume connectors",
 			want: "ironic list volume connectors: The request you have made requires authentication. (HTTP 401); Ironic refused the token (none, expired or revoked): with --os-token or OS_TOKEN get a new one ('openstack token issue'); " +
 				"with --os-auth-type noauth this Ironic wants Keystone credentials instead (--os-cloud, or OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME)"},
-		{name: "policy 403 on create", code: 403, body: `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Access was denied to the following resource: baremetal:volume:create\", \"debuginfo\": null}"}`, kind: ErrForbidden,
+		{name: "policy 403 on create", code: 403, body: `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Access was denied to the following resource: baremetal:volume:create\", \"debuginfo\": null}"}`, kind: apierr.ErrForbidden,
 			resource: "volume connector", node: nodeA,
 			want: "ironic create volume connector of node " + nodeA + ": Access was denied to the following resource: baremetal:volume:create (HTTP 403); Ironic's policy does not allow this to the user: it needs the admin role on the node's owner or lessee project, or a system-scoped member; use credentials with that role (--os-cloud, or --os-username and --os-project-name)"},
-		{name: "policy 403 on a node read", code: 403, body: `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Access was denied to the following resource: baremetal:node:get\", \"debuginfo\": null}"}`, kind: ErrForbidden,
+		{name: "policy 403 on a node read", code: 403, body: `{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Access was denied to the following resource: baremetal:node:get\", \"debuginfo\": null}"}`, kind: apierr.ErrForbidden,
 			op: "get", resource: "node",
 			contains: []string{"baremetal:node:get (HTTP 403)", "a role on the node's owner project (reader to read)"}},
 	} {
@@ -170,15 +171,16 @@ func TestErrorMapping(t *testing.T) {
 			if tc.want != "" {
 				require.Equal(t, tc.want, err.Error())
 			}
-			var e *Error
+			var e *apierr.Error
 			require.ErrorAs(t, err, &e)
 			if tc.kind != nil {
 				require.ErrorIs(t, err, tc.kind)
 			} else {
 				require.Nil(t, e.Kind)
 			}
-			require.Equal(t, tc.code, e.StatusCode)
-			require.Equal(t, tc.wantState, e.PowerState)
+			require.Equal(t, tc.code, e.Status)
+			_, state, _ := NodePowerState(err)
+			require.Equal(t, tc.wantState, state)
 			for _, s := range tc.contains {
 				require.Contains(t, err.Error(), s)
 			}
@@ -342,14 +344,14 @@ func TestCreateValidation(t *testing.T) {
 		{"empty patch", UpdateTarget(ctx, sc, vol, TargetUpdateOpts{}).Err, "nothing to change"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.ErrorIs(t, tc.err, ErrInvalid)
+			require.ErrorIs(t, tc.err, apierr.ErrInvalid)
 			require.ErrorContains(t, tc.err, tc.want)
 		})
 	}
 	_, err := AllTargets(ctx, ListTargets(sc, TargetListOpts{Detail: true, Fields: []string{"uuid"}}), 0)
-	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorIs(t, err, apierr.ErrInvalid)
 	_, err = AllConnectors(ctx, ListConnectors(sc, ConnectorListOpts{SortDir: "up"}), 0)
-	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorIs(t, err, apierr.ErrInvalid)
 	require.Zero(t, hits, "nothing invalid may reach the server")
 }
 
@@ -362,7 +364,7 @@ func TestResolveNode(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, nodeA, id)
 	_, err = ResolveNode(ctx, sc, "nosuch")
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, apierr.ErrNotFound)
 }
 
 // TestNotJSONAnswer: a 200 that is not Ironic's JSON (a web server on
@@ -375,7 +377,7 @@ func TestNotJSONAnswer(t *testing.T) {
 	_, err := sc.Get(context.Background(), srv.URL+"/v1/volume/connectors", &out, nil)
 	require.Error(t, err)
 	err = convert(call{op: "list", resource: "volume connectors"}, err)
-	require.ErrorIs(t, err, ErrUnreachable)
+	require.ErrorIs(t, err, apierr.ErrUnreachable)
 	require.Equal(t, "ironic list volume connectors: the answer is not Ironic's JSON; "+
 		"check --ironic-endpoint, or the catalog's baremetal endpoint for --os-region-name and --os-interface", err.Error())
 }
@@ -410,7 +412,7 @@ func TestUnreachableErrors(t *testing.T) {
 			_, err := sc.Get(context.Background(), tc.base+"/v1/volume/connectors?secret=x", nil, nil)
 			require.Error(t, err)
 			err = convert(call{op: "list", resource: "volume connectors"}, err)
-			require.ErrorIs(t, err, ErrUnreachable)
+			require.ErrorIs(t, err, apierr.ErrUnreachable)
 			require.Equal(t, tc.want, err.Error())
 		})
 	}

@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
 	"github.com/gophercloud/gophercloud/v2/pagination"
+
+	"github.com/brick-storage/brick/ident"
 )
 
 // Power states as Ironic reports them; a node whose power was never set
@@ -19,7 +20,7 @@ const (
 )
 
 // GetNode fetches a node by name or UUID with gophercloud's nodes.Get, at
-// the volume API version, with errors as *Error.
+// the volume API version, with errors as *apierr.Error.
 func GetNode(ctx context.Context, client *gophercloud.ServiceClient, nodeRef string) (r nodes.GetResult) {
 	c := call{op: "get", resource: "node", ident: nodeRef}
 	if !ValidNodeIdent(nodeRef) {
@@ -46,7 +47,7 @@ func ResolveNode(ctx context.Context, client *gophercloud.ServiceClient, nodeRef
 }
 
 // UpdateNode applies a JSON patch to a node with gophercloud's
-// nodes.Update, with errors as *Error.
+// nodes.Update, with errors as *apierr.Error.
 func UpdateNode(ctx context.Context, client *gophercloud.ServiceClient, nodeUUID string, opts nodes.UpdateOpts) (r nodes.UpdateResult) {
 	c := call{op: "update", resource: "node", ident: nodeUUID}
 	if !ident.IsUUID(nodeUUID) {

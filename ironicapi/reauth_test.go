@@ -6,6 +6,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/apierr"
 )
 
 // TestRenewalFailureIsOneLine: gophercloud reports a failed token renewal
@@ -17,7 +19,7 @@ func TestRenewalFailureIsOneLine(t *testing.T) {
 	renew := errors.New("renew the token at http://ks/v3: Keystone refused the credentials that worked at the start")
 	err := convert(call{op: "list", resource: "volume connectors"},
 		&gophercloud.ErrUnableToReauthenticate{ErrOriginal: orig, ErrReauth: renew})
-	require.ErrorIs(t, err, ErrUnauthorized)
+	require.ErrorIs(t, err, apierr.ErrUnauthorized)
 	require.ErrorIs(t, err, renew)
 	require.Equal(t, "ironic list volume connectors: Ironic refused the token (expired or revoked) and getting a new one failed: "+
 		"renew the token at http://ks/v3: Keystone refused the credentials that worked at the start (HTTP 401)", err.Error())

@@ -5,9 +5,11 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/pagination"
+
+	"github.com/brick-storage/brick/apierr"
+	"github.com/brick-storage/brick/ident"
 )
 
 // volumeKind is what the requests on volume connectors and on volume
@@ -63,7 +65,7 @@ func (k volumeKind) list(client *gophercloud.ServiceClient, nodeUUID string, opt
 	if opts != nil {
 		q, err := k.query(opts)
 		if err != nil {
-			return pagination.Pager{Err: &Error{Op: "list " + k.resource + "s", Message: err.Error(), Kind: ErrInvalid}}
+			return pagination.Pager{Err: &apierr.Error{Service: Service, Op: "list " + k.resource + "s", Message: err.Error(), Kind: apierr.ErrInvalid}}
 		}
 		u += q
 	}
@@ -76,7 +78,7 @@ func (k volumeKind) create(ctx context.Context, client *gophercloud.ServiceClien
 	c := call{op: "create", resource: k.resource}
 	b, err := body()
 	if err != nil {
-		r.Err = &Error{Op: c.String(), Message: err.Error(), Kind: ErrInvalid}
+		r.Err = &apierr.Error{Service: Service, Op: c.String(), Message: err.Error(), Kind: apierr.ErrInvalid}
 		return r
 	}
 	if n, ok := b["node_uuid"].(string); ok {
@@ -97,7 +99,7 @@ func (k volumeKind) get(ctx context.Context, client *gophercloud.ServiceClient, 
 	u := k.itemURL(client, id)
 	if opts != nil && len(opts.Fields) > 0 {
 		if err := checkFields(opts.Fields, k.fields); err != nil {
-			r.Err = &Error{Op: c.String(), Message: err.Error(), Kind: ErrInvalid}
+			r.Err = &apierr.Error{Service: Service, Op: c.String(), Message: err.Error(), Kind: apierr.ErrInvalid}
 			return r
 		}
 		q, _ := gophercloud.BuildQueryString(opts)
@@ -117,7 +119,7 @@ func (k volumeKind) update(ctx context.Context, client *gophercloud.ServiceClien
 	}
 	b, err := body()
 	if err != nil {
-		r.Err = &Error{Op: c.String(), Message: err.Error(), Kind: ErrInvalid}
+		r.Err = &apierr.Error{Service: Service, Op: c.String(), Message: err.Error(), Kind: apierr.ErrInvalid}
 		return r
 	}
 	resp, err := volumeClient(client).Patch(ctx, k.itemURL(client, id), b, &r.Body, &gophercloud.RequestOpts{OkCodes: []int{200}})

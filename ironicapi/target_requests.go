@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/brick-storage/brick/ident"
 	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/brick-storage/brick/ident"
 )
 
 // GetTarget fetches one target by UUID; opts may be nil.
@@ -65,7 +66,7 @@ func (o TargetCreateOpts) ToVolumeTargetCreateMap() (map[string]any, error) {
 }
 
 // CreateTarget creates a target. Ironic accepts this in any power state;
-// a boot index the node uses already gives ErrConflict.
+// a boot index the node uses already gives apierr.ErrConflict.
 func CreateTarget(ctx context.Context, client *gophercloud.ServiceClient, opts TargetCreateOptsBuilder) TargetResult {
 	return TargetResult{targetKind().create(ctx, client, opts.ToVolumeTargetCreateMap)}
 }
@@ -116,12 +117,12 @@ func checkTargetPatchOp(op PatchOp) error {
 }
 
 // UpdateTarget applies a JSON patch to a target. Ironic refuses it
-// (ErrNotPoweredOff) unless the node is powered off.
+// (apierr.ErrInvalidState) unless the node is powered off.
 func UpdateTarget(ctx context.Context, client *gophercloud.ServiceClient, id string, opts TargetUpdateOptsBuilder) TargetResult {
 	return TargetResult{targetKind().update(ctx, client, id, opts.ToVolumeTargetUpdateMap)}
 }
 
-// DeleteTarget deletes a target. Ironic refuses it (ErrNotPoweredOff)
+// DeleteTarget deletes a target. Ironic refuses it (apierr.ErrInvalidState)
 // unless the node is powered off.
 func DeleteTarget(ctx context.Context, client *gophercloud.ServiceClient, id string) DeleteResult {
 	return targetKind().delete(ctx, client, id)

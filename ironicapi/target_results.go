@@ -23,7 +23,7 @@ func ExtractTargets(p pagination.Page) ([]VolumeTarget, error) {
 }
 
 // AllTargets collects up to max targets (0: all) from pager, with errors
-// converted to *Error.
+// converted to *apierr.Error.
 func AllTargets(ctx context.Context, pager pagination.Pager, max int) ([]VolumeTarget, error) {
 	return collect(ctx, pager, call{op: "list", resource: "volume targets"}, ExtractTargets, max)
 }

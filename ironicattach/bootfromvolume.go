@@ -12,6 +12,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ident"
@@ -512,7 +513,7 @@ func revertPatch(p *bootPlan) nodes.UpdateOpts {
 
 // deleteGone treats a resource already gone (or never made) as deleted.
 func deleteGone(err error, id string) error {
-	if id == "" || errors.Is(err, ironicapi.ErrNotFound) {
+	if id == "" || errors.Is(err, apierr.ErrNotFound) {
 		return nil
 	}
 	return err

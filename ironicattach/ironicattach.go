@@ -18,6 +18,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ironicapi"
@@ -278,9 +279,9 @@ func (m *Manager) deleteTargets(ctx context.Context, res *DetachResult) error {
 		}
 		err := ironicapi.DeleteTarget(ctx, m.Ironic, t.UUID).ExtractErr()
 		switch {
-		case errors.Is(err, ironicapi.ErrNotPoweredOff):
+		case errors.Is(err, apierr.ErrInvalidState):
 			return fmt.Errorf("the node may be running from the volume, so Cinder was not touched: %w", err)
-		case err != nil && !errors.Is(err, ironicapi.ErrNotFound):
+		case err != nil && !errors.Is(err, apierr.ErrNotFound):
 			return err
 		}
 		res.DeletedTargets = append(res.DeletedTargets, t.UUID)

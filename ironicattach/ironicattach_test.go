@@ -13,10 +13,10 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/cinderapi/cindertest"
 	"github.com/brick-storage/brick/host"
-	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/ironicapi/ironictest"
 )
 
@@ -132,7 +132,7 @@ func TestAttachDetach(t *testing.T) {
 
 			f.ironic.power = "power on"
 			_, err = f.m.DetachVolume(ctx, DetachOpts{Node: "node-1", Volume: volID})
-			require.ErrorIs(t, err, ironicapi.ErrNotPoweredOff)
+			require.ErrorIs(t, err, apierr.ErrInvalidState)
 			require.ErrorContains(t, err, "Cinder was not touched")
 			status, _ = f.cinder.Status(volID)
 			require.Equal(t, "in-use", status)
@@ -162,7 +162,7 @@ func TestAttachRollsBack(t *testing.T) {
 			f := newFixture(t, mv)
 			f.ironic.failCreate = 409
 			_, err := f.m.AttachVolume(context.Background(), AttachOpts{Node: nodeUUID, Volume: volID})
-			require.ErrorIs(t, err, ironicapi.ErrConflict)
+			require.ErrorIs(t, err, apierr.ErrConflict)
 			status, n := f.cinder.Status(volID)
 			require.Equal(t, "available", status, "Cinder put back")
 			require.Zero(t, n)
@@ -197,6 +197,6 @@ func TestAttachRefusals(t *testing.T) {
 	t.Run("unknown node", func(t *testing.T) {
 		f := newFixture(t, "")
 		_, err := f.m.AttachVolume(ctx, AttachOpts{Node: "node-2", Volume: volID})
-		require.ErrorIs(t, err, ironicapi.ErrNotFound)
+		require.ErrorIs(t, err, apierr.ErrNotFound)
 	})
 }

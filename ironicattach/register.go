@@ -8,6 +8,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ident"
 	"github.com/brick-storage/brick/ironicapi"
@@ -83,7 +84,7 @@ func Register(ctx context.Context, client *gophercloud.ServiceClient, nodeUUID s
 }
 
 func invalid(op, msg string) error {
-	return &ironicapi.Error{Op: op, Message: msg, Kind: ironicapi.ErrInvalid}
+	return &apierr.Error{Service: ironicapi.Service, Op: op, Message: msg, Kind: apierr.ErrInvalid}
 }
 
 // normalizeSpecs normalizes the IDs and drops duplicates.
@@ -169,6 +170,6 @@ func checkOwners(ctx context.Context, client *gophercloud.ServiceClient, nodeUUI
 	if len(msgs) == 0 {
 		return nil
 	}
-	return &ironicapi.Error{Op: op, Message: strings.Join(msgs, "; "), Kind: ironicapi.ErrConflict,
+	return &apierr.Error{Service: ironicapi.Service, Op: op, Message: strings.Join(msgs, "; "), Kind: apierr.ErrConflict,
 		Hint: "a connector belongs to one node only: if that node no longer has it, delete it there (brick ironic connector delete UUID, with that node powered off), then run register again"}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/ironicapi/ironictest"
 )
@@ -49,7 +50,7 @@ func TestRegister(t *testing.T) {
 		f, sc := setup(t)
 		other := f.AddConnector(nodeB, "iqn", "iqn.2004-10.com.example:host-a")
 		_, err := Register(ctx, sc, nodeA, want, RegisterOpts{})
-		require.ErrorIs(t, err, ironicapi.ErrConflict)
+		require.ErrorIs(t, err, apierr.ErrConflict)
 		require.ErrorContains(t, err, "registered to node node-b ("+nodeB+") as connector "+other.UUID)
 		require.Len(t, f.Conns, 1, "nothing created")
 	})
@@ -59,7 +60,7 @@ func TestRegister(t *testing.T) {
 		f.AddConnector(nodeA, "iqn", "iqn.2004-10.com.example:old")
 		f.AddConnector(nodeA, "port", "3b6d0e34-0b0c-4e3f-9a6a-111111111111") // never pruned
 		_, err := Register(ctx, sc, nodeA, want, RegisterOpts{Prune: true})
-		require.ErrorIs(t, err, ironicapi.ErrNotPoweredOff)
+		require.ErrorIs(t, err, apierr.ErrInvalidState)
 		require.ErrorContains(t, err, "power it off")
 		f.Nodes[nodeA].PowerState = ironicapi.PowerOff
 		r, err := Register(ctx, sc, nodeA, want, RegisterOpts{Prune: true})
@@ -72,9 +73,9 @@ func TestRegister(t *testing.T) {
 	t.Run("invalid spec", func(t *testing.T) {
 		_, sc := setup(t)
 		_, err := Register(ctx, sc, nodeA, []ConnectorSpec{{Type: "wwpn", ConnectorID: "zz"}}, RegisterOpts{})
-		require.ErrorIs(t, err, ironicapi.ErrInvalid)
+		require.ErrorIs(t, err, apierr.ErrInvalid)
 		_, err = Register(ctx, sc, "node-a", want, RegisterOpts{})
-		require.ErrorIs(t, err, ironicapi.ErrInvalid)
+		require.ErrorIs(t, err, apierr.ErrInvalid)
 	})
 }
 
@@ -93,7 +94,7 @@ func TestSetCapabilities(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, changed)
 	_, err = SetCapabilities(ctx, sc, nodeA, []Capability{{"a,b", "c"}})
-	require.ErrorIs(t, err, ironicapi.ErrInvalid)
+	require.ErrorIs(t, err, apierr.ErrInvalid)
 }
 
 func TestParseCapabilities(t *testing.T) {

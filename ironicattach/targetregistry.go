@@ -7,6 +7,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/ironicapi"
 )
 
@@ -46,7 +47,7 @@ const TagKey = "brick_attach"
 func (r TargetRegistry) FindTarget(ctx context.Context, node, volumeID, tag string) (string, error) {
 	nodeUUID, err := ironicapi.ResolveNode(ctx, r.Client, node)
 	if err != nil {
-		if errors.Is(err, ironicapi.ErrNotFound) {
+		if errors.Is(err, apierr.ErrNotFound) {
 			return "", nil
 		}
 		return "", err
@@ -64,15 +65,15 @@ func (r TargetRegistry) FindTarget(ctx context.Context, node, volumeID, tag stri
 }
 
 // DeleteTarget deletes the target; one already gone is success. When the
-// node is not powered off, the error (ironicapi.ErrNotPoweredOff) says how to finish
+// node is not powered off, the error (apierr.ErrInvalidState) says how to finish
 // by hand.
 func (r TargetRegistry) DeleteTarget(ctx context.Context, node, targetUUID string) error {
 	err := ironicapi.DeleteTarget(ctx, r.Client, targetUUID).ExtractErr()
-	var e *ironicapi.Error
+	var e *apierr.Error
 	switch {
-	case err == nil, errors.Is(err, ironicapi.ErrNotFound):
+	case err == nil, errors.Is(err, apierr.ErrNotFound):
 		return nil
-	case errors.As(err, &e) && e.Kind == ironicapi.ErrNotPoweredOff:
+	case errors.As(err, &e) && e.Service == ironicapi.Service && e.Kind == apierr.ErrInvalidState:
 		e.Hint = fmt.Sprintf("Ironic deletes volume targets only while the node is powered off: power node %s off (openstack baremetal node power off %s), then run: brick ironic target delete %s",
 			node, node, targetUUID)
 		return e

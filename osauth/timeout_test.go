@@ -87,7 +87,7 @@ func TestHungServerNamesURLAndLimit(t *testing.T) {
 			sc, err := osauth.BaremetalClient(ctx, osauth.Options{AuthType: osauth.AuthNoAuth, IronicEndpoint: base, Timeout: limit})
 			require.NoError(t, err)
 			_, err = ironicapi.AllConnectors(ctx, ironicapi.ListConnectors(sc, nil), 0)
-			require.ErrorIs(t, err, ironicapi.ErrUnreachable)
+			require.ErrorIs(t, err, apierr.ErrUnreachable)
 			require.True(t, strings.HasPrefix(err.Error(), "ironic list volume connectors: cannot reach "+base+"/v1/volume/connectors: no answer within 300ms (the time limit of one request, --api-timeout); check --ironic-endpoint"), err.Error())
 		})
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/ironicattach"
 )
@@ -94,9 +95,9 @@ func TestIronicConnectorContract(t *testing.T) {
 	// delete, then it is gone
 	require.NoError(t, ironicapi.DeleteConnector(ctx, sc, c.UUID).ExtractErr())
 	_, err = ironicapi.GetConnector(ctx, sc, c.UUID, nil).Extract()
-	require.ErrorIs(t, err, ironicapi.ErrNotFound)
+	require.ErrorIs(t, err, apierr.ErrNotFound)
 	err = ironicapi.DeleteConnector(ctx, sc, c.UUID).ExtractErr()
-	require.ErrorIs(t, err, ironicapi.ErrNotFound)
+	require.ErrorIs(t, err, apierr.ErrNotFound)
 	require.NoError(t, ironicapi.DeleteConnector(ctx, sc, iqn.UUID).ExtractErr())
 }
 
@@ -155,7 +156,7 @@ func TestIronicTargetContract(t *testing.T) {
 	require.NoError(t, ironicapi.DeleteTarget(ctx, sc, t0.UUID).ExtractErr())
 	require.NoError(t, ironicapi.DeleteTarget(ctx, sc, t1.UUID).ExtractErr())
 	_, err = ironicapi.GetTarget(ctx, sc, t1.UUID, nil).Extract()
-	require.ErrorIs(t, err, ironicapi.ErrNotFound)
+	require.ErrorIs(t, err, apierr.ErrNotFound)
 }
 
 // TestIronicPaginationKeepsNode: with a small max_limit, a node's list
@@ -265,7 +266,7 @@ func TestIronicErrors(t *testing.T) {
 
 	t.Run("duplicate connector 409, across nodes", func(t *testing.T) {
 		_, err := ironicapi.CreateConnector(ctx, sc, ironicapi.ConnectorCreateOpts{NodeUUID: other.UUID, Type: "iqn", ConnectorID: id}).Extract()
-		require.ErrorIs(t, err, ironicapi.ErrConflict)
+		require.ErrorIs(t, err, apierr.ErrConflict)
 		require.ErrorContains(t, err, "already exists")
 		require.ErrorContains(t, err, "connector list --long")
 		t.Log(err)
@@ -274,7 +275,7 @@ func TestIronicErrors(t *testing.T) {
 	require.NoError(t, err)
 	t.Run("duplicate boot index 409", func(t *testing.T) {
 		_, err := ironicapi.CreateTarget(ctx, sc, ironicapi.TargetCreateOpts{NodeUUID: on.UUID, VolumeType: "iscsi", BootIndex: 0, VolumeID: newVolumeID(11)}).Extract()
-		require.ErrorIs(t, err, ironicapi.ErrConflict)
+		require.ErrorIs(t, err, apierr.ErrConflict)
 		require.ErrorContains(t, err, "boot index '0'")
 		require.ErrorContains(t, err, "another --boot-index")
 		t.Log(err)
@@ -286,12 +287,14 @@ func TestIronicErrors(t *testing.T) {
 			ironicapi.UpdateTarget(ctx, sc, tg.UUID, ironicapi.TargetUpdateOpts{ironicapi.Replace("/boot_index", 3)}).Err,
 			ironicapi.DeleteTarget(ctx, sc, tg.UUID).ExtractErr(),
 		} {
-			require.ErrorIs(t, err, ironicapi.ErrNotPoweredOff)
-			var e *ironicapi.Error
+			require.ErrorIs(t, err, apierr.ErrInvalidState)
+			var e *apierr.Error
 			require.ErrorAs(t, err, &e)
-			require.Equal(t, 400, e.StatusCode)
-			require.Equal(t, ironicapi.PowerOn, e.PowerState)
-			require.Equal(t, on.UUID, e.Node)
+			require.Equal(t, 400, e.Status)
+			node, state, ok := ironicapi.NodePowerState(err)
+			require.True(t, ok, err)
+			require.Equal(t, ironicapi.PowerOn, state)
+			require.Equal(t, on.UUID, node)
 			require.ErrorContains(t, err, "power it off (openstack baremetal node power off "+on.UUID+")")
 		}
 		t.Log(ironicapi.DeleteTarget(ctx, sc, tg.UUID).ExtractErr())
@@ -300,12 +303,12 @@ func TestIronicErrors(t *testing.T) {
 		oc, err := ironicapi.CreateConnector(ctx, sc, ironicapi.ConnectorCreateOpts{NodeUUID: other.UUID, Type: "iqn", ConnectorID: iqnFor(other.Name, 7)}).Extract()
 		require.NoError(t, err)
 		err = ironicapi.DeleteConnector(ctx, sc, oc.UUID).ExtractErr()
-		require.ErrorIs(t, err, ironicapi.ErrNotPoweredOff)
+		require.ErrorIs(t, err, apierr.ErrInvalidState)
 		require.ErrorContains(t, err, "unknown (never set)")
 	})
 	t.Run("TargetRegistry delete while on says how to finish", func(t *testing.T) {
 		err := ironicattach.TargetRegistry{Client: sc}.DeleteTarget(ctx, on.Name, tg.UUID)
-		require.ErrorIs(t, err, ironicapi.ErrNotPoweredOff)
+		require.ErrorIs(t, err, apierr.ErrInvalidState)
 		require.ErrorContains(t, err, "brick ironic target delete "+tg.UUID)
 	})
 	t.Run("after power off they work", func(t *testing.T) {
@@ -316,15 +319,15 @@ func TestIronicErrors(t *testing.T) {
 	})
 	t.Run("bad node", func(t *testing.T) {
 		_, err := ironicapi.ResolveNode(ctx, sc, "no-such-node-e2e")
-		require.ErrorIs(t, err, ironicapi.ErrNotFound)
+		require.ErrorIs(t, err, apierr.ErrNotFound)
 		require.ErrorContains(t, err, "Node no-such-node-e2e could not be found")
 		_, err = ironicapi.AllConnectors(ctx, ironicapi.ListConnectors(sc, ironicapi.ConnectorListOpts{Node: "no-such-node-e2e"}), 0)
-		require.ErrorIs(t, err, ironicapi.ErrNotFound)
+		require.ErrorIs(t, err, apierr.ErrNotFound)
 		_, err = ironicapi.AllTargets(ctx, ironicapi.ListNodeTargets(sc, "11111111-2222-4333-8444-555555555555", nil), 0)
-		require.ErrorIs(t, err, ironicapi.ErrNotFound)
+		require.ErrorIs(t, err, apierr.ErrNotFound)
 		// Ironic answers a UUID-shaped unknown node_uuid in a body with 400.
 		_, err = ironicapi.CreateConnector(ctx, sc, ironicapi.ConnectorCreateOpts{NodeUUID: "11111111-2222-4333-8444-555555555555", Type: "ip", ConnectorID: "192.0.2.78"}).Extract()
-		require.ErrorIs(t, err, ironicapi.ErrInvalid)
+		require.ErrorIs(t, err, apierr.ErrInvalid)
 		t.Log(err)
 	})
 	t.Run("server without API 1.32", func(t *testing.T) {
@@ -344,20 +347,20 @@ func TestIronicErrors(t *testing.T) {
 		old := ironicBed{endpoint: srv.URL}
 		osc, _ := old.client(t)
 		_, err = ironicapi.AllConnectors(ctx, ironicapi.ListConnectors(osc, nil), 0)
-		require.ErrorIs(t, err, ironicapi.ErrTooOld)
+		require.ErrorIs(t, err, apierr.ErrUnsupported)
 		require.ErrorContains(t, err, "Ironic too old for volume resources")
 		t.Log(err)
 		_, err = ironicapi.CreateTarget(ctx, osc, ironicapi.TargetCreateOpts{NodeUUID: other.UUID, VolumeType: "iscsi", VolumeID: newVolumeID(12)}).Extract()
-		require.ErrorIs(t, err, ironicapi.ErrTooOld)
+		require.ErrorIs(t, err, apierr.ErrUnsupported)
 	})
 	t.Run("microversion above the server's: 406, not too old", func(t *testing.T) {
 		hi := *sc
 		hi.Microversion = "1.999"
 		_, err := ironicapi.AllConnectors(ctx, ironicapi.ListConnectors(&hi, nil), 0)
-		var e *ironicapi.Error
+		var e *apierr.Error
 		require.ErrorAs(t, err, &e)
-		require.Equal(t, 406, e.StatusCode)
-		require.False(t, errors.Is(err, ironicapi.ErrTooOld))
+		require.Equal(t, 406, e.Status)
+		require.False(t, errors.Is(err, apierr.ErrUnsupported))
 		t.Log(err)
 	})
 	t.Run("client-side validation the server lacks", func(t *testing.T) {
@@ -369,10 +372,10 @@ func TestIronicErrors(t *testing.T) {
 			ironicapi.CreateTarget(ctx, sc, ironicapi.TargetCreateOpts{NodeUUID: other.UUID, VolumeType: "iscsi", VolumeID: "vol-1"}).Err,
 			ironicapi.CreateTarget(ctx, sc, ironicapi.TargetCreateOpts{NodeUUID: other.Name, VolumeType: "iscsi", VolumeID: newVolumeID(13)}).Err,
 		} {
-			require.ErrorIs(t, err, ironicapi.ErrInvalid)
-			var e *ironicapi.Error
+			require.ErrorIs(t, err, apierr.ErrInvalid)
+			var e *apierr.Error
 			require.ErrorAs(t, err, &e)
-			require.Zero(t, e.StatusCode, "refused before sending")
+			require.Zero(t, e.Status, "refused before sending")
 		}
 		l, err := ironicapi.AllTargets(ctx, ironicapi.ListTargets(sc, ironicapi.TargetListOpts{Node: other.UUID}), 0)
 		require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/internal/testbed"
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/osauth"
@@ -72,7 +73,7 @@ func TestKeystoneTokenExpiry(t *testing.T) {
 	t.Logf("with an expired --os-token the service call fails: %v", err)
 	// What brick prints for it: one line saying how to get a new token.
 	_, err = ironicapi.AllConnectors(ctx, ironicapi.ListConnectors(scs["token"], nil), 1)
-	require.ErrorIs(t, err, ironicapi.ErrUnauthorized)
+	require.ErrorIs(t, err, apierr.ErrUnauthorized)
 	require.Equal(t, "ironic list volume connectors: The request you have made requires authentication. (HTTP 401); Ironic refused the token (none, expired or revoked): "+
 		"with --os-token or OS_TOKEN get a new one ('openstack token issue'); with --os-auth-type noauth this Ironic wants Keystone credentials instead "+
 		"(--os-cloud, or OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME)", err.Error())
