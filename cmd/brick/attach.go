@@ -111,7 +111,7 @@ func (a *app) cinderClient(ctx context.Context) (*cinderapi.Client, error) {
 	defer a.authenticating("cinder")()
 	c, err := cinderapi.Connect(ctx, a.cloud())
 	if errors.Is(err, osauth.ErrConfig) {
-		return nil, usageError{err}
+		return nil, usageError{Err: err}
 	}
 	return c, err
 }
@@ -129,7 +129,7 @@ func (a *app) manager(ctx context.Context, opts connectorOptions, cinder bool, o
 			}
 			var ue usageError
 			if errors.As(err, &ue) {
-				return nil, usageError{fmt.Errorf("%s: %w", label, ue.err)}
+				return nil, usageError{Err: fmt.Errorf("%s: %w", label, ue.Err)}
 			}
 			return nil, fmt.Errorf("%s: %w", label, err)
 		}

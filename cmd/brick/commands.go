@@ -1,12 +1,16 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/brick-storage/brick/internal/cmd/ironic"
+)
 
 // extraCommands lists the command groups beyond the foundation; each
 // feature adds its constructor here.
 func extraCommands(a *app) []*cobra.Command {
 	return []*cobra.Command{
-		newCmdIronic(a),
+		ironic.NewCmd(a.factory(), newCmdIronicRegister(a, nil), newCmdBootVolume(a, nil)),
 		newCmdLocalAttach(a, nil), newCmdLocalDetach(a, nil), newCmdGetVolumePaths(a, nil), newCmdGetAllVolumePaths(a, nil), newCmdList(a, nil), newCmdCleanup(a, nil),
 		newCmdConnect(a, nil), newCmdDisconnect(a, nil),
 		newCmdExtend(a, nil),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/brick-storage/brick/cinderapi/cindertest"
 	"github.com/brick-storage/brick/host/hosttest"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 )
 
 func TestCompletion(t *testing.T) {
@@ -89,7 +90,7 @@ func TestPrintError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
-		printError(&b, tt.in)
+		factory.PrintError(&b, tt.in)
 		require.Equal(t, tt.want, b.String())
 	}
 	code, _, errs := runVolumeCmd(t, "lisst")

@@ -39,7 +39,7 @@ func addConnectFlags(f *pflag.FlagSet, cf *connectFlags) {
 // readConnectionInfo reads the document named by --connection-info.
 func (cf *connectFlags) readConnectionInfo(a *app, stdin io.Reader) error {
 	if cf.connectionInfo == "" {
-		return usageError{errors.New("--connection-info is required (a file, or - for stdin)")}
+		return usageError{Err: errors.New("--connection-info is required (a file, or - for stdin)")}
 	}
 	raw, err := readJSONObjectInput(stdin, "--connection-info", cf.connectionInfo, maxInputSize, connInfoShape)
 	if err != nil {

@@ -27,7 +27,7 @@ func (a *app) cryptAccess(ctx context.Context, c attach.Cinder, fixedKeyFile str
 	if fixedKeyFile != "" {
 		f, err := keymanager.LoadFixed(a.host.FS, fixedKeyFile, a.trust.CheckFile)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--fixed-key-file: %w", err)}
+			return nil, usageError{Err: fmt.Errorf("--fixed-key-file: %w", err)}
 		}
 		cr.Fixed = f
 	}

@@ -91,7 +91,7 @@ func csiRun(ctx context.Context, o *csiOptions) error {
 	}
 	socket, err := csi.SocketPath(o.Endpoint)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	m, err := a.manager(ctx, o.Volume.opts, true, "csi", "")
 	if err != nil {
@@ -103,7 +103,7 @@ func csiRun(ctx context.Context, o *csiOptions) error {
 	if cfg.Mode != csi.ModeController {
 		if cfg.NodeID == "" {
 			if cfg.NodeID, err = csi.MachineNodeID(a.host.FS); err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 		}
 		if m.Crypt, err = a.cryptAccess(ctx, m.Cinder, o.FixedKeyFile); err != nil {
@@ -121,7 +121,7 @@ func (a *app) serveCSI(ctx context.Context, cfg csi.Config, m *attach.Manager, a
 	}
 	d, err := csi.New(cfg, c, att, a.host)
 	if err != nil {
-		return usageError{fmt.Errorf("csi: %w", err)}
+		return usageError{Err: fmt.Errorf("csi: %w", err)}
 	}
 	if att != nil {
 		if err := d.Recover(ctx); err != nil {

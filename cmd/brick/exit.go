@@ -11,6 +11,7 @@ import (
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/internal/settings"
 	"github.com/brick-storage/brick/ironicattach"
@@ -44,13 +45,10 @@ func exitStatusText() string {
 }
 
 // usageError marks a mistake in the command line (exit status 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
+type usageError = factory.UsageError
 
 // usagef is a usage error naming the flag and what it takes.
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+func usagef(format string, args ...any) error { return factory.Usagef(format, args...) }
 
 // exitStatus is the status for a command's error; ready says whether
 // flags and config were applied (an error before that is a usage error).
@@ -79,7 +77,7 @@ func flagError(_ *cobra.Command, err error) error {
 	if errors.As(err, &inv) {
 		return usagef("--%s %q: want %s", inv.GetFlag().Name, inv.GetValue(), settings.Accepted(inv.GetFlag()))
 	}
-	return usageError{err}
+	return usageError{Err: err}
 }
 
 // checkCloudFlags checks the cloud flags' values that need no cloud: a

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/attach"
+	"github.com/brick-storage/brick/internal/cmd/ironic"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/internal/view"
 	"github.com/brick-storage/brick/ironicattach"
@@ -108,7 +109,7 @@ func bootVolumeRun(ctx context.Context, o *bootVolumeOptions) error {
 	case o.Image.Path != "":
 		return bootImage(ctx, o)
 	}
-	m, err := f.ironicManager(ctx)
+	m, err := ironic.Manager(ctx, f.factory())
 	if err != nil {
 		return err
 	}
@@ -155,7 +156,7 @@ func bootImage(ctx context.Context, o *bootVolumeOptions) error {
 	if err := f.needRoot("boot-from-volume --image"); err != nil {
 		return err
 	}
-	m, err := f.ironicManager(ctx)
+	m, err := ironic.Manager(ctx, f.factory())
 	if err != nil {
 		return err
 	}

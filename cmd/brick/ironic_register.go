@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/cmd/ironic"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/ironicattach"
@@ -86,7 +87,7 @@ func registerRun(ctx context.Context, o *registerOptions) error {
 	if err != nil {
 		return err
 	}
-	nodeUUID, err := resolveNode(ctx, sc, o.Node)
+	nodeUUID, err := ironic.ResolveNode(ctx, sc, o.Node)
 	if err != nil {
 		return err
 	}

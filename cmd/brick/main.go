@@ -4,14 +4,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
-	"github.com/brick-storage/brick/internal/output"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/internal/settings"
 )
 
@@ -44,25 +42,6 @@ func runApp(ctx context.Context, a *app, args []string) int {
 		return exitOK
 	}
 	err = a.timeoutError(err)
-	printError(a.stderr, a.redactor.Redact(err.Error()))
+	factory.PrintError(a.stderr, a.redactor.Redact(err.Error()))
 	return exitStatus(err, a.ready)
-}
-
-// suggestionsHeader is how cobra introduces its "did you mean" list.
-const suggestionsHeader = "\n\nDid you mean this?\n"
-
-// printError prints an error on one line, except that cobra's suggestions
-// for a mistyped command keep a line each, as cobra lays them out.
-func printError(w io.Writer, msg string) {
-	first, rest, ok := strings.Cut(msg, suggestionsHeader)
-	fmt.Fprintf(w, "brick: %s\n", output.OneLine(first))
-	if !ok {
-		return
-	}
-	fmt.Fprintf(w, "%s", strings.TrimPrefix(suggestionsHeader, "\n"))
-	for _, s := range strings.Split(strings.TrimSpace(rest), "\n") {
-		if s = strings.TrimSpace(s); s != "" {
-			fmt.Fprintf(w, "\t%s\n", output.OneLine(s))
-		}
-	}
 }

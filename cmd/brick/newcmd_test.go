@@ -126,15 +126,6 @@ func TestNewCmdIronic(t *testing.T) {
 	require.True(t, reg.Prune)
 	_, err = parse(t, newCmdIronicRegister, "--node", "../x")
 	require.ErrorContains(t, err, "--node \"../x\" is not a node name or UUID")
-	av, err := parse(t, newCmdIronicAttachVolume, "--node", "n", "vol", "--boot-index", "1")
-	require.NoError(t, err)
-	require.Equal(t, "vol", av.Opts.Volume)
-	require.Equal(t, 1, av.Opts.BootIndex)
-	_, err = parse(t, newCmdIronicAttachVolume, "--node", "n", "vol", "--boot-index", "-1")
-	require.ErrorContains(t, err, "--boot-index -1")
-	dv, err := parse(t, newCmdIronicDetachVolume, "--node", "n", "vol")
-	require.NoError(t, err)
-	require.Equal(t, "n", dv.Opts.Node)
 }
 
 // TestLocalInputBeforeTheNetwork: every local mistake exits 2 with one

@@ -187,7 +187,7 @@ func (a *app) setup(cmd *cobra.Command, args []string) error {
 		a.logger = a.newLogger(slog.LevelWarn)
 	}
 	if _, err := host.StatInput(a.hostRoot); errors.Is(err, fs.ErrNotExist) {
-		return usageError{fmt.Errorf("--host-root %s: no such directory", a.hostRoot)}
+		return usageError{Err: fmt.Errorf("--host-root %s: no such directory", a.hostRoot)}
 	}
 	if err := a.trust.CheckDir(a.hostRoot); err != nil {
 		return fmt.Errorf("--host-root: %w", err)
@@ -215,13 +215,13 @@ func checkCommandLine(a *app, cmd *cobra.Command) error {
 		if env, ok := os.LookupEnv(settings.EnvName("format")); ok && env == a.out.Format && !cmd.Flags().Changed("format") {
 			err = fmt.Errorf("%s: %w", settings.EnvName("format"), err)
 		}
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if err := cmd.ValidateRequiredFlags(); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if err := cmd.ValidateFlagGroups(); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	return checkCloudFlags(cmd)
 }

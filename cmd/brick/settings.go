@@ -18,10 +18,10 @@ func (a *app) loadSettings(cmd *cobra.Command) (*settings.Config, error) {
 	a.configFile = path
 	cfg, err := settings.Load(a.trust, path, explicit)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usageError{Err: err}
 	}
 	if err := cfg.CheckKeys(configKeys, cmd.Flags(), cmd.InheritedFlags()); err != nil {
-		return nil, usageError{err}
+		return nil, usageError{Err: err}
 	}
 	if cfg.ReadableByOthers && cfg.Has("os-password", "os-token", "os-application-credential-secret") {
 		osauth.WarnReadable(a.logger, path, "a password or token")
@@ -44,7 +44,7 @@ func (a *app) applySettings(cmd *cobra.Command, cfg *settings.Config) error {
 		}
 	}
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	return nil
 }

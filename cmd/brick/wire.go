@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/cobra"
+
+	"github.com/brick-storage/brick/internal/cmd/factory"
 )
 
 // Each command is built the way gh builds its commands: newCmdX(f, runF)
@@ -23,22 +24,7 @@ type options interface {
 // failure is a usage error, exit status 2), then run, or runF when a test
 // gave one.
 func runE[O options](o O, bind func(args []string), run, runF func(context.Context, O) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		if bind != nil {
-			bind(args)
-		}
-		if err := o.validate(); err != nil {
-			var ue usageError
-			if errors.As(err, &ue) {
-				return err
-			}
-			return usageError{err}
-		}
-		if runF != nil {
-			return runF(cmd.Context(), o)
-		}
-		return run(cmd.Context(), o)
-	}
+	return factory.RunE(o, o.validate, bind, run, runF)
 }
 
 // noChecks is validate for options with nothing to check locally.

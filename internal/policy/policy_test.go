@@ -157,6 +157,8 @@ var allowedImports = map[string][]string{
 	"internal/completion":  {"attach", "host", "internal/output", "ironicapi"},
 	"csi":                  {"apierr", "attach", "cinderapi", "connector", "host", "ident"},
 	"internal/view":        {"attach", "connector", "internal/output", "ironicattach"},
+	"internal/cmd/factory": {"cinderapi", "host", "internal/output"},
+	"internal/cmd/ironic":  {"connector", "internal/cmd/factory", "internal/output", "ironicapi", "ironicattach"},
 }
 
 // allowed reports whether package pkg may import dep under allowedImports.

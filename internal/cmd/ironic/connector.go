@@ -1,4 +1,4 @@
-package main
+package ironic
 
 import (
 	"context"
@@ -10,10 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/ironicapi"
 )
 
-func newCmdConnectorCreate(a *app, r connectorCmd) *cobra.Command {
+func newCmdConnectorCreate(f *factory.Factory, r connectorCmd) *cobra.Command {
 	var p patchFlags
 	var typ, id, uuid string
 	cmd := &cobra.Command{
@@ -27,27 +28,27 @@ type and ID can belong to one node only.`,
   brick ironic connector create --node node-1 --type wwpn --connector-id 21:00:00:24:ff:5a:7b:3c --extra rack=r1`,
 		Args: cobra.NoArgs,
 	}
-	f := cmd.Flags()
-	f.StringVar(&p.node, "node", "", "node name or UUID (required)")
-	f.StringVar(&typ, "type", "", "connector type: iqn, ip, mac, wwnn, wwpn, port, portgroup (required)")
-	f.StringVar(&id, "connector-id", "", "the initiator's ID in its type's format (required)")
-	f.StringArrayVar(&p.extra, "extra", nil, "KEY=VALUE metadata (repeatable)")
-	f.StringVar(&uuid, "uuid", "", "UUID for the connector (default: Ironic picks one)")
+	fl := cmd.Flags()
+	fl.StringVar(&p.node, "node", "", "node name or UUID (required)")
+	fl.StringVar(&typ, "type", "", "connector type: iqn, ip, mac, wwnn, wwpn, port, portgroup (required)")
+	fl.StringVar(&id, "connector-id", "", "the initiator's ID in its type's format (required)")
+	fl.StringArrayVar(&p.extra, "extra", nil, "KEY=VALUE metadata (repeatable)")
+	fl.StringVar(&uuid, "uuid", "", "UUID for the connector (default: Ironic picks one)")
 	for _, n := range []string{"node", "type", "connector-id"} {
 		_ = cmd.MarkFlagRequired(n)
 	}
 	check := func() error {
 		if !slices.Contains(ironicapi.ConnectorTypes, typ) {
-			return usagef("--type %s: want one of %s", connector.Quote(typ), strings.Join(ironicapi.ConnectorTypes, ", "))
+			return factory.Usagef("--type %s: want one of %s", connector.Quote(typ), strings.Join(ironicapi.ConnectorTypes, ", "))
 		}
 		if _, err := ironicapi.NormalizeConnectorID(typ, id); err != nil {
-			return usagef("--connector-id: %w", err)
+			return factory.Usagef("--connector-id: %w", err)
 		}
-		return p.parse(a)
+		return p.parse(f)
 	}
-	return r.writeCommand(a, cmd, check,
+	return r.writeCommand(f, cmd, check,
 		func(ctx context.Context, sc *gophercloud.ServiceClient, _ []string) (*ironicapi.VolumeConnector, error) {
-			nodeUUID, err := resolveNode(ctx, sc, p.node)
+			nodeUUID, err := ResolveNode(ctx, sc, p.node)
 			if err != nil {
 				return nil, err
 			}
@@ -57,7 +58,7 @@ type and ID can belong to one node only.`,
 		})
 }
 
-func newCmdConnectorSet(a *app, r connectorCmd) *cobra.Command {
+func newCmdConnectorSet(f *factory.Factory, r connectorCmd) *cobra.Command {
 	var p patchFlags
 	var typ, id string
 	cmd := &cobra.Command{
@@ -67,12 +68,12 @@ func newCmdConnectorSet(a *app, r connectorCmd) *cobra.Command {
   brick ironic connector set 5ef348bc-ce31-44ce-a324-7cab14b372e8 --extra rack=r2`,
 		Args: cobra.ExactArgs(1),
 	}
-	f := cmd.Flags()
-	f.StringVar(&p.node, "node", "", "move the connector to this node (name or UUID)")
-	f.StringVar(&typ, "type", "", "new connector type")
-	f.StringVar(&id, "connector-id", "", "new connector ID")
-	f.StringArrayVar(&p.extra, "extra", nil, "KEY=VALUE metadata to add or change (repeatable)")
-	return r.writeCommand(a, cmd, func() error { return p.parse(a) },
+	fl := cmd.Flags()
+	fl.StringVar(&p.node, "node", "", "move the connector to this node (name or UUID)")
+	fl.StringVar(&typ, "type", "", "new connector type")
+	fl.StringVar(&id, "connector-id", "", "new connector ID")
+	fl.StringArrayVar(&p.extra, "extra", nil, "KEY=VALUE metadata to add or change (repeatable)")
+	return r.writeCommand(f, cmd, func() error { return p.parse(f) },
 		func(ctx context.Context, sc *gophercloud.ServiceClient, args []string) (*ironicapi.VolumeConnector, error) {
 			ops, err := p.setOps(ctx, sc, func() ([]ironicapi.PatchOp, error) {
 				return typeAndIDOps(ctx, sc, args[0], typ, id)
@@ -81,7 +82,7 @@ func newCmdConnectorSet(a *app, r connectorCmd) *cobra.Command {
 				return nil, err
 			}
 			if len(ops) == 0 {
-				return nil, usageError{fmt.Errorf("nothing to set: give --node, --type, --connector-id or --extra")}
+				return nil, factory.UsageError{Err: fmt.Errorf("nothing to set: give --node, --type, --connector-id or --extra")}
 			}
 			return ironicapi.UpdateConnector(ctx, sc, args[0], ironicapi.ConnectorUpdateOpts(ops)).Extract()
 		})
@@ -107,12 +108,12 @@ func typeAndIDOps(ctx context.Context, sc *gophercloud.ServiceClient, uuid, typ,
 	}
 	norm, err := ironicapi.NormalizeConnectorID(typ, id)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, factory.UsageError{Err: err}
 	}
 	return []ironicapi.PatchOp{ironicapi.Replace("/type", typ), ironicapi.Replace("/connector_id", norm)}, nil
 }
 
-func newCmdConnectorUnset(a *app, r connectorCmd) *cobra.Command {
+func newCmdConnectorUnset(f *factory.Factory, r connectorCmd) *cobra.Command {
 	var p patchFlags
 	cmd := &cobra.Command{
 		Use:   "unset UUID --extra KEY",
@@ -121,7 +122,7 @@ func newCmdConnectorUnset(a *app, r connectorCmd) *cobra.Command {
 	}
 	cmd.Flags().StringArrayVar(&p.extra, "extra", nil, "extra KEY to remove (repeatable)")
 	_ = cmd.MarkFlagRequired("extra")
-	return r.writeCommand(a, cmd, nil,
+	return r.writeCommand(f, cmd, nil,
 		func(ctx context.Context, sc *gophercloud.ServiceClient, args []string) (*ironicapi.VolumeConnector, error) {
 			return ironicapi.UpdateConnector(ctx, sc, args[0], ironicapi.ConnectorUpdateOpts(p.unsetOps())).Extract()
 		})

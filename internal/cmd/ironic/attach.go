@@ -1,4 +1,4 @@
-package main
+package ironic
 
 import (
 	"context"
@@ -6,30 +6,31 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicattach"
 )
 
-// ironicManager builds the attach-volume use case from the auth flags.
-func (a *app) ironicManager(ctx context.Context) (*ironicattach.Manager, error) {
-	c, err := a.cinderClient(ctx)
+// Manager builds the attach-volume use case from the auth flags.
+func Manager(ctx context.Context, f *factory.Factory) (*ironicattach.Manager, error) {
+	c, err := f.Cinder(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := a.ironicClient(ctx)
+	sc, err := f.Ironic(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &ironicattach.Manager{Cinder: c, Ironic: sc, Secrets: a.redactor, Log: a.logger}, nil
+	return &ironicattach.Manager{Cinder: c, Ironic: sc, Secrets: f.Redactor, Log: f.Logger()}, nil
 }
 
 // attachVolumeOptions are ironic attach-volume's.
 type attachVolumeOptions struct {
-	f    *app
+	f    *factory.Factory
 	Opts ironicattach.AttachOpts
 }
 
-func newCmdIronicAttachVolume(f *app, runF func(context.Context, *attachVolumeOptions) error) *cobra.Command {
+func newCmdIronicAttachVolume(f *factory.Factory, runF func(context.Context, *attachVolumeOptions) error) *cobra.Command {
 	o := &attachVolumeOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "attach-volume --node NODE VOLUME",
@@ -49,7 +50,7 @@ connector create).`,
 		Example: `  brick ironic attach-volume --node node-1 boot-vol
   brick ironic attach-volume --node node-1 data-vol --boot-index 1 -f json`,
 		Args: cobra.ExactArgs(1),
-		RunE: runE(o, func(args []string) { o.Opts.Volume = args[0] }, attachVolumeRun, runF),
+		RunE: factory.RunE(o, o.validate, func(args []string) { o.Opts.Volume = args[0] }, attachVolumeRun, runF),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Opts.Node, "node", "", "Ironic node name or UUID (required)")
@@ -67,7 +68,7 @@ func (o *attachVolumeOptions) validate() error {
 }
 
 func attachVolumeRun(ctx context.Context, o *attachVolumeOptions) error {
-	m, err := o.f.ironicManager(ctx)
+	m, err := Manager(ctx, o.f)
 	if err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func attachVolumeRun(ctx context.Context, o *attachVolumeOptions) error {
 	if err != nil {
 		return err
 	}
-	return o.f.out.PrintRecord(o.f.stdout, output.Record{
+	return o.f.Output().PrintRecord(o.f.Stdout, output.Record{
 		{Name: "node_uuid", Value: res.Node.UUID},
 		{Name: "node_name", Value: res.Node.Name},
 		{Name: "volume_id", Value: res.VolumeID},
@@ -90,12 +91,11 @@ func attachVolumeRun(ctx context.Context, o *attachVolumeOptions) error {
 
 // detachVolumeOptions are ironic detach-volume's.
 type detachVolumeOptions struct {
-	f    *app
+	f    *factory.Factory
 	Opts ironicattach.DetachOpts
-	noChecks
 }
 
-func newCmdIronicDetachVolume(f *app, runF func(context.Context, *detachVolumeOptions) error) *cobra.Command {
+func newCmdIronicDetachVolume(f *factory.Factory, runF func(context.Context, *detachVolumeOptions) error) *cobra.Command {
 	o := &detachVolumeOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "detach-volume --node NODE VOLUME",
@@ -108,7 +108,7 @@ from the volume). Running it again after a partial failure finishes the
 job; a volume with nothing left to undo is success.`,
 		Example: `  brick ironic detach-volume --node node-1 boot-vol`,
 		Args:    cobra.ExactArgs(1),
-		RunE:    runE(o, func(args []string) { o.Opts.Volume = args[0] }, detachVolumeRun, runF),
+		RunE:    factory.RunE(o, factory.NoChecks, func(args []string) { o.Opts.Volume = args[0] }, detachVolumeRun, runF),
 	}
 	cmd.Flags().StringVar(&o.Opts.Node, "node", "", "Ironic node name or UUID (required)")
 	_ = cmd.MarkFlagRequired("node")
@@ -116,7 +116,7 @@ job; a volume with nothing left to undo is success.`,
 }
 
 func detachVolumeRun(ctx context.Context, o *detachVolumeOptions) error {
-	m, err := o.f.ironicManager(ctx)
+	m, err := Manager(ctx, o.f)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func detachVolumeRun(ctx context.Context, o *detachVolumeOptions) error {
 	if err != nil {
 		return err
 	}
-	return o.f.out.PrintRecord(o.f.stdout, output.Record{
+	return o.f.Output().PrintRecord(o.f.Stdout, output.Record{
 		{Name: "node_uuid", Value: res.Node.UUID},
 		{Name: "volume_id", Value: res.VolumeID},
 		{Name: "deleted_targets", Value: res.DeletedTargets},

@@ -1,4 +1,4 @@
-package main
+package ironic
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/ironicattach"
 )
@@ -29,20 +30,20 @@ type volumeResource[T any] struct {
 
 // groupCommand is `brick ironic <name>` with list, show and delete plus
 // the resource's own create, set and unset.
-func (r volumeResource[T]) groupCommand(a *app, create, set, unset *cobra.Command) *cobra.Command {
+func (r volumeResource[T]) groupCommand(f *factory.Factory, create, set, unset *cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   r.name,
 		Short: r.short,
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(create, r.listCommand(a), r.showCommand(a), set, unset, r.deleteCommand(a))
+	cmd.AddCommand(create, r.listCommand(f), r.showCommand(f), set, unset, r.deleteCommand(f))
 	return cmd
 }
 
-func newCmdIronicConnector(a *app) *cobra.Command {
+func newCmdIronicConnector(f *factory.Factory) *cobra.Command {
 	r := connectorResource()
-	return r.groupCommand(a, newCmdConnectorCreate(a, r), newCmdConnectorSet(a, r), newCmdConnectorUnset(a, r))
+	return r.groupCommand(f, newCmdConnectorCreate(f, r), newCmdConnectorSet(f, r), newCmdConnectorUnset(f, r))
 }
 
 type connectorCmd = volumeResource[ironicapi.VolumeConnector]
@@ -66,9 +67,9 @@ func connectorResource() connectorCmd {
 	}
 }
 
-func newCmdIronicTarget(a *app) *cobra.Command {
+func newCmdIronicTarget(f *factory.Factory) *cobra.Command {
 	r := targetResource()
-	return r.groupCommand(a, newCmdTargetCreate(a, r), newCmdTargetSet(a, r), newCmdTargetUnset(a, r))
+	return r.groupCommand(f, newCmdTargetCreate(f, r), newCmdTargetSet(f, r), newCmdTargetUnset(f, r))
 }
 
 type targetCmd = volumeResource[ironicapi.VolumeTarget]
@@ -97,7 +98,7 @@ type writeRequest[T any] func(ctx context.Context, sc *gophercloud.ServiceClient
 // writeCommand gives a create, set or unset command its RunE: check
 // validates the flags before any request (nil: nothing to check), do
 // makes the request, and the answer is printed as show prints it.
-func (r volumeResource[T]) writeCommand(a *app, cmd *cobra.Command, check func() error, do writeRequest[T]) *cobra.Command {
+func (r volumeResource[T]) writeCommand(f *factory.Factory, cmd *cobra.Command, check func() error, do writeRequest[T]) *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if check != nil {
 			if err := check(); err != nil {
@@ -105,7 +106,7 @@ func (r volumeResource[T]) writeCommand(a *app, cmd *cobra.Command, check func()
 			}
 		}
 		ctx := cmd.Context()
-		sc, err := a.ironicClient(ctx)
+		sc, err := f.Ironic(ctx)
 		if err != nil {
 			return err
 		}
@@ -113,20 +114,20 @@ func (r volumeResource[T]) writeCommand(a *app, cmd *cobra.Command, check func()
 		if err != nil {
 			return err
 		}
-		return r.print(a, cmd, v, nil)
+		return r.print(f, cmd, v, nil)
 	}
 	return cmd
 }
 
-func (r volumeResource[T]) print(a *app, cmd *cobra.Command, v *T, fields []string) error {
+func (r volumeResource[T]) print(f *factory.Factory, cmd *cobra.Command, v *T, fields []string) error {
 	rec, err := ironicattach.ShowRecord(r.columns, fields, *v)
 	if err != nil {
 		return err
 	}
-	return a.out.PrintRecord(cmd.OutOrStdout(), rec)
+	return f.Output().PrintRecord(cmd.OutOrStdout(), rec)
 }
 
-func (r volumeResource[T]) listCommand(a *app) *cobra.Command {
+func (r volumeResource[T]) listCommand(f *factory.Factory) *cobra.Command {
 	var l listFlags
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -145,18 +146,18 @@ keeps the --node filter (Ironic's next-page link drops it).`,
 				return err
 			}
 			ctx := cmd.Context()
-			sc, err := a.ironicClient(ctx)
+			sc, err := f.Ironic(ctx)
 			if err != nil {
 				return err
 			}
-			if q.Node, err = resolveNode(ctx, sc, l.node); err != nil {
+			if q.Node, err = ResolveNode(ctx, sc, l.node); err != nil {
 				return err
 			}
 			list, err := r.list(ctx, sc, q)
 			if err != nil {
 				return err
 			}
-			out := a.out
+			out := f.Output()
 			out.LongHint = !l.long && len(l.fields) == 0
 			return out.PrintTable(cmd.OutOrStdout(), ironicattach.ListTable(cols, list))
 		},
@@ -173,7 +174,7 @@ func (l *listFlags) query(fields []string) (ironicapi.ListOpts, error) {
 		return ironicapi.ListOpts{}, err
 	}
 	if l.limit < 0 {
-		return ironicapi.ListOpts{}, usageError{fmt.Errorf("--limit %d: must be 0 or more", l.limit)}
+		return ironicapi.ListOpts{}, factory.UsageError{Err: fmt.Errorf("--limit %d: must be 0 or more", l.limit)}
 	}
 	q := ironicapi.ListOpts{Limit: l.limit, Marker: l.marker, SortKey: key, SortDir: dir}
 	if len(l.fields) > 0 {
@@ -184,7 +185,7 @@ func (l *listFlags) query(fields []string) (ironicapi.ListOpts, error) {
 	return q, nil
 }
 
-func (r volumeResource[T]) showCommand(a *app) *cobra.Command {
+func (r volumeResource[T]) showCommand(f *factory.Factory) *cobra.Command {
 	var fields []string
 	short := "Show a volume " + r.name
 	if r.showSecrets {
@@ -196,7 +197,7 @@ func (r volumeResource[T]) showCommand(a *app) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			sc, err := a.ironicClient(ctx)
+			sc, err := f.Ironic(ctx)
 			if err != nil {
 				return err
 			}
@@ -208,25 +209,25 @@ func (r volumeResource[T]) showCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return r.print(a, cmd, v, fields)
+			return r.print(f, cmd, v, fields)
 		},
 	}
 	cmd.Flags().StringSliceVar(&fields, "fields", nil, "show only these fields; repeatable or comma-separated")
 	return cmd
 }
 
-func (r volumeResource[T]) deleteCommand(a *app) *cobra.Command {
+func (r volumeResource[T]) deleteCommand(f *factory.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "delete UUID...",
 		Short: "Delete volume " + r.name + "s (their nodes must be powered off)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			sc, err := a.ironicClient(ctx)
+			sc, err := f.Ironic(ctx)
 			if err != nil {
 				return err
 			}
-			return deleteAll(a, "volume "+r.name, args, func(id string) error {
+			return deleteAll(f, "volume "+r.name, args, func(id string) error {
 				return r.del(ctx, sc, id)
 			})
 		},
@@ -244,11 +245,11 @@ type patchFlags struct {
 
 // parse parses --property and --extra as KEY=VALUE; property values that
 // are credentials are masked in all output from here on.
-func (p *patchFlags) parse(a *app) (err error) {
+func (p *patchFlags) parse(f *factory.Factory) (err error) {
 	if p.propMap, err = ironicattach.ParseKV("property", p.props); err != nil {
 		return err
 	}
-	registerSecrets(a, p.propMap)
+	registerSecrets(f, p.propMap)
 	p.extraMap, err = ironicattach.ParseKV("extra", p.extra)
 	return err
 }
@@ -258,7 +259,7 @@ func (p *patchFlags) parse(a *app) (err error) {
 func (p *patchFlags) setOps(ctx context.Context, sc *gophercloud.ServiceClient, own func() ([]ironicapi.PatchOp, error)) ([]ironicapi.PatchOp, error) {
 	var ops []ironicapi.PatchOp
 	if p.node != "" {
-		nodeUUID, err := resolveNode(ctx, sc, p.node)
+		nodeUUID, err := ResolveNode(ctx, sc, p.node)
 		if err != nil {
 			return nil, err
 		}

@@ -1,8 +1,9 @@
-package main
+// Package ironic is `brick ironic`: Ironic's volume connectors and targets
+// and the standalone attach-volume and detach-volume.
+package ironic
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,14 +12,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/ironicapi"
-	"github.com/brick-storage/brick/osauth"
 )
 
-// ironicCommand is `brick ironic ...`: Ironic volume connectors and targets
+// NewCmd is `brick ironic ...`: Ironic volume connectors and targets
 // with the options and columns of `openstack baremetal volume connector|target`,
-// plus host registration and the standalone boot-from-volume tools.
-func newCmdIronic(a *app) *cobra.Command {
+// plus the standalone attach-volume and detach-volume; more are the
+// commands that need this host too (register, boot-from-volume).
+func NewCmd(f *factory.Factory, more ...*cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ironic",
 		Short: "Manage Ironic volume connectors and targets; register this host with Ironic",
@@ -39,11 +41,11 @@ Authentication: --os-cloud / OS_* for Keystone, or --os-auth-type noauth
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	a.addOutputFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newCmdIronicConnector(a), newCmdIronicTarget(a), newCmdIronicRegister(a, nil))
-	cmd.AddCommand(newCmdIronicAttachVolume(a, nil), newCmdIronicDetachVolume(a, nil))
-	cmd.AddCommand(newCmdBootVolume(a, nil))
-	addIronicAuthFlags(a, cmd)
+	f.AddOutputFlags(cmd.PersistentFlags())
+	cmd.AddCommand(newCmdIronicConnector(f), newCmdIronicTarget(f))
+	cmd.AddCommand(newCmdIronicAttachVolume(f, nil), newCmdIronicDetachVolume(f, nil))
+	cmd.AddCommand(more...)
+	addIronicAuthFlags(f, cmd)
 	return cmd
 }
 
@@ -55,14 +57,14 @@ var cinderOnlyFlags = []string{"cinder-endpoint", "os-endpoint", "os-volume-api-
 
 // addIronicAuthFlags gives each ironic command the auth flags; those only
 // Cinder uses are accepted but unlisted on the commands that do not.
-func addIronicAuthFlags(a *app, c *cobra.Command) {
+func addIronicAuthFlags(f *factory.Factory, c *cobra.Command) {
 	for _, sub := range c.Commands() {
-		addIronicAuthFlags(a, sub)
+		addIronicAuthFlags(f, sub)
 	}
 	if !c.Runnable() || c.HasSubCommands() {
 		return
 	}
-	a.addAuthFlags(c.Flags())
+	f.AddAuthFlags(c.Flags())
 	if !slices.Contains(usesCinder, c.Name()) {
 		for _, n := range cinderOnlyFlags {
 			_ = c.Flags().MarkHidden(n)
@@ -70,26 +72,13 @@ func addIronicAuthFlags(a *app, c *cobra.Command) {
 	}
 }
 
-// ironicClient builds the Ironic client from the auth flags.
-func (a *app) ironicClient(ctx context.Context) (*gophercloud.ServiceClient, error) {
-	defer a.authenticating("ironic")()
-	sc, err := a.cloud().Baremetal(ctx)
-	if err != nil {
-		if errors.Is(err, osauth.ErrConfig) {
-			return nil, usageError{err}
-		}
-		return nil, err
-	}
-	return sc, nil
-}
-
-// resolveNode turns a node name or UUID into the UUID.
-func resolveNode(ctx context.Context, sc *gophercloud.ServiceClient, ident string) (string, error) {
+// ResolveNode turns a node name or UUID into the UUID.
+func ResolveNode(ctx context.Context, sc *gophercloud.ServiceClient, ident string) (string, error) {
 	if ident == "" {
 		return "", nil
 	}
 	if !ironicapi.ValidNodeIdent(ident) {
-		return "", usageError{fmt.Errorf("--node %s is not a node name or UUID", connector.Quote(ident))}
+		return "", factory.UsageError{Err: fmt.Errorf("--node %s is not a node name or UUID", connector.Quote(ident))}
 	}
 	return ironicapi.ResolveNode(ctx, sc, ident)
 }
@@ -105,38 +94,38 @@ type listFlags struct {
 }
 
 func (l *listFlags) add(cmd *cobra.Command, what string, fields []string) {
-	f := cmd.Flags()
-	f.StringVar(&l.node, "node", "", "only the "+what+" of this node (name or UUID)")
-	f.IntVar(&l.limit, "limit", 0, "return at most this many "+what+" (0: all; pages are followed)")
-	f.StringVar(&l.marker, "marker", "", "start after the "+strings.TrimSuffix(what, "s")+" with this UUID (the last one of the previous list)")
-	f.StringVar(&l.sort, "sort", "", "sort by KEY, KEY:asc or KEY:desc, e.g. created_at:desc")
-	f.BoolVar(&l.long, "long", false, "show all columns")
-	f.StringSliceVar(&l.fields, "fields", nil, "show only these fields ("+strings.Join(fields, ", ")+"); repeatable or comma-separated")
+	fl := cmd.Flags()
+	fl.StringVar(&l.node, "node", "", "only the "+what+" of this node (name or UUID)")
+	fl.IntVar(&l.limit, "limit", 0, "return at most this many "+what+" (0: all; pages are followed)")
+	fl.StringVar(&l.marker, "marker", "", "start after the "+strings.TrimSuffix(what, "s")+" with this UUID (the last one of the previous list)")
+	fl.StringVar(&l.sort, "sort", "", "sort by KEY, KEY:asc or KEY:desc, e.g. created_at:desc")
+	fl.BoolVar(&l.long, "long", false, "show all columns")
+	fl.StringSliceVar(&l.fields, "fields", nil, "show only these fields ("+strings.Join(fields, ", ")+"); repeatable or comma-separated")
 	cmd.MarkFlagsMutuallyExclusive("long", "fields")
 }
 
 // registerSecrets masks credential property values in everything brick
 // prints or logs from here on (errors included).
-func registerSecrets(a *app, props map[string]any) {
+func registerSecrets(f *factory.Factory, props map[string]any) {
 	for k, v := range props {
 		if s, ok := v.(string); ok && s != "" && connector.IsSecretKey(k) {
-			a.redactor.Add(s)
+			f.Redactor.Add(s)
 		}
 	}
 }
 
 // deleteAll deletes each UUID, going on after failures like openstackclient,
 // and fails at the end if any failed.
-func deleteAll(a *app, what string, ids []string, del func(string) error) error {
+func deleteAll(f *factory.Factory, what string, ids []string, del func(string) error) error {
 	var failed []string
 	for _, id := range ids {
 		if err := del(id); err != nil {
 			// One "brick: " line per failure, as every error prints.
-			printError(a.errWriter(), a.redactor.Redact(err.Error()))
+			factory.PrintError(f.ErrWriter(), f.Redactor.Redact(err.Error()))
 			failed = append(failed, id)
 			continue
 		}
-		fmt.Fprintf(a.errWriter(), "Deleted %s %s\n", what, id)
+		fmt.Fprintf(f.ErrWriter(), "Deleted %s %s\n", what, id)
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d of %d %ss not deleted: %s", len(failed), len(ids), what, strings.Join(failed, ", "))

@@ -1,4 +1,4 @@
-package main
+package ironic
 
 import (
 	"context"
@@ -7,10 +7,11 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/ironicapi"
 )
 
-func newCmdTargetCreate(a *app, r targetCmd) *cobra.Command {
+func newCmdTargetCreate(f *factory.Factory, r targetCmd) *cobra.Command {
 	var p patchFlags
 	var typ, volumeID, uuid string
 	var bootIndex int
@@ -27,29 +28,29 @@ orders the node's volumes (0 boots first; one target per index),
       --property target_iqn=iqn.2010-10.org.openstack:volume-7b6c --property target_lun=1`,
 		Args: cobra.NoArgs,
 	}
-	f := cmd.Flags()
-	f.StringVar(&p.node, "node", "", "node name or UUID (required)")
-	f.StringVar(&typ, "type", "", "volume type (driver_volume_type): iscsi, fibre_channel, rbd, nfs, ... (required)")
-	f.IntVar(&bootIndex, "boot-index", 0, "boot order of the volume, 0 or more (required)")
-	f.StringVar(&volumeID, "volume-id", "", "Cinder volume UUID (required)")
-	f.StringArrayVar(&p.props, "property", nil, "KEY=VALUE connection property (repeatable)")
-	f.StringArrayVar(&p.extra, "extra", nil, "KEY=VALUE metadata (repeatable)")
-	f.StringVar(&uuid, "uuid", "", "UUID for the target (default: Ironic picks one)")
+	fl := cmd.Flags()
+	fl.StringVar(&p.node, "node", "", "node name or UUID (required)")
+	fl.StringVar(&typ, "type", "", "volume type (driver_volume_type): iscsi, fibre_channel, rbd, nfs, ... (required)")
+	fl.IntVar(&bootIndex, "boot-index", 0, "boot order of the volume, 0 or more (required)")
+	fl.StringVar(&volumeID, "volume-id", "", "Cinder volume UUID (required)")
+	fl.StringArrayVar(&p.props, "property", nil, "KEY=VALUE connection property (repeatable)")
+	fl.StringArrayVar(&p.extra, "extra", nil, "KEY=VALUE metadata (repeatable)")
+	fl.StringVar(&uuid, "uuid", "", "UUID for the target (default: Ironic picks one)")
 	for _, n := range []string{"node", "type", "boot-index", "volume-id"} {
 		_ = cmd.MarkFlagRequired(n)
 	}
 	check := func() error {
-		if err := p.parse(a); err != nil {
+		if err := p.parse(f); err != nil {
 			return err
 		}
 		if bootIndex < 0 {
-			return usageError{fmt.Errorf("--boot-index %d: must be 0 or more", bootIndex)}
+			return factory.UsageError{Err: fmt.Errorf("--boot-index %d: must be 0 or more", bootIndex)}
 		}
 		return nil
 	}
-	return r.writeCommand(a, cmd, check,
+	return r.writeCommand(f, cmd, check,
 		func(ctx context.Context, sc *gophercloud.ServiceClient, _ []string) (*ironicapi.VolumeTarget, error) {
-			nodeUUID, err := resolveNode(ctx, sc, p.node)
+			nodeUUID, err := ResolveNode(ctx, sc, p.node)
 			if err != nil {
 				return nil, err
 			}
@@ -60,7 +61,7 @@ orders the node's volumes (0 boots first; one target per index),
 		})
 }
 
-func newCmdTargetSet(a *app, r targetCmd) *cobra.Command {
+func newCmdTargetSet(f *factory.Factory, r targetCmd) *cobra.Command {
 	var p patchFlags
 	var typ, volumeID string
 	var bootIndex int
@@ -69,13 +70,13 @@ func newCmdTargetSet(a *app, r targetCmd) *cobra.Command {
 		Short: "Change a volume target (the node must be powered off)",
 		Args:  cobra.ExactArgs(1),
 	}
-	f := cmd.Flags()
-	f.StringVar(&p.node, "node", "", "move the target to this node (name or UUID)")
-	f.StringVar(&typ, "type", "", "new volume type")
-	f.IntVar(&bootIndex, "boot-index", 0, "new boot index")
-	f.StringVar(&volumeID, "volume-id", "", "new Cinder volume UUID")
-	f.StringArrayVar(&p.props, "property", nil, "KEY=VALUE property to add or change (repeatable)")
-	f.StringArrayVar(&p.extra, "extra", nil, "KEY=VALUE metadata to add or change (repeatable)")
+	fl := cmd.Flags()
+	fl.StringVar(&p.node, "node", "", "move the target to this node (name or UUID)")
+	fl.StringVar(&typ, "type", "", "new volume type")
+	fl.IntVar(&bootIndex, "boot-index", 0, "new boot index")
+	fl.StringVar(&volumeID, "volume-id", "", "new Cinder volume UUID")
+	fl.StringArrayVar(&p.props, "property", nil, "KEY=VALUE property to add or change (repeatable)")
+	fl.StringArrayVar(&p.extra, "extra", nil, "KEY=VALUE metadata to add or change (repeatable)")
 	own := func() ([]ironicapi.PatchOp, error) {
 		var ops []ironicapi.PatchOp
 		if typ != "" {
@@ -89,20 +90,20 @@ func newCmdTargetSet(a *app, r targetCmd) *cobra.Command {
 		}
 		return ops, nil
 	}
-	return r.writeCommand(a, cmd, func() error { return p.parse(a) },
+	return r.writeCommand(f, cmd, func() error { return p.parse(f) },
 		func(ctx context.Context, sc *gophercloud.ServiceClient, args []string) (*ironicapi.VolumeTarget, error) {
 			ops, err := p.setOps(ctx, sc, own)
 			if err != nil {
 				return nil, err
 			}
 			if len(ops) == 0 {
-				return nil, usageError{fmt.Errorf("nothing to set: give --node, --type, --boot-index, --volume-id, --property or --extra")}
+				return nil, factory.UsageError{Err: fmt.Errorf("nothing to set: give --node, --type, --boot-index, --volume-id, --property or --extra")}
 			}
 			return ironicapi.UpdateTarget(ctx, sc, args[0], ironicapi.TargetUpdateOpts(ops)).Extract()
 		})
 }
 
-func newCmdTargetUnset(a *app, r targetCmd) *cobra.Command {
+func newCmdTargetUnset(f *factory.Factory, r targetCmd) *cobra.Command {
 	var p patchFlags
 	cmd := &cobra.Command{
 		Use:   "unset UUID (--property KEY | --extra KEY)...",
@@ -113,11 +114,11 @@ func newCmdTargetUnset(a *app, r targetCmd) *cobra.Command {
 	cmd.Flags().StringArrayVar(&p.extra, "extra", nil, "extra KEY to remove (repeatable)")
 	check := func() error {
 		if len(p.unsetOps()) == 0 {
-			return usageError{fmt.Errorf("nothing to unset: give --property KEY or --extra KEY")}
+			return factory.UsageError{Err: fmt.Errorf("nothing to unset: give --property KEY or --extra KEY")}
 		}
 		return nil
 	}
-	return r.writeCommand(a, cmd, check,
+	return r.writeCommand(f, cmd, check,
 		func(ctx context.Context, sc *gophercloud.ServiceClient, args []string) (*ironicapi.VolumeTarget, error) {
 			return ironicapi.UpdateTarget(ctx, sc, args[0], ironicapi.TargetUpdateOpts(p.unsetOps())).Extract()
 		})
