@@ -3,6 +3,12 @@
 // Cinder's fixed key (a standalone Cinder's [key_manager] fixed_key) read
 // from a 0600 file. Keys are returned as bytes and never printed: errors
 // name the key ID and the fix, nothing of the key.
+//
+// Failures are *apierr.Error of these kinds (test them with errors.Is):
+// apierr.ErrForbidden (the user may not read the key), ErrUnauthorized
+// (the token was refused), ErrNotFound (no such key), ErrUnreachable (no
+// key manager could be asked), ErrInvalid (the key ID or the key itself is
+// unusable). Each keeps its cause.
 package keymanager
 
 import (
@@ -18,12 +24,6 @@ import (
 	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/ident"
 )
-
-// Failures are *apierr.Error of these kinds (test them with errors.Is):
-// apierr.ErrForbidden (the user may not read the key), ErrUnauthorized
-// (the token was refused), ErrNotFound (no such key), ErrUnreachable (no
-// key manager could be asked), ErrInvalid (the key ID or the key itself is
-// unusable). Each keeps its cause.
 
 // Unreachable is the failure of a key manager that cannot be asked, for
 // reason ("no key manager configured").
