@@ -10,91 +10,13 @@ import (
 
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
-	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/cmd/connflags"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/internal/view"
 	"github.com/brick-storage/brick/ironicattach"
 	"github.com/brick-storage/brick/osauth"
 )
-
-// volumeFlags are shared by the Cinder-backed volume commands.
-type volumeFlags struct {
-	opts             connectorOptions
-	nic, ip, hostArg string
-}
-
-// flagUse says which of the volume flags a command shows.
-type flagUse int
-
-const (
-	forAttach flagUse = iota // local-attach: all of them
-	forDetach                // local-detach, cleanup: the connector for Cinder and the teardown's limits
-	forPaths                 // get-volume-paths: the connector for Cinder only
-	forNone                  // get-all-volume-paths: none
-)
-
-// attachOnlyFlags tune only an attach. Commands that do not attach still
-// accept them, hidden from their help, so a script can pass one set of
-// flags to local-attach and local-detach alike.
-var attachOnlyFlags = []string{
-	"multipath", "enforce-multipath", "iscsi-login-timeout", "device-timeout", "multipath-map-timeout",
-	"fc-device-timeout", "nfs-mount-options", "nfs-mount-timeout", "as-block",
-	"nvme-portal-timeout", "nvme-device-timeout", "rbd-driver", "rbd-map-timeout",
-}
-
-// teardownFlags tune a detach.
-var teardownFlags = []string{"iscsi-command-timeout", "fc-command-timeout", "multipath-flush-timeout", "nfs-mount-base", "rbd-unmap-timeout"}
-
-func addVolumeFlags(f *pflag.FlagSet, vf *volumeFlags, use flagUse) {
-	addMultipathFlags(f, &vf.opts, "attach through dm-multipath over every portal (tell Cinder multipath=true)")
-	f.StringVar(&vf.nic, "nic", "", "report this network interface's address to Cinder")
-	f.StringVar(&vf.ip, "ip", "", "report this IP address to Cinder")
-	f.StringVar(&vf.hostArg, "hostname", "", "host name Cinder records for the attachment (default: the kernel's)")
-	addProtocolFlags(f, &vf.opts)
-	hide := map[flagUse][][]string{
-		forDetach: {attachOnlyFlags},
-		forPaths:  {attachOnlyFlags, teardownFlags},
-		forNone:   {attachOnlyFlags, teardownFlags, {"nic", "ip", "hostname"}},
-	}[use]
-	for _, names := range hide {
-		for _, n := range names {
-			_ = f.MarkHidden(n)
-		}
-	}
-}
-
-// addProtocolFlags adds every protocol's options.
-func addProtocolFlags(f *pflag.FlagSet, o *connectorOptions) {
-	addISCSIFlags(f, &o.ISCSI)
-	addFCFlags(f, &o.FC)
-	addNFSFlags(f, &o.NFS)
-	addRBDFlags(f, &o.RBD)
-	addNVMeFlags(f, &o.NVMe)
-}
-
-// validate checks --nic and --ip on this host before any client is built.
-func (vf volumeFlags) validate(f *app) error {
-	if vf.nic == "" && vf.ip == "" {
-		return nil
-	}
-	g := vf.gather()
-	g.EnforceMultipath = false // judged when attaching, not a usage error
-	if _, _, err := connector.Gather(f.host.FS, g); err != nil {
-		name, val := "--nic", vf.nic
-		if vf.nic == "" {
-			name, val = "--ip", vf.ip
-		}
-		return fmt.Errorf("%s %s: %w", name, connector.Quote(val), err)
-	}
-	return nil
-}
-
-func (vf volumeFlags) gather() connector.GatherOptions {
-	return connector.GatherOptions{
-		Multipath: vf.opts.Multipath, EnforceMultipath: vf.opts.EnforceMultipath,
-		IP: vf.ip, NIC: vf.nic, Hostname: vf.hostArg,
-	}
-}
 
 // needRoot refuses, when not root, every command that changes the kernel's
 // state, reads brick's records or takes its locks: all of them are root's.
@@ -116,32 +38,15 @@ func (a *app) cinderClient(ctx context.Context) (*cinderapi.Client, error) {
 	return c, err
 }
 
-// manager builds the attach use case; without Cinder (cinder=false) only
-// local records can be read. Errors name the operation and the volume.
-func (a *app) manager(ctx context.Context, opts connectorOptions, cinder bool, op, ref string) (*attach.Manager, error) {
-	m := &attach.Manager{Host: a.host, Connectors: a.newRegistry(opts)}
-	if cinder {
-		c, err := a.cinderClient(ctx)
-		if err != nil {
-			label := op
-			if ref != "" {
-				label += " " + ref
-			}
-			var ue usageError
-			if errors.As(err, &ue) {
-				return nil, usageError{Err: fmt.Errorf("%s: %w", label, ue.Err)}
-			}
-			return nil, fmt.Errorf("%s: %w", label, err)
-		}
-		m.Cinder = c
-	}
-	return m, nil
+// manager builds the attach use case (connflags.Manager).
+func (a *app) manager(ctx context.Context, opts connflags.Options, cinder bool, op, ref string) (*attach.Manager, error) {
+	return connflags.Manager(ctx, a.factory(), opts, cinder, op, ref)
 }
 
 // localAttachOptions are local-attach's.
 type localAttachOptions struct {
 	f            *app
-	Volume       volumeFlags
+	Volume       connflags.Volume
 	Attach       attach.AttachOptions
 	FixedKeyFile string
 }
@@ -166,7 +71,7 @@ done, newest first; if brick itself is killed, 'brick cleanup' finishes.`,
 	fl := cmd.Flags()
 	f.addAuthFlags(fl)
 	f.addRecordOutputFlags(fl)
-	addVolumeFlags(fl, &o.Volume, forAttach)
+	o.Volume.Add(fl, connflags.ForAttach)
 	addLocalAttachFlags(fl, &o.Attach, &o.FixedKeyFile)
 	return cmd
 }
@@ -177,7 +82,7 @@ func (o *localAttachOptions) validate() error {
 	if err := attach.CheckOptions(o.f.host, &o.Attach); err != nil {
 		return err
 	}
-	return o.Volume.validate(o.f)
+	return o.Volume.Validate(o.f.host)
 }
 
 // localAttachRun is local-attach's body: the use case with this command's
@@ -189,7 +94,7 @@ func localAttachRun(ctx context.Context, o *localAttachOptions) error {
 	}
 	ctx, end := f.track(f.testHooks(ctx), "local-attach", ao.Volume)
 	defer end()
-	m, err := f.manager(ctx, o.Volume.opts, true, "local-attach", ao.Volume)
+	m, err := f.manager(ctx, o.Volume.Opts, true, "local-attach", ao.Volume)
 	if err != nil {
 		return err
 	}
@@ -203,7 +108,7 @@ func localAttachRun(ctx context.Context, o *localAttachOptions) error {
 		}
 		m.Targets = ironicattach.TargetRegistry{Client: sc}
 	}
-	ao.Gather = o.Volume.gather()
+	ao.Gather = o.Volume.Gather()
 	rec, err := m.Attach(ctx, ao)
 	end()
 	if err != nil {
@@ -214,7 +119,7 @@ func localAttachRun(ctx context.Context, o *localAttachOptions) error {
 
 // addLocalAttachFlags adds what local-attach does beyond connecting.
 func addLocalAttachFlags(f *pflag.FlagSet, ao *attach.AttachOptions, fixedKeyFile *string) {
-	f.Var(newChoice(&ao.Mode, "rw", "rw", "ro"), "mode", "attach mode: read-write or read-only")
+	f.Var(factory.NewChoice(&ao.Mode, "rw", "rw", "ro"), "mode", "attach mode: read-write or read-only")
 	f.StringVar(&ao.Mountpoint, "mountpoint", "", "mount the device on this directory (created if missing)")
 	f.StringVar(&ao.Mkfs, "mkfs", "", "format a BLANK device with this filesystem (ext4, xfs, ...) before mounting; needs --mountpoint")
 	f.BoolVar(&ao.MkfsForce, "mkfs-force", false, "format even when blkid finds no signature but the first or last MiB is not all zeros (plain dm-crypt, raw data): with --mkfs the filesystem, on an encrypted volume's first attach its LUKS header")
@@ -230,7 +135,7 @@ func addLocalAttachFlags(f *pflag.FlagSet, ao *attach.AttachOptions, fixedKeyFil
 // localDetachOptions are local-detach's.
 type localDetachOptions struct {
 	f                 *app
-	Volume            volumeFlags
+	Volume            connflags.Volume
 	Detach            attach.DetachOptions
 	deviceInfoIgnored string
 }
@@ -255,7 +160,7 @@ left alone, and the command succeeds.`,
 	fl := cmd.Flags()
 	f.addAuthFlags(fl)
 	f.addHiddenOutputFlags(fl)
-	addVolumeFlags(fl, &o.Volume, forDetach)
+	o.Volume.Add(fl, connflags.ForDetach)
 	fl.StringVar(&o.Detach.AttachmentID, "attachment-id", "", "the attachment to end, when the volume has several to this host")
 	// python-brick-cinderclient-ext's spelling.
 	fl.StringVar(&o.Detach.AttachmentID, "attachment-uuid", "", "alias of --attachment-id")
@@ -268,7 +173,7 @@ left alone, and the command succeeds.`,
 	return cmd
 }
 
-func (o *localDetachOptions) validate() error { return o.Volume.validate(o.f) }
+func (o *localDetachOptions) validate() error { return o.Volume.Validate(o.f.host) }
 
 // localDetachRun detaches; a volume not attached here is success, with a
 // note (as disconnect of a device that is gone succeeds).
@@ -282,7 +187,7 @@ func localDetachRun(ctx context.Context, o *localDetachOptions) error {
 	}
 	ctx, end := f.track(f.testHooks(ctx), "local-detach", ref)
 	defer end()
-	m, err := f.manager(ctx, o.Volume.opts, true, "local-detach", ref)
+	m, err := f.manager(ctx, o.Volume.Opts, true, "local-detach", ref)
 	if err != nil {
 		return err
 	}
@@ -290,7 +195,7 @@ func localDetachRun(ctx context.Context, o *localDetachOptions) error {
 		m.Targets = sc
 	}
 	do := o.Detach
-	do.Gather = o.Volume.gather()
+	do.Gather = o.Volume.Gather()
 	err = m.Detach(ctx, do)
 	if nothingToDo(err) {
 		end()

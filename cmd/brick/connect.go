@@ -13,6 +13,8 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/internal/cmd/connflags"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/internal/view"
 )
 
@@ -23,7 +25,7 @@ const maxInputSize = connector.MaxConnectionInfoSize
 type connectFlags struct {
 	connectionInfo string
 	dryRun         bool
-	opts           connectorOptions
+	opts           connflags.Options
 	// info is the parsed --connection-info (validate reads it: a bad
 	// document is a usage error found before anything runs).
 	info connector.ConnectionInfo
@@ -31,9 +33,9 @@ type connectFlags struct {
 
 func addConnectFlags(f *pflag.FlagSet, cf *connectFlags) {
 	f.StringVar(&cf.connectionInfo, "connection-info", "", `Cinder connection info as JSON: a file name, or "-" for stdin (nested {"driver_volume_type":..,"data":{..}}, flat v3, or wrapped in {"connection_info":..})`)
-	addMultipathFlags(f, &cf.opts, "attach through dm-multipath over every portal (falls back to one path, with a warning, when multipathd is not running)")
+	connflags.AddMultipathFlags(f, &cf.opts, "attach through dm-multipath over every portal (falls back to one path, with a warning, when multipathd is not running)")
 	f.BoolVar(&cf.dryRun, "dry-run", false, "validate the connection info and print what would be done, changing nothing (exit 0 when brick would attempt it)")
-	addProtocolFlags(f, &cf.opts)
+	connflags.AddProtocolFlags(f, &cf.opts)
 }
 
 // readConnectionInfo reads the document named by --connection-info.
@@ -85,7 +87,7 @@ same volume.`,
 	}
 	cmd.RunE = runE(o, func([]string) { o.stdin = cmd.InOrStdin() }, connectRun, runF)
 	addConnectFlags(cmd.Flags(), &o.connectFlags)
-	hideFlags(cmd.Flags(), "rbd-unmap-timeout") // a failed map is not unmapped
+	factory.HideFlags(cmd.Flags(), "rbd-unmap-timeout") // a failed map is not unmapped
 	f.addRecordOutputFlags(cmd.Flags())
 	return cmd
 }
@@ -104,7 +106,7 @@ func connectRun(ctx context.Context, o *connectOptions) error {
 		return err
 	}
 	ci := o.info
-	conn, err := f.newRegistry(o.opts).For(ci.DriverVolumeType)
+	conn, err := o.opts.Registry(f.host).For(ci.DriverVolumeType)
 	if err != nil {
 		return err
 	}
@@ -152,7 +154,7 @@ Disconnecting a volume that is not attached succeeds.`,
 	cmd.RunE = runE(o, func([]string) { o.stdin = cmd.InOrStdin() }, disconnectRun, runF)
 	fl := cmd.Flags()
 	addConnectFlags(fl, &o.connectFlags)
-	hideFlags(fl, attachOnlyFlags...)
+	factory.HideFlags(fl, connflags.AttachOnlyFlags...)
 	f.addHiddenOutputFlags(fl)
 	fl.StringVar(&o.DeviceInfo, "device-info", "", "the device 'brick connect -f json' printed: a file name or the JSON itself")
 	fl.BoolVar(&o.Force, "force", false, "detach even if the device is mounted or in use, or a flush fails (unwritten data may be lost)")
@@ -174,7 +176,7 @@ func disconnectRun(ctx context.Context, o *disconnectOptions) error {
 	if err != nil {
 		return err
 	}
-	conn, err := f.newRegistry(o.opts).For(ci.DriverVolumeType)
+	conn, err := o.opts.Registry(f.host).For(ci.DriverVolumeType)
 	if err != nil {
 		return err
 	}

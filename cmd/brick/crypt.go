@@ -4,19 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/spf13/pflag"
-
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/keymanager"
 	"github.com/brick-storage/brick/osauth"
 )
-
-// addFixedKeyFlag adds --fixed-key-file to a command that opens
-// encrypted volumes.
-func addFixedKeyFlag(f *pflag.FlagSet, p *string) {
-	f.StringVar(p, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, for its encrypted volumes")
-}
 
 // cryptAccess is how local-attach gets the keys of encrypted volumes:
 // Barbican from the catalog of the Keystone session Cinder uses, and

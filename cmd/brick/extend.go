@@ -9,6 +9,7 @@ import (
 
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/internal/cmd/connflags"
 	"github.com/brick-storage/brick/internal/view"
 	"github.com/brick-storage/brick/multipath"
 )
@@ -17,7 +18,7 @@ import (
 type extendOptions struct {
 	f            *app
 	Extend       attach.ExtendOptions
-	Conn         connectorOptions
+	Conn         connflags.Options
 	FixedKeyFile string
 }
 
@@ -50,7 +51,7 @@ its old size; the error names the step that failed.`,
 	f.addRecordOutputFlags(fl)
 	fl.IntVar(&o.Extend.SizeGiB, "size", 0, "the new size in GiB to ask Cinder for")
 	fl.BoolVar(&o.Extend.LocalOnly, "local-only", false, "grow the host side only: the volume grew elsewhere, or an earlier extend stopped part-way")
-	addFixedKeyFlag(fl, &o.FixedKeyFile)
+	connflags.AddFixedKeyFlag(fl, &o.FixedKeyFile)
 	fl.DurationVar(&o.Extend.CinderTimeout, "cinder-timeout", cinderapi.DefaultExtendTimeout, "how long to wait for Cinder to finish the extend")
 	// The same limit as local-attach's flag: here it bounds the wait for
 	// a path that is not running to come back before the host side is

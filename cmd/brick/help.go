@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/brick-storage/brick/internal/cmd/connflags"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -23,28 +24,6 @@ func markCloudFlag(f *pflag.Flag) {
 func isCloudFlag(f *pflag.Flag) bool {
 	_, ok := f.Annotations[cloudFlagAnnotation]
 	return ok
-}
-
-// tuningFlags are the protocols' limits and switches: a user rarely needs
-// them, so --help leaves them to --help-all and 'brick help tuning'.
-var tuningFlags = []string{
-	"iscsi-login-timeout", "iscsi-command-timeout", "device-timeout", "multipath-map-timeout", "multipath-flush-timeout",
-	"fc-device-timeout", "fc-command-timeout", "as-block", "nfs-mount-base", "nfs-mount-options", "nfs-mount-timeout",
-	"rbd-driver", "rbd-map-timeout", "rbd-unmap-timeout", "nvme-portal-timeout", "nvme-device-timeout",
-}
-
-// otherProtocolFlags are the tuning flags of every protocol but iSCSI.
-var otherProtocolFlags = []string{
-	"fc-device-timeout", "fc-command-timeout", "as-block", "nfs-mount-base", "nfs-mount-options", "nfs-mount-timeout",
-	"rbd-driver", "rbd-map-timeout", "rbd-unmap-timeout", "nvme-portal-timeout", "nvme-device-timeout",
-}
-
-// hideFlags leaves flags out of every help; they are still accepted, so
-// one set of flags fits every command.
-func hideFlags(fs *pflag.FlagSet, names ...string) {
-	for _, n := range names {
-		_ = fs.MarkHidden(n)
-	}
 }
 
 // briefFlags are the flags --help shows of those every command shares;
@@ -140,12 +119,12 @@ func writeBriefFlags(b *strings.Builder, c *cobra.Command) {
 		case isCloudFlag(f) && !cloud:
 			cloud = true
 			fallthrough
-		case sharedFlag(f) || slices.Contains(tuningFlags, f.Name) || slices.Contains(moreFlags, f.Name):
+		case sharedFlag(f) || slices.Contains(connflags.TuningFlags, f.Name) || slices.Contains(moreFlags, f.Name):
 			if slices.Contains(briefFlags, f.Name) {
 				common.AddFlag(f)
 				return
 			}
-			if slices.Contains(tuningFlags, f.Name) {
+			if slices.Contains(connflags.TuningFlags, f.Name) {
 				tuning++
 			}
 			left++

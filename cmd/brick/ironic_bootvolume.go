@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/attach"
+	"github.com/brick-storage/brick/internal/cmd/connflags"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/internal/cmd/ironic"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/internal/view"
@@ -21,7 +23,7 @@ type bootVolumeOptions struct {
 	f      *app
 	Boot   ironicattach.BootOpts
 	Image  ironicattach.ImageOpts
-	Volume volumeFlags
+	Volume connflags.Volume
 	Undo   bool
 }
 
@@ -42,8 +44,8 @@ func newCmdBootVolume(f *app, runF func(context.Context, *bootVolumeOptions) err
 	fl.StringVar(&o.Image.Path, "image", "", "raw disk image to write onto a new volume (with --size)")
 	fl.IntVar(&o.Image.SizeGiB, "size", 0, "size in GiB of the new volume for --image")
 	fl.StringVar(&o.Image.Name, "volume-name", "", "name of the new volume for --image (default brick-boot-NODE)")
-	addVolumeFlags(fl, &o.Volume, forAttach)
-	hideFlags(fl, otherProtocolFlags...) // Ironic boots from iSCSI volumes only
+	o.Volume.Add(fl, connflags.ForAttach)
+	factory.HideFlags(fl, connflags.OtherProtocolFlags...) // Ironic boots from iSCSI volumes only
 	fl.StringVar(&o.Boot.Volume, "volume", "", "Cinder volume (name or ID) to boot from")
 	fl.StringVar(&o.Boot.Initiator, "initiator", "", "the node's iSCSI name, registered as its iqn connector if it has none")
 	fl.BoolVar(&o.Boot.Deploy, "deploy", false, "deploy the node and wait until it is active")
@@ -97,7 +99,7 @@ func (o *bootVolumeOptions) validate() error {
 	if (o.Image.Path == "") != (o.Image.SizeGiB == 0 && o.Image.Name == "") {
 		return errors.New("--size and --volume-name go with --image, and --image needs --size")
 	}
-	return o.Volume.validate(o.f)
+	return o.Volume.Validate(o.f.host)
 }
 
 // bootVolumeRun runs the set-up chosen: --undo, --image, or --volume.
@@ -164,8 +166,8 @@ func bootImage(ctx context.Context, o *bootVolumeOptions) error {
 	if err != nil {
 		return err
 	}
-	am := &attach.Manager{Host: f.host, Connectors: f.newRegistry(o.Volume.opts), Cinder: c}
-	h := ironicattach.CinderImageHost{Cinder: c, Local: attach.BlockAttacher{Manager: am, Gather: o.Volume.gather()}}
+	am := &attach.Manager{Host: f.host, Connectors: o.Volume.Opts.Registry(f.host), Cinder: c}
+	h := ironicattach.CinderImageHost{Cinder: c, Local: attach.BlockAttacher{Manager: am, Gather: o.Volume.Gather()}}
 	ctx, end := f.track(f.testHooks(ctx), "boot-from-volume", o.Boot.Node)
 	start := time.Now()
 	img := o.Image

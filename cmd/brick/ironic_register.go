@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/cmd/connflags"
 	"github.com/brick-storage/brick/internal/cmd/ironic"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicapi"
@@ -64,7 +65,7 @@ func (o *registerOptions) validate() error {
 	if !ironicapi.ValidNodeIdent(o.Node) {
 		return fmt.Errorf("--node %s is not a node name or UUID", connector.Quote(o.Node))
 	}
-	return volumeFlags{nic: o.Gather.NIC, ip: o.Gather.IP}.validate(o.f)
+	return connflags.Volume{NIC: o.Gather.NIC, IP: o.Gather.IP}.Validate(o.f.host)
 }
 
 // registerRun gathers this host's connector, registers it as the node's

@@ -37,8 +37,8 @@ func TestNewCmdLocalAttach(t *testing.T) {
 		require.Equal(t, "data", o.Attach.Volume)
 		require.Equal(t, "/srv/data", o.Attach.Mountpoint, "trailing slash cleaned")
 		require.True(t, o.Attach.Persist)
-		require.True(t, o.Volume.opts.Multipath)
-		require.Equal(t, "eth0", o.Volume.nic)
+		require.True(t, o.Volume.Opts.Multipath)
+		require.Equal(t, "eth0", o.Volume.NIC)
 	}
 	for args, want := range map[string]string{
 		"data --mkfs ext4":                       "--mkfs needs --mountpoint",
@@ -103,7 +103,7 @@ func TestNewCmdConnect(t *testing.T) {
 	require.True(t, d.Force)
 }
 
-func TestNewCmdReconcileRestoreDocker(t *testing.T) {
+func TestNewCmdReconcileRestore(t *testing.T) {
 	r, err := parse(t, newCmdReconcile, "--apply", "--fixed-key-file", "/k")
 	require.NoError(t, err)
 	require.True(t, r.Apply)
@@ -111,12 +111,6 @@ func TestNewCmdReconcileRestoreDocker(t *testing.T) {
 	s, err := parse(t, newCmdRestore, "--shutdown")
 	require.NoError(t, err)
 	require.True(t, s.Shutdown)
-	d, err := parse(t, newCmdDockerPlugin, "--socket", "/run/x.sock", "--max-size", "3")
-	require.NoError(t, err)
-	require.Equal(t, "/run/x.sock", d.Socket)
-	require.Equal(t, 3, d.Config.MaxSizeGiB)
-	_, err = parse(t, newCmdDockerPlugin, "--default-size", "-1")
-	require.ErrorContains(t, err, "--default-size -1")
 }
 
 func TestNewCmdIronic(t *testing.T) {

@@ -9,13 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/cmd/connflags"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/reconcile"
 )
 
 // reconcileFlags are the flags reconcile and restore share.
 type reconcileFlags struct {
-	vf           volumeFlags
+	vf           connflags.Volume
 	fixedKeyFile string
 }
 
@@ -23,8 +24,8 @@ func addReconcileFlags(a *app, cmd *cobra.Command, rf *reconcileFlags) {
 	f := cmd.Flags()
 	a.addAuthFlags(f)
 	a.addOutputFlags(f)
-	addVolumeFlags(f, &rf.vf, forAttach)
-	addFixedKeyFlag(f, &rf.fixedKeyFile)
+	rf.vf.Add(f, connflags.ForAttach)
+	connflags.AddFixedKeyFlag(f, &rf.fixedKeyFile)
 }
 
 // reconciler builds the whole-host use case on the attach manager.
@@ -32,19 +33,19 @@ func reconciler(ctx context.Context, a *app, rf *reconcileFlags, op string) (*re
 	if err := a.needRoot(op); err != nil {
 		return nil, err
 	}
-	m, err := a.manager(ctx, rf.vf.opts, true, op, "")
+	m, err := a.manager(ctx, rf.vf.Opts, true, op, "")
 	if err != nil {
 		return nil, err
 	}
 	if m.Crypt, err = a.cryptAccess(ctx, m.Cinder, rf.fixedKeyFile); err != nil {
 		return nil, err
 	}
-	regs := newPathRegistries(a, rf.vf.opts)
+	regs := newPathRegistries(a, rf.vf.Opts)
 	m.Connectors = regs
 	if sc, err := a.ironicClientIfConfigured(ctx); err == nil && sc != nil {
 		m.Targets = sc
 	}
-	props, _, err := regs.Gather(a.host.FS, rf.vf.gather())
+	props, _, err := regs.Gather(a.host.FS, rf.vf.Gather())
 	if err != nil {
 		return nil, fmt.Errorf("%s: connector: %w", op, err)
 	}
@@ -60,11 +61,11 @@ type pathRegistries struct {
 	single, multi *connector.Registry
 }
 
-func newPathRegistries(a *app, opts connectorOptions) pathRegistries {
+func newPathRegistries(a *app, opts connflags.Options) pathRegistries {
 	single, multi := opts, opts
 	single.Multipath, single.EnforceMultipath = false, false
 	multi.Multipath = true
-	return pathRegistries{Registry: a.newRegistry(opts), single: a.newRegistry(single), multi: a.newRegistry(multi)}
+	return pathRegistries{Registry: opts.Registry(a.host), single: single.Registry(a.host), multi: multi.Registry(a.host)}
 }
 
 // ForMultipath implements attach.MultipathConnectors.
@@ -124,7 +125,7 @@ logged in and re-added to the map, dm-crypt re-opened, re-mounted). The exit
 status is 0 when everything is healthy or left alone (after --apply: when
 every repair succeeded).`
 
-func (o *reconcileFlags) validate(f *app) error { return o.vf.validate(f) }
+func (o *reconcileFlags) validate(f *app) error { return o.vf.Validate(f.host) }
 
 func (o *reconcileOptions) validate() error { return o.reconcileFlags.validate(o.f) }
 

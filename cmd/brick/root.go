@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/brick-storage/brick/host"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/internal/completion"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/internal/settings"
@@ -250,7 +251,7 @@ func (a *app) addOutputFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.SortColumns, "sort-column", nil, "sort a list by this column (repeatable)")
 	f.BoolVar(&o.SortDescending, "sort-descending", false, "sort in descending order")
 	f.BoolVar(&o.Noindent, "noindent", false, "json: print on one line")
-	f.Var(newChoice(&o.Quote, output.QuoteNonnumeric, output.QuoteModes...), "quote", "csv: which fields to quote (cliff's default: all but numbers and booleans)")
+	f.Var(factory.NewChoice(&o.Quote, output.QuoteNonnumeric, output.QuoteModes...), "quote", "csv: which fields to quote (cliff's default: all but numbers and booleans)")
 	f.IntVar(&o.MaxWidth, "max-width", 0, "table: fit in this many columns (default: the terminal's width)")
 	f.BoolVar(&o.FitWidth, "fit-width", false, "table: fit the terminal's width even when stdout is not a terminal (width from $COLUMNS)")
 	// openstackclient users may have cliff's variables set for all its

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/brick-storage/brick/internal/cmd/connflags"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -14,10 +15,10 @@ import (
 func helpTopics() []*cobra.Command {
 	var auth pflag.FlagSet
 	newApp(io.Discard, io.Discard).addAuthFlags(&auth)
-	var co connectorOptions
+	var co connflags.Options
 	var tuning pflag.FlagSet
-	addMultipathFlags(&tuning, &co, "attach through dm-multipath over every portal")
-	addProtocolFlags(&tuning, &co)
+	connflags.AddMultipathFlags(&tuning, &co, "attach through dm-multipath over every portal")
+	connflags.AddProtocolFlags(&tuning, &co)
 	return []*cobra.Command{
 		{Use: "auth", Short: "Cloud flags: Keystone, clouds.yaml, OS_* variables, noauth endpoints", Long: authTopic + flagList(&auth)},
 		{Use: "tuning", Short: "Protocol limits and switches (iSCSI, FC, NFS, RBD, NVMe-oF, multipath)", Long: tuningTopic + flagList(&tuning)},

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/internal/cmd/connflags"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/internal/view"
 )
@@ -17,7 +18,7 @@ import (
 type volumePathsOptions struct {
 	f      *app
 	Ref    string
-	Volume volumeFlags
+	Volume connflags.Volume
 	// formatGiven: -f came from the command line, BRICK_FORMAT or
 	// brick.yaml; else paths print one a line.
 	formatGiven bool
@@ -39,27 +40,27 @@ python-brick-cinderclient-ext prints them; -f table for a table.`,
 	f.addOutputFlags(fl)
 	// What help shows is what it does: one path a line unless -f says.
 	fl.Lookup("format").DefValue = output.FormatValue
-	addVolumeFlags(fl, &o.Volume, forPaths)
+	o.Volume.Add(fl, connflags.ForPaths)
 	return cmd
 }
 
-func (o *volumePathsOptions) validate() error { return o.Volume.validate(o.f) }
+func (o *volumePathsOptions) validate() error { return o.Volume.Validate(o.f.host) }
 
 func volumePathsRun(ctx context.Context, o *volumePathsOptions) error {
 	f := o.f
 	if err := f.needRoot("get-volume-paths"); err != nil {
 		return err
 	}
-	m, err := f.manager(ctx, o.Volume.opts, false, "", "")
+	m, err := f.manager(ctx, o.Volume.Opts, false, "", "")
 	if err != nil {
 		return err
 	}
 	if _, rerr := m.Record(o.Ref); rerr != nil {
-		if m, err = f.manager(ctx, o.Volume.opts, true, "get-volume-paths", o.Ref); err != nil {
+		if m, err = f.manager(ctx, o.Volume.Opts, true, "get-volume-paths", o.Ref); err != nil {
 			return err
 		}
 	}
-	paths, err := m.VolumePaths(ctx, o.Ref, o.Volume.gather())
+	paths, err := m.VolumePaths(ctx, o.Ref, o.Volume.Gather())
 	if err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func volumePathsRun(ctx context.Context, o *volumePathsOptions) error {
 // allVolumePathsOptions are get-all-volume-paths'.
 type allVolumePathsOptions struct {
 	f        *app
-	Volume   volumeFlags
+	Volume   connflags.Volume
 	Protocol string
 }
 
@@ -90,7 +91,7 @@ func newCmdGetAllVolumePaths(f *app, runF func(context.Context, *allVolumePathsO
 		RunE:  runE(o, nil, allVolumePathsRun, runF),
 	}
 	f.addOutputFlags(cmd.Flags())
-	addVolumeFlags(cmd.Flags(), &o.Volume, forNone)
+	o.Volume.Add(cmd.Flags(), connflags.ForNone)
 	cmd.Flags().StringVar(&o.Protocol, "protocol", "", "only this driver_volume_type (iscsi, nfs, ...; any case)")
 	return cmd
 }
@@ -98,7 +99,7 @@ func newCmdGetAllVolumePaths(f *app, runF func(context.Context, *allVolumePathsO
 // validate: Cinder names protocols in lowercase; the ext's users type ISCSI.
 func (o *allVolumePathsOptions) validate() error {
 	o.Protocol = strings.ToLower(o.Protocol)
-	types := o.f.newRegistry(o.Volume.opts).Types()
+	types := o.Volume.Opts.Registry(o.f.host).Types()
 	if o.Protocol != "" && !slices.Contains(types, o.Protocol) {
 		return fmt.Errorf("--protocol %s: unknown protocol (use one of: %s)", connector.Quote(o.Protocol), strings.Join(types, ", "))
 	}
@@ -110,7 +111,7 @@ func allVolumePathsRun(ctx context.Context, o *allVolumePathsOptions) error {
 	if err := f.needRoot("get-all-volume-paths"); err != nil {
 		return err
 	}
-	m, err := f.manager(ctx, o.Volume.opts, false, "", "")
+	m, err := f.manager(ctx, o.Volume.Opts, false, "", "")
 	if err != nil {
 		return err
 	}
@@ -156,7 +157,7 @@ func listRun(ctx context.Context, o *listOptions) error {
 	if err := f.needRoot("list"); err != nil {
 		return err
 	}
-	m, err := f.manager(ctx, connectorOptions{}, false, "", "")
+	m, err := f.manager(ctx, connflags.Options{}, false, "", "")
 	if err != nil {
 		return err
 	}
@@ -180,7 +181,7 @@ func listRun(ctx context.Context, o *listOptions) error {
 type cleanupOptions struct {
 	f      *app
 	Ref    string
-	Volume volumeFlags
+	Volume connflags.Volume
 	Force  bool
 }
 
@@ -204,12 +205,12 @@ examined.`,
 	}
 	f.addAuthFlags(cmd.Flags())
 	f.addOutputFlags(cmd.Flags())
-	addVolumeFlags(cmd.Flags(), &o.Volume, forDetach)
+	o.Volume.Add(cmd.Flags(), connflags.ForDetach)
 	cmd.Flags().BoolVar(&o.Force, "force", false, "when finishing a detach, disconnect even if the device is in use")
 	return cmd
 }
 
-func (o *cleanupOptions) validate() error { return o.Volume.validate(o.f) }
+func (o *cleanupOptions) validate() error { return o.Volume.Validate(o.f.host) }
 
 func cleanupRun(ctx context.Context, o *cleanupOptions) error {
 	f := o.f
@@ -218,7 +219,7 @@ func cleanupRun(ctx context.Context, o *cleanupOptions) error {
 	}
 	ctx, end := f.track(ctx, "cleanup", o.Ref)
 	defer end()
-	m, err := f.manager(ctx, o.Volume.opts, true, "cleanup", o.Ref)
+	m, err := f.manager(ctx, o.Volume.Opts, true, "cleanup", o.Ref)
 	if err != nil {
 		return err
 	}

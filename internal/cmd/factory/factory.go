@@ -16,9 +16,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/internal/output"
+	"github.com/brick-storage/brick/progress"
 )
 
 // Factory hands a command what it needs. The functions are evaluated when
@@ -38,9 +40,35 @@ type Factory struct {
 	Cinder func(ctx context.Context) (*cinderapi.Client, error)
 	Ironic func(ctx context.Context) (*gophercloud.ServiceClient, error)
 	// AddOutputFlags and AddAuthFlags give a command -f/-c/... and the
-	// --os-* flags.
-	AddOutputFlags func(*pflag.FlagSet)
-	AddAuthFlags   func(*pflag.FlagSet)
+	// --os-* flags; AddRecordOutputFlags those of a command printing one
+	// record (no sorting), AddHiddenOutputFlags accepts them unlisted on
+	// a command printing nothing.
+	AddOutputFlags       func(*pflag.FlagSet)
+	AddRecordOutputFlags func(*pflag.FlagSet)
+	AddHiddenOutputFlags func(*pflag.FlagSet)
+	AddAuthFlags         func(*pflag.FlagSet)
+	// FormatGiven: -f came from the command line, BRICK_FORMAT or brick.yaml.
+	FormatGiven func(*cobra.Command) bool
+
+	// Host is the machine (under --host-root), built once flags are applied.
+	Host func() *host.Host
+	// NeedRoot refuses, when not root, a command that changes the kernel's
+	// state or reads brick's records.
+	NeedRoot func(what string) error
+	// Track puts operation op on volume on the status line; the returned
+	// function ends it. TestHooks arms the e2e binary's testing aids.
+	Track     func(ctx context.Context, op, volume string) (context.Context, func())
+	TestHooks func(ctx context.Context) context.Context
+	// Status is the live status line, nil when stderr shows none (its
+	// methods accept nil).
+	Status func() *progress.Status
+	// Crypt is the key access of encrypted volumes for Cinder client c.
+	Crypt func(ctx context.Context, c attach.Cinder, fixedKeyFile string) (*attach.Crypt, error)
+	// IronicTargets is the Ironic target registry when an Ironic endpoint
+	// or cloud is configured, nil otherwise.
+	IronicTargets func(ctx context.Context) (attach.TargetRegistry, error)
+	// Version is brick's version, as brick version prints it.
+	Version func() string
 }
 
 // UsageError marks a mistake in the command line (exit status 2).
@@ -76,6 +104,21 @@ func RunE[O any](o O, validate func() error, bind func(args []string), run, runF
 
 // NoChecks is validate for options with nothing to check locally.
 func NoChecks() error { return nil }
+
+// IsUsageError reports a mistake in the command line or the settings,
+// which no retry fixes.
+func IsUsageError(err error) bool {
+	var ue UsageError
+	return errors.As(err, &ue)
+}
+
+// HideFlags leaves flags out of every help; they are still accepted, so
+// one set of flags fits every command.
+func HideFlags(fs *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		_ = fs.MarkHidden(n)
+	}
+}
 
 // suggestionsHeader is how cobra introduces its "did you mean" list.
 const suggestionsHeader = "\n\nDid you mean this?\n"

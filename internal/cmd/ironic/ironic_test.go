@@ -2,27 +2,19 @@ package ironic
 
 import (
 	"context"
-	"io"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
 	"github.com/brick-storage/brick/internal/cmd/factory"
+	"github.com/brick-storage/brick/internal/cmd/factory/factorytest"
 )
 
-// parse builds one command with a runF that keeps its options, runs it
-// on args and returns the options and the error: flag parsing and
-// validation, tested apart from what the command does.
+// parse runs build's flag parsing and validation (factorytest.Parse).
 func parse[O any](t *testing.T, build func(*factory.Factory, func(context.Context, O) error) *cobra.Command, args ...string) (O, error) {
 	t.Helper()
-	var got O
-	cmd := build(&factory.Factory{Stdout: io.Discard}, func(_ context.Context, o O) error { got = o; return nil })
-	cmd.SetArgs(args)
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	return got, cmd.ExecuteContext(t.Context())
+	return factorytest.Parse(t, factorytest.New(t.TempDir()), build, args...)
 }
 
 func TestNewCmdAttachVolume(t *testing.T) {

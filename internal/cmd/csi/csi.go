@@ -1,4 +1,5 @@
-package main
+// Package csi is `brick csi`: the CSI driver's flags and start-up.
+package csi
 
 import (
 	"context"
@@ -9,23 +10,25 @@ import (
 
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/csi"
+	"github.com/brick-storage/brick/internal/cmd/connflags"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/internal/output"
 )
 
-// csiShutdownTimeout bounds the wait for calls in flight at SIGTERM.
-const csiShutdownTimeout = 2 * time.Minute
+// shutdownTimeout bounds the wait for calls in flight at SIGTERM.
+const shutdownTimeout = 2 * time.Minute
 
-// csiOptions are brick csi's.
-type csiOptions struct {
-	f            *app
-	Volume       volumeFlags
-	Config       csi.Config
-	Endpoint     string
-	FixedKeyFile string
+// options are brick csi's.
+type options struct {
+	f        *factory.Factory
+	Attacher connflags.Attacher
+	Config   csi.Config
+	Endpoint string
 }
 
-func newCmdCSI(f *app, runF func(context.Context, *csiOptions) error) *cobra.Command {
-	o := &csiOptions{f: f}
+// NewCmd is `brick csi`.
+func NewCmd(f *factory.Factory, runF func(context.Context, *options) error) *cobra.Command {
+	o := &options{f: f}
 	cmd := &cobra.Command{
 		Use:   "csi",
 		Short: "Serve the Container Storage Interface: Cinder volumes for Kubernetes, without Nova",
@@ -48,12 +51,11 @@ the volumes of running pods. docs/csi.md has the design.`,
 		Example: `  brick csi --mode controller --endpoint unix:///csi/csi.sock --os-cloud mycloud
   brick csi --mode node --endpoint unix:///csi/csi.sock --multipath --availability-zone nova`,
 		Args: cobra.NoArgs,
-		RunE: runE(o, nil, csiRun, runF),
+		RunE: factory.RunE(o, o.validate, nil, run, runF),
 	}
 	fl := cmd.Flags()
-	f.addAuthFlags(fl)
-	f.addHiddenOutputFlags(fl)
-	addVolumeFlags(fl, &o.Volume, forAttach)
+	o.Attacher.Add(f, fl)
+	f.AddHiddenOutputFlags(fl)
 	fl.StringVar(&o.Endpoint, "endpoint", "unix:///csi/csi.sock", "unix socket to serve (CSI_ENDPOINT in the sidecars' terms)")
 	fl.StringVar(&o.Config.Mode, "mode", csi.ModeAll, "services to serve: controller, node or all")
 	fl.StringVar(&o.Config.DriverName, "driver-name", csi.DefaultDriverName, "the CSI driver name (the CSIDriver object's and StorageClasses' provisioner)")
@@ -61,11 +63,10 @@ the volumes of running pods. docs/csi.md has the design.`,
 	fl.StringVar(&o.Config.NodeID, "node-id", "", "this node's ID, a UUID (default: /etc/machine-id as a UUID)")
 	fl.StringVar(&o.Config.Zone, "availability-zone", csi.DefaultZone, "this node's Cinder availability zone, reported as topology "+csi.TopologyZoneKey+" (\"\": no topology)")
 	fl.Int64Var(&o.Config.MaxVolumes, "max-volumes", 0, "volumes this node takes at most (0: no limit)")
-	addFixedKeyFlag(fl, &o.FixedKeyFile)
 	return cmd
 }
 
-func (o *csiOptions) validate() error {
+func (o *options) validate() error {
 	if _, err := csi.SocketPath(o.Endpoint); err != nil {
 		return err
 	}
@@ -77,60 +78,59 @@ func (o *csiOptions) validate() error {
 	if o.Config.MaxVolumes < 0 {
 		return fmt.Errorf("--max-volumes %d: 0 (no limit) or more", o.Config.MaxVolumes)
 	}
-	return o.Volume.validate(o.f)
+	return o.Attacher.Volume.Validate(o.f.Host())
 }
 
-// csiRun builds the driver for the mode and serves until SIGTERM.
-func csiRun(ctx context.Context, o *csiOptions) error {
-	a := o.f
-	cfg := o.Config
+// run builds the driver for the mode and serves until SIGTERM.
+func run(ctx context.Context, o *options) error {
+	f, cfg := o.f, o.Config
 	if cfg.Mode != csi.ModeController {
-		if err := a.needRoot("csi --mode " + cfg.Mode); err != nil {
+		if err := f.NeedRoot("csi --mode " + cfg.Mode); err != nil {
 			return err
 		}
 	}
 	socket, err := csi.SocketPath(o.Endpoint)
 	if err != nil {
-		return usageError{Err: err}
+		return factory.UsageError{Err: err}
 	}
-	m, err := a.manager(ctx, o.Volume.opts, true, "csi", "")
+	m, err := connflags.Manager(ctx, f, o.Attacher.Volume.Opts, true, "csi", "")
 	if err != nil {
 		return err
 	}
-	cfg.Version = readBuildInfo().Version
-	cfg.Gather = o.Volume.gather()
+	cfg.Version = f.Version()
+	cfg.Gather = o.Attacher.Volume.Gather()
 	var att csi.Attacher
 	if cfg.Mode != csi.ModeController {
 		if cfg.NodeID == "" {
-			if cfg.NodeID, err = csi.MachineNodeID(a.host.FS); err != nil {
-				return usageError{Err: err}
+			if cfg.NodeID, err = csi.MachineNodeID(f.Host().FS); err != nil {
+				return factory.UsageError{Err: err}
 			}
 		}
-		if m.Crypt, err = a.cryptAccess(ctx, m.Cinder, o.FixedKeyFile); err != nil {
+		if m.Crypt, err = f.Crypt(ctx, m.Cinder, o.Attacher.FixedKeyFile); err != nil {
 			return err
 		}
 		att = m
 	}
-	return a.serveCSI(ctx, cfg, m, att, socket)
+	return serve(ctx, f, cfg, m, att, socket)
 }
 
-func (a *app) serveCSI(ctx context.Context, cfg csi.Config, m *attach.Manager, att csi.Attacher, socket string) error {
+func serve(ctx context.Context, f *factory.Factory, cfg csi.Config, m *attach.Manager, att csi.Attacher, socket string) error {
 	c, ok := m.Cinder.(csi.Cinder)
 	if !ok {
 		return fmt.Errorf("csi: the Cinder client lacks what the controller needs")
 	}
-	d, err := csi.New(cfg, c, att, a.host)
+	d, err := csi.New(cfg, c, att, f.Host())
 	if err != nil {
-		return usageError{Err: fmt.Errorf("csi: %w", err)}
+		return factory.UsageError{Err: fmt.Errorf("csi: %w", err)}
 	}
 	if att != nil {
 		if err := d.Recover(ctx); err != nil {
-			a.logger.Warn("csi: start-up clean-up: " + output.OneLine(err.Error()))
+			f.Logger().Warn("csi: start-up clean-up: " + output.OneLine(err.Error()))
 		}
 	}
-	l, err := a.host.FS.ListenUnix(socket)
+	l, err := f.Host().FS.ListenUnix(socket)
 	if err != nil {
 		return fmt.Errorf("csi: %w", err)
 	}
-	return d.Serve(ctx, l, csiShutdownTimeout)
+	return d.Serve(ctx, l, shutdownTimeout)
 }
