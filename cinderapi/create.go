@@ -1,6 +1,7 @@
 package cinderapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -47,91 +48,25 @@ func (c *Client) CreateVolume(ctx context.Context, o CreateVolumeOpts, timeout t
 	if v.ID == "" {
 		return nil, &apierr.Error{Service: Service, Op: "create", Volume: o.Name, Kind: apierr.ErrUnexpected, Message: "Cinder returned no volume ID"}
 	}
-	var got *Volume
-	err = c.poll(ctx, "create", v.ID, timeout, func(cur *Volume) (bool, error) {
-		if cur == nil {
-			return false, &apierr.Error{Service: Service, Op: "create", Volume: o.Name, Kind: apierr.ErrNotFound, Message: fmt.Sprintf("volume %s disappeared while being created", v.ID)}
-		}
-		switch cur.Status {
-		case "available":
-			got = cur
-			return true, nil
-		case "error":
-			_ = volumes.Delete(ctx, c.SC, v.ID, nil).ExtractErr()
-			return false, &apierr.Error{Service: Service, Op: "create", Volume: o.Name, Kind: apierr.ErrInvalidState,
-				Message: fmt.Sprintf("Cinder could not create the volume (%s ended in status error; deleted again)", v.ID)}
-		}
-		return false, nil
-	})
-	return got, err
+	return c.volumeWait(timeout).created(ctx, "create", o.Name, v.ID)
 }
 
 // DeleteVolume deletes a volume and waits, bounded by timeout
 // (DefaultCreateTimeout when zero) or ctx, until Cinder no longer lists
 // it. A volume already gone is success.
 func (c *Client) DeleteVolume(ctx context.Context, id string, timeout time.Duration) error {
-	err := volumes.Delete(ctx, c.SC, id, nil).ExtractErr()
-	if err != nil {
-		err = mapError("delete", id, err)
-		if isKind(err, apierr.ErrNotFound) {
-			return nil
-		}
-		return err
-	}
-	return c.poll(ctx, "delete", id, timeout, func(cur *Volume) (bool, error) {
-		if cur == nil {
-			return true, nil
-		}
-		if cur.Status == "error_deleting" {
-			return false, &apierr.Error{Service: Service, Op: "delete", Volume: id, Kind: apierr.ErrInvalidState, Message: "Cinder could not delete the volume (status error_deleting)"}
-		}
-		return false, nil
-	})
+	return c.volumeWait(timeout).deleted(ctx, "delete", id)
 }
 
-// poll reads the volume, with a growing gap, until done says so or fails;
-// done sees nil once the volume is gone.
-func (c *Client) poll(ctx context.Context, step, id string, timeout time.Duration, done func(*Volume) (bool, error)) error {
-	get := func(ctx context.Context) (*Volume, error) { return c.Volume(ctx, id) }
-	return pollUntil(ctx, step, id, timeout, get, func(v *Volume) string { return v.Status }, done)
-}
-
-// pollUntil reads a resource with get, with a growing gap, until done says
-// so or fails; done sees nil once get says it is not found.
-func pollUntil[T any](ctx context.Context, step, id string, timeout time.Duration,
-	get func(context.Context) (*T, error), status func(*T) string, done func(*T) (bool, error)) error {
-	if timeout <= 0 {
-		timeout = DefaultCreateTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	gap := 100 * time.Millisecond
-	timer := time.NewTimer(gap)
-	defer timer.Stop()
-	last := "nothing"
-	for {
-		v, err := get(ctx)
-		switch {
-		case err != nil && isKind(err, apierr.ErrNotFound):
-			v, err = nil, nil
-		case err != nil && ctx.Err() == nil:
-			return err
-		}
-		if err == nil {
-			if v != nil {
-				last = status(v)
-			}
-			if ok, derr := done(v); ok || derr != nil {
-				return derr
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return &apierr.Error{Service: Service, Op: step, Volume: id, Kind: apierr.ErrUnreachable,
-				Message: fmt.Sprintf("Cinder did not finish within %s (last status: %s)", timeout, last)}
-		case <-timer.C:
-		}
-		gap = min(2*gap, 2*time.Second)
-		timer.Reset(gap)
+// volumeWait watches volumes, bounded by timeout (DefaultCreateTimeout
+// when zero).
+func (c *Client) volumeWait(timeout time.Duration) watched[Volume] {
+	return watched[Volume]{
+		what: "volume", timeout: cmp.Or(max(timeout, 0), DefaultCreateTimeout),
+		get:    func(ctx context.Context, id string) (*Volume, error) { return c.Volume(ctx, id) },
+		status: func(v *Volume) string { return v.Status },
+		del: func(ctx context.Context, id string) error {
+			return volumes.Delete(ctx, c.SC, id, nil).ExtractErr()
+		},
 	}
 }

@@ -74,19 +74,7 @@ func mapError(step, volume string, err error) error {
 		e.Message = "Cinder refused the token (expired or revoked) and getting a new one failed: " + oneLine(fmt.Sprint(renew.ErrReauth))
 		e.Err = renew.ErrReauth
 	case errors.As(err, &code):
-		e.Status = code.Actual
-		e.Message = ShortMessage(code.Body)
-		e.Kind = kindOf(code.Actual, e.Message)
-		if e.Message == "" && code.Actual >= 500 {
-			// A proxy's error page: say so rather than "cinder unavailable".
-			e.Message = pageSummary(code.Body)
-		}
-		e.Hint = hintFor(step, code.Actual)
-		// Keep gophercloud's error as the cause (ResponseCodeIs works),
-		// but without the body: it repeats the whole response, traceback
-		// included, and the URL without credentials.
-		code.Body, code.URL = nil, secret.RedactURL(code.URL)
-		e.Err = code
+		fromStatus(e, step, code)
 	case errors.As(err, &urlErr) && errors.As(err, &limited):
 		// The per-request limit (osauth's), not the caller's deadline.
 		e.Kind = apierr.ErrUnreachable
@@ -116,6 +104,23 @@ func mapError(step, volume string, err error) error {
 		e.Message = kindText(e.Kind)
 	}
 	return e
+}
+
+// fromStatus fills e from Cinder's error answer.
+func fromStatus(e *apierr.Error, step string, code gophercloud.ErrUnexpectedResponseCode) {
+	e.Status = code.Actual
+	e.Message = ShortMessage(code.Body)
+	e.Kind = kindOf(code.Actual, e.Message)
+	if e.Message == "" && code.Actual >= 500 {
+		// A proxy's error page: say so rather than "cinder unavailable".
+		e.Message = pageSummary(code.Body)
+	}
+	e.Hint = hintFor(step, code.Actual)
+	// Keep gophercloud's error as the cause (ResponseCodeIs works), but
+	// without the body: it repeats the whole response, traceback
+	// included, and the URL without credentials.
+	code.Body, code.URL = nil, secret.RedactURL(code.URL)
+	e.Err = code
 }
 
 // endpointHint is the fix for a Cinder that gives no answer.

@@ -1,8 +1,8 @@
 package cinderapi
 
 import (
+	"cmp"
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/snapshots"
@@ -55,49 +55,25 @@ func (c *Client) CreateSnapshot(ctx context.Context, volumeID, name string, meta
 	if s.ID == "" {
 		return nil, &apierr.Error{Service: Service, Op: "snapshot create", Volume: volumeID, Kind: apierr.ErrUnexpected, Message: "Cinder returned no snapshot ID"}
 	}
-	var got *Snapshot
-	err = c.pollSnapshot(ctx, "snapshot create", s.ID, timeout, func(cur *Snapshot) (bool, error) {
-		switch {
-		case cur == nil:
-			return false, &apierr.Error{Service: Service, Op: "snapshot create", Volume: volumeID, Kind: apierr.ErrNotFound, Message: fmt.Sprintf("snapshot %s disappeared while being created", s.ID)}
-		case cur.Status == "available":
-			got = cur
-			return true, nil
-		case cur.Status == "error":
-			_ = snapshots.Delete(ctx, c.SC, s.ID).ExtractErr()
-			return false, &apierr.Error{Service: Service, Op: "snapshot create", Volume: volumeID, Kind: apierr.ErrInvalidState,
-				Message: fmt.Sprintf("Cinder could not create snapshot %s (status error; deleted again)", s.ID)}
-		}
-		return false, nil
-	})
-	return got, err
+	return c.snapshotWait(timeout).created(ctx, "snapshot create", volumeID, s.ID)
 }
 
 // DeleteSnapshot deletes a snapshot and waits, bounded by timeout
 // (DefaultSnapshotTimeout when zero) or ctx, until it is gone. A snapshot
 // already gone is success.
 func (c *Client) DeleteSnapshot(ctx context.Context, id string, timeout time.Duration) error {
-	if err := mapError("snapshot delete", id, snapshots.Delete(ctx, c.SC, id).ExtractErr()); err != nil {
-		if isKind(err, apierr.ErrNotFound) {
-			return nil
-		}
-		return err
-	}
-	return c.pollSnapshot(ctx, "snapshot delete", id, timeout, func(cur *Snapshot) (bool, error) {
-		if cur == nil {
-			return true, nil
-		}
-		if cur.Status == "error_deleting" {
-			return false, &apierr.Error{Service: Service, Op: "snapshot delete", Volume: id, Kind: apierr.ErrInvalidState, Message: "Cinder could not delete the snapshot (status error_deleting)"}
-		}
-		return false, nil
-	})
+	return c.snapshotWait(timeout).deleted(ctx, "snapshot delete", id)
 }
 
-func (c *Client) pollSnapshot(ctx context.Context, step, id string, timeout time.Duration, done func(*Snapshot) (bool, error)) error {
-	if timeout <= 0 {
-		timeout = DefaultSnapshotTimeout
+// snapshotWait watches snapshots, bounded by timeout
+// (DefaultSnapshotTimeout when zero).
+func (c *Client) snapshotWait(timeout time.Duration) watched[Snapshot] {
+	return watched[Snapshot]{
+		what: "snapshot", timeout: cmp.Or(max(timeout, 0), DefaultSnapshotTimeout),
+		get:    func(ctx context.Context, id string) (*Snapshot, error) { return c.GetSnapshot(ctx, id) },
+		status: func(s *Snapshot) string { return s.Status },
+		del: func(ctx context.Context, id string) error {
+			return snapshots.Delete(ctx, c.SC, id).ExtractErr()
+		},
 	}
-	get := func(ctx context.Context) (*Snapshot, error) { return c.GetSnapshot(ctx, id) }
-	return pollUntil(ctx, step, id, timeout, get, func(s *Snapshot) string { return s.Status }, done)
 }
