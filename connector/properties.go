@@ -59,7 +59,6 @@ func (w Warning) String() string { return fmt.Sprintf("%s: %v", w.File, w.Err) }
 // Host files Gather reads (under the host's root).
 const (
 	initiatorNameFile = "/etc/iscsi/initiatorname.iscsi"
-	fcHostDir         = "/sys/class/fc_host"
 	productUUIDFile   = "/sys/class/dmi/id/product_uuid"
 	hostnameFile      = "/proc/sys/kernel/hostname"
 	byUUIDDir         = "/dev/disk/by-uuid"
@@ -89,7 +88,6 @@ func Gather(fsys host.FS, opts GatherOptions) (Properties, []Warning, error) {
 	}
 	p.Host = hostName(fsys, opts.Hostname)
 	p.Initiator = gatherInitiator(fsys, warn)
-	p.WWPNs, p.WWNNs = gatherFC(fsys, warn)
 	p.SystemUUID = gatherSystemUUID(fsys, warn)
 	p.UUID = rootFSUUID(fsys)
 	return p, warns, nil
@@ -185,47 +183,6 @@ func ParseInitiatorName(data []byte) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// gatherFC lists the WWPNs and WWNNs of FC ports whose state is Online.
-func gatherFC(fsys host.FS, warn func(string, error)) (wwpns, wwnns []string) {
-	entries, err := fsys.ReadDir(fcHostDir)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			warn(fcHostDir, err)
-		}
-		return nil, nil
-	}
-	for _, e := range entries {
-		dir := path.Join(fcHostDir, e.Name())
-		state, err := fsys.ReadString(dir + "/port_state")
-		if err != nil {
-			warn(dir+"/port_state", err)
-			continue
-		}
-		if state != "Online" {
-			continue
-		}
-		if raw, err := fsys.ReadString(dir + "/port_name"); err == nil {
-			if w, ok := ident.NormalizeWWN(raw); ok {
-				wwpns = append(wwpns, w)
-			} else {
-				warn(dir+"/port_name", errors.New("not a WWN"))
-			}
-		} else {
-			warn(dir+"/port_name", err)
-		}
-		if raw, err := fsys.ReadString(dir + "/node_name"); err == nil {
-			if w, ok := ident.NormalizeWWN(raw); ok {
-				wwnns = append(wwnns, w)
-			} else {
-				warn(dir+"/node_name", errors.New("not a WWN"))
-			}
-		} else {
-			warn(dir+"/node_name", err)
-		}
-	}
-	return wwpns, wwnns
 }
 
 // pickIP chooses the connector's ip: the given one, the given NIC's, or the

@@ -119,6 +119,10 @@ func (c *Connector) selectHBAs(info *Info, onlineOnly bool) ([]HBA, error) {
 	var out []HBA
 	var seen []string
 	for _, h := range all {
+		if h.PortName == "" {
+			c.log.Warn("fc: ignoring an HBA without a readable WWPN", "host", h.Host, "err", h.Unreadable[0].Error())
+			continue
+		}
 		seen = append(seen, fmt.Sprintf("host%d 0x%s %s", h.Host, h.PortName, h.PortState))
 		if onlineOnly && !h.Online() {
 			c.log.Debug("fc: HBA not online; skipped", "host", h.Host, "wwpn", h.PortName, "state", h.PortState)

@@ -274,18 +274,28 @@ func TestListHBAs(t *testing.T) {
 	hosttest.WriteFile(t, h.FS.Root(), "/sys/devices/virtual/net/fc0/ctlr_0/host7/fc_host/host7/node_name", "0x1000020000000b01\n")
 	hosttest.WriteFile(t, h.FS.Root(), "/sys/devices/virtual/net/fc0/ctlr_0/host7/fc_host/host7/port_state", "Online\n")
 	hosttest.Symlink(t, h.FS.Root(), "/sys/class/fc_host/host7", "../../devices/virtual/net/fc0/ctlr_0/host7/fc_host/host7")
-	// A port whose name is garbage is skipped, not fatal.
+	// A port whose name is garbage is kept without it, with the reason
+	// (connect leaves it out); one without a state is skipped.
 	hosttest.WriteFile(t, h.FS.Root(), "/sys/class/fc_host/host9/port_name", "bogus\n")
 	hosttest.WriteFile(t, h.FS.Root(), "/sys/class/fc_host/host9/node_name", "0x1000020000000b09\n")
 	hosttest.WriteFile(t, h.FS.Root(), "/sys/class/fc_host/host9/port_state", "Online\n")
+	hosttest.WriteFile(t, h.FS.Root(), "/sys/class/fc_host/host11/port_name", "0x1000020000000b11\n")
 
 	hbas, skipped, err := fc.ListHBAs(h.FS)
 	require.NoError(t, err)
 	require.Len(t, skipped, 1)
+	var ae *fc.AttrError
+	require.ErrorAs(t, skipped[0], &ae)
+	require.Equal(t, "/sys/class/fc_host/host11/port_state", ae.File)
+	require.Len(t, hbas, 4)
+	require.Len(t, hbas[3].Unreadable, 1)
+	require.Equal(t, []fc.AttrError{{File: "/sys/class/fc_host/host9/port_name", Err: hbas[3].Unreadable[0].Err}}, hbas[3].Unreadable)
+	hbas[3].Unreadable = nil
 	require.Equal(t, []fc.HBA{
 		{Host: 5, PortName: hbaOn, NodeName: "20" + hbaOn[2:], PortState: "Online", PCI: "0000:05:00.2"},
 		{Host: 6, PortName: hbaOff, NodeName: "20" + hbaOff[2:], PortState: "Linkdown", PCI: "0000:05:00.3"},
 		{Host: 7, PortName: "2000020000000b01", NodeName: "1000020000000b01", PortState: "Online"},
+		{Host: 9, NodeName: "1000020000000b09", PortState: "Online"},
 	}, hbas)
 
 	none, _, err := fc.ListHBAs(host.NewFS(t.TempDir()))

@@ -5,11 +5,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
 )
 
 // FuzzListHBAs feeds arbitrary fc_host attributes and device links to the
-// HBA reader: no panic, and an HBA it returns has valid WWNs.
+// HBA reader and to get-connector's facts: no panic, every WWN they give
+// is valid, and a name left "" has its reason.
 func FuzzListHBAs(f *testing.F) {
 	f.Add("Online\n", "0x10000090fa1b2c3d\n", "0x20000090fa1b2c3d\n", "../../devices/pci0000:00/0000:00:03.0/0000:05:00.3/host2/fc_host/host2")
 	f.Add("", "0x", "zz", "/")
@@ -37,8 +39,20 @@ func FuzzListHBAs(f *testing.F) {
 			return
 		}
 		for _, h := range hbas {
-			if _, err := ParseWWN(h.PortName); err != nil {
-				t.Fatalf("port name %q: %v", h.PortName, err)
+			for _, w := range []string{h.PortName, h.NodeName} {
+				if _, err := ParseWWN(w); err != nil && w != "" {
+					t.Fatalf("WWN %q: %v", w, err)
+				}
+			}
+			if (h.PortName == "" || h.NodeName == "") != (len(h.Unreadable) > 0) {
+				t.Fatalf("names %q %q, reasons %v", h.PortName, h.NodeName, h.Unreadable)
+			}
+		}
+		var p connector.Properties
+		(&Connector{h: &host.Host{FS: fsys}}).HostFacts(&p, func(string, error) {})
+		for _, w := range append(p.WWPNs, p.WWNNs...) {
+			if _, err := ParseWWN(w); err != nil {
+				t.Fatalf("fact %q: %v", w, err)
 			}
 		}
 	})

@@ -31,6 +31,9 @@ type HBA struct {
 	// Platform is the platform device in front of the PCI bus on some
 	// non-x86 machines ("platform-<name>"), as udev prefixes by-path names.
 	Platform string
+	// Unreadable are the names (port_name, node_name) that could not be
+	// read or parsed; their fields are "".
+	Unreadable []AttrError
 }
 
 // Online reports whether the port is logged in to its fabric.
@@ -43,16 +46,55 @@ var (
 	pciRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`) })
 )
 
-// ListHBAs reads every FC port of the host. A host without FC support has
-// none; ports whose attributes cannot be read are skipped with a reason.
+// AttrError is an attribute of an FC port that could not be read or
+// parsed: File is its sysfs path.
+type AttrError struct {
+	File string
+	Err  error
+}
+
+func (e *AttrError) Error() string { return e.File + ": " + e.Err.Error() }
+
+func (e *AttrError) Unwrap() error { return e.Err }
+
+var errNotWWN = errors.New("not a WWN")
+
+// ListHBAs reads every FC port of the host, by SCSI host number. A host
+// without FC support has none. A port whose state cannot be read is
+// skipped (an *AttrError in skipped); one whose WWPN or WWNN cannot be
+// read or parsed is kept with that name "" and the reason in Unreadable.
 func ListHBAs(fsys host.FS) (hbas []HBA, skipped []error, err error) {
+	ports, err := readPorts(fsys)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list FC HBAs: %w", err)
+	}
+	for _, p := range ports {
+		if p.err != nil {
+			skipped = append(skipped, p.err)
+			continue
+		}
+		hbas = append(hbas, p.hba)
+	}
+	sort.Slice(hbas, func(i, j int) bool { return hbas[i].Host < hbas[j].Host })
+	return hbas, skipped, nil
+}
+
+// port is one fc_host entry as read: the HBA, or why it was skipped.
+type port struct {
+	hba HBA
+	err *AttrError
+}
+
+// readPorts reads the fc_host entries in their listing's (name) order.
+func readPorts(fsys host.FS) ([]port, error) {
 	entries, err := fsys.ReadDir(fcHostDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, nil
+			return nil, nil
 		}
-		return nil, nil, fmt.Errorf("list FC HBAs: %w", err)
+		return nil, err
 	}
+	var out []port
 	for _, e := range entries {
 		m := hostDirRE().FindStringSubmatch(e.Name())
 		if m == nil {
@@ -60,33 +102,32 @@ func ListHBAs(fsys host.FS) (hbas []HBA, skipped []error, err error) {
 		}
 		n, _ := strconv.Atoi(m[1])
 		h, err := readHBA(fsys, n)
-		if err != nil {
-			skipped = append(skipped, err)
-			continue
-		}
-		hbas = append(hbas, h)
+		out = append(out, port{hba: h, err: err})
 	}
-	sort.Slice(hbas, func(i, j int) bool { return hbas[i].Host < hbas[j].Host })
-	return hbas, skipped, nil
+	return out, nil
 }
 
-func readHBA(fsys host.FS, n int) (HBA, error) {
+func readHBA(fsys host.FS, n int) (HBA, *AttrError) {
 	dir := fmt.Sprintf("%s/host%d", fcHostDir, n)
 	h := HBA{Host: n}
-	var err error
-	if h.PortState, err = fsys.ReadString(dir + "/port_state"); err != nil {
-		return h, fmt.Errorf("FC HBA host%d: %w", n, err)
+	state, err := fsys.ReadString(dir + "/port_state")
+	if err != nil {
+		return h, &AttrError{File: dir + "/port_state", Err: err}
 	}
+	h.PortState = state
 	for _, a := range []struct {
 		attr string
 		dst  *string
 	}{{"port_name", &h.PortName}, {"node_name", &h.NodeName}} {
-		raw, err := fsys.ReadString(dir + "/" + a.attr)
-		if err != nil {
-			return h, fmt.Errorf("FC HBA host%d: %w", n, err)
+		file := dir + "/" + a.attr
+		raw, err := fsys.ReadString(file)
+		if err == nil {
+			if *a.dst, err = ParseWWN(raw); err != nil {
+				err = errNotWWN
+			}
 		}
-		if *a.dst, err = ParseWWN(raw); err != nil {
-			return h, fmt.Errorf("FC HBA host%d %s: %w", n, a.attr, err)
+		if err != nil {
+			h.Unreadable = append(h.Unreadable, AttrError{File: file, Err: err})
 		}
 	}
 	if real, err := fsys.EvalSymlinks(dir); err == nil {
