@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/ident"
 )
 
@@ -49,8 +48,9 @@ func (m *Manager) Cleanup(ctx context.Context, ref string, force bool) ([]Cleanu
 	}
 	var out []CleanupResult
 	var firstErr error
+	cr := cleanupRun{m: m, force: force}
 	for _, r := range recs {
-		res := m.cleanupOne(ctx, r.VolumeID, force)
+		res := cr.one(ctx, r.VolumeID)
 		if res.Err != nil && firstErr == nil {
 			firstErr = res.Err
 		}
@@ -75,7 +75,15 @@ func (m *Manager) resolveID(ctx context.Context, ref string) (string, error) {
 	return validVolumeID(vol.ID)
 }
 
-func (m *Manager) cleanupOne(ctx context.Context, id string, force bool) CleanupResult {
+// cleanupRun repairs the records Cleanup chose, one at a time.
+type cleanupRun struct {
+	m     *Manager
+	force bool
+}
+
+// one repairs the record of volume id, under the volume's lock.
+func (cr cleanupRun) one(ctx context.Context, id string) CleanupResult {
+	m, force := cr.m, cr.force
 	res := CleanupResult{VolumeID: id}
 	unlock, err := m.Host.Locks.Lock(ctx, "volume-"+id)
 	if err != nil {
@@ -103,7 +111,7 @@ func (m *Manager) cleanupOne(ctx context.Context, id string, force bool) Cleanup
 		}
 		res.Action = "finished"
 	case PhaseAttaching:
-		if err := m.undoAttach(ctx, rec); err != nil {
+		if err := cr.undoAttach(ctx, rec); err != nil {
 			res.Action, res.Err = "failed", fmt.Errorf("cleanup %s: undo attach (left at step %s): %w; the record is kept", id, rec.Step, err)
 			return res
 		}
@@ -118,7 +126,8 @@ func (m *Manager) cleanupOne(ctx context.Context, id string, force bool) Cleanup
 
 // undoAttach reverses an unfinished attach from its record, whatever step
 // it reached; each undo tolerates "never happened".
-func (m *Manager) undoAttach(ctx context.Context, rec *Record) error {
+func (cr cleanupRun) undoAttach(ctx context.Context, rec *Record) error {
+	m := cr.m
 	u := undoer{m: m, flow: m.flowFor(rec), rec: rec, orphans: true}
 	j := m.journal(rec)
 	reached := stepIndex(rec.Step)
@@ -136,37 +145,6 @@ func (m *Manager) undoAttach(ctx context.Context, rec *Record) error {
 		j.Push("unregister", u.unregister)
 	}
 	return j.Rollback(ctx)
-}
-
-// orphanAttachment finds the attachment a crash inside v3 attachment
-// create left: the volume is "reserved" and has exactly one reserved
-// attachment with no connection yet. Anything less certain is left alone.
-func (m *Manager) orphanAttachment(ctx context.Context, volumeID string) (string, error) {
-	vol, err := m.Cinder.Volume(ctx, volumeID)
-	if err != nil {
-		if errors.Is(err, apierr.ErrNotFound) {
-			return "", nil
-		}
-		return "", err
-	}
-	if vol.Status != "reserved" {
-		return "", nil
-	}
-	atts, err := m.Cinder.Attachments(ctx, volumeID)
-	if err != nil {
-		return "", err
-	}
-	var found []string
-	for _, a := range atts {
-		if a.Status == "reserved" && !a.HasConnection() {
-			found = append(found, a.ID)
-		}
-	}
-	if len(found) != 1 {
-		m.Host.Log.Warn("cleanup: cannot tell which reserved attachment is ours; leaving them", "volume", volumeID, "candidates", len(found))
-		return "", nil
-	}
-	return found[0], nil
 }
 
 var attachSteps = []string{StepReserve, StepExport, StepCryptKey, StepConnect, StepDecrypt, StepComplete, StepMkfs, StepMount, StepRegister, StepDone}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -88,22 +87,32 @@ func (m *Manager) Extend(ctx context.Context, opts ExtendOptions) (*ExtendResult
 	if rec.Phase != PhaseAttached {
 		return nil, fmt.Errorf("extend %s: %w: the record is %s (step %s); run brick cleanup %s", ref, ErrHalfDone, rec.Phase, rec.Step, rec.VolumeID)
 	}
-	ext, err := m.extenderFor(rec)
+	x := extendRun{m: m, ref: ref, rec: rec}
+	ext, err := x.extender()
 	if err != nil {
 		return nil, fmt.Errorf("extend %s: %w", ref, err)
 	}
 	var want int64
 	if !opts.LocalOnly {
-		if err := m.cinderExtend(ctx, rec, opts); err != nil {
+		if err := x.cinderExtend(ctx, opts); err != nil {
 			return nil, fmt.Errorf("extend %s: %s: %w; nothing changed on this host", ref, StepCinderExtend, oneLine{err})
 		}
 		want = int64(opts.SizeGiB) << 30
 	}
-	return m.extendHost(ctx, ref, rec, ext, want)
+	return x.growHost(ctx, ext, want)
 }
 
-// extenderFor returns the record's connector when it can grow online.
-func (m *Manager) extenderFor(rec *Record) (connector.Extender, error) {
+// extendRun is one extend under way: the volume as the user named it and
+// its record, read under the volume's lock.
+type extendRun struct {
+	m   *Manager
+	ref string
+	rec *Record
+}
+
+// extender returns the record's connector when it can grow online.
+func (x extendRun) extender() (connector.Extender, error) {
+	m, rec := x.m, x.rec
 	if rec.ConnectionInfo == nil || rec.Device == nil {
 		return nil, errors.New("the local record has no connection info or device")
 	}
@@ -118,7 +127,8 @@ func (m *Manager) extenderFor(rec *Record) (connector.Extender, error) {
 	return ext, nil
 }
 
-func (m *Manager) cinderExtend(ctx context.Context, rec *Record, opts ExtendOptions) error {
+func (x extendRun) cinderExtend(ctx context.Context, opts ExtendOptions) error {
+	m, rec := x.m, x.rec
 	rollback.Trace(ctx, StepCinderExtend)
 	ce, ok := m.Cinder.(VolumeExtender)
 	if !ok || m.Cinder == nil {
@@ -128,9 +138,10 @@ func (m *Manager) cinderExtend(ctx context.Context, rec *Record, opts ExtendOpti
 	return err
 }
 
-// extendHost grows the device, records its size, then grows the
+// growHost grows the device, records its size, then grows the
 // filesystem brick mounted.
-func (m *Manager) extendHost(ctx context.Context, ref string, rec *Record, ext connector.Extender, want int64) (*ExtendResult, error) {
+func (x extendRun) growHost(ctx context.Context, ext connector.Extender, want int64) (*ExtendResult, error) {
+	m, ref, rec := x.m, x.ref, x.rec
 	rollback.Trace(ctx, StepGrowDevice)
 	start := time.Now()
 	rs, err := ext.Extend(ctx, *rec.ConnectionInfo, rec.Device, want)
@@ -145,7 +156,7 @@ func (m *Manager) extendHost(ctx context.Context, ref string, rec *Record, ext c
 	res := &ExtendResult{VolumeID: rec.VolumeID, Device: rs.Device, OldSize: rs.OldSize, NewSize: rs.NewSize}
 	if rec.Crypt != nil && rec.Crypt.Name != "" {
 		rollback.Trace(ctx, StepCryptResize)
-		if err := m.cryptResize(ctx, rec); err != nil {
+		if err := x.cryptResize(ctx); err != nil {
 			return nil, extendError(ref, StepCryptResize, err)
 		}
 		res.Device = rec.DevicePath()
@@ -154,7 +165,7 @@ func (m *Manager) extendHost(ctx context.Context, ref string, rec *Record, ext c
 		return res, nil
 	}
 	rollback.Trace(ctx, StepGrowFilesystem)
-	fsType, err := m.growFilesystem(ctx, rec.DevicePath(), rec.Mountpoint)
+	fsType, err := x.growFilesystem(ctx, rec.DevicePath(), rec.Mountpoint)
 	if err != nil {
 		return nil, extendError(ref, StepGrowFilesystem, err)
 	}
@@ -166,7 +177,8 @@ func (m *Manager) extendHost(ctx context.Context, ref string, rec *Record, ext c
 // cryptResize grows an encrypted volume's dm-crypt mapping to its
 // device's new size; LUKS2 may want the key, so it is fetched as for an
 // attach (Cinder's encryption metadata, then the key manager).
-func (m *Manager) cryptResize(ctx context.Context, rec *Record) error {
+func (x extendRun) cryptResize(ctx context.Context) error {
+	m, rec := x.m, x.rec
 	src, ok := m.Cinder.(encryptionSource)
 	if !ok || m.Cinder == nil {
 		return fmt.Errorf("%w %s: the key is needed and no Cinder is configured", ErrEncrypted, rec.VolumeID)
@@ -191,7 +203,8 @@ func extendError(ref, step string, err error) error {
 // growFilesystem grows the filesystem mounted at dir online to fill dev:
 // resize2fs for ext2/3/4 (takes the device), xfs_growfs for xfs (takes
 // the mount point). It returns the filesystem type.
-func (m *Manager) growFilesystem(ctx context.Context, dev, dir string) (string, error) {
+func (x extendRun) growFilesystem(ctx context.Context, dev, dir string) (string, error) {
+	m := x.m
 	if !strings.HasPrefix(dev, "/dev/") {
 		return "", fmt.Errorf("grow filesystem: %s is not a device path", connector.Quote(dev))
 	}
@@ -224,11 +237,7 @@ func (m *Manager) growFilesystem(ctx context.Context, dev, dir string) (string, 
 
 // DeviceSize is the size in bytes of the record's block device as the
 // kernel reports it now, else the size the record holds (0: unknown).
-func (m *Manager) DeviceSize(r *Record) int64 { return m.deviceSize(r) }
-
-// deviceSize is the size of the record's block device as the kernel
-// reports it now, else the size the record holds.
-func (m *Manager) deviceSize(r *Record) int64 {
+func (m *Manager) DeviceSize(r *Record) int64 {
 	if r.Device == nil || r.Device.Type != connector.TypeBlock || !strings.HasPrefix(r.Device.Path, "/dev/") {
 		return r.SizeBytes
 	}
@@ -240,13 +249,8 @@ func (m *Manager) deviceSize(r *Record) int64 {
 	if !ident.DiskName(name) && !ident.DMName(name) {
 		return r.SizeBytes
 	}
-	v, err := m.Host.FS.ReadString("/sys/class/block/" + name + "/size")
-	if err != nil {
-		return r.SizeBytes
+	if n, err := m.Host.Block.Size(name); err == nil && n > 0 {
+		return n
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 || n > 1<<54 {
-		return r.SizeBytes
-	}
-	return n * 512
+	return r.SizeBytes
 }

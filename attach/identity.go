@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/scsi"
 )
 
@@ -37,7 +38,7 @@ func (m *Manager) checkUnrecorded(ctx context.Context, rec *Record, force bool) 
 	want, key := expectedWWID(info)
 	var problems []string
 	for _, p := range paths {
-		got, err := m.deviceWWID(p)
+		got, err := deviceWWID(m.Host, p)
 		switch {
 		case err != nil:
 			problems = append(problems, fmt.Sprintf("%s: %v", p, err))
@@ -80,10 +81,10 @@ func expectedWWID(info connector.ConnectionInfo) (string, string) {
 
 // deviceWWID reads a device's WWID: a multipath map's from its dm uuid
 // ("mpath-<wwid>"), a disk's as scsi_id would print it.
-func (m *Manager) deviceWWID(dev string) (string, error) {
+func deviceWWID(h *host.Host, dev string) (string, error) {
 	name := path.Base(dev)
 	if strings.HasPrefix(name, "dm-") {
-		uuid, err := m.Host.FS.ReadString("/sys/block/" + name + "/dm/uuid")
+		uuid, err := h.FS.ReadString("/sys/block/" + name + "/dm/uuid")
 		if err != nil {
 			return "", err
 		}
@@ -92,6 +93,6 @@ func (m *Manager) deviceWWID(dev string) (string, error) {
 		}
 		return "", fmt.Errorf("not a multipath map (dm uuid %s)", connector.Quote(uuid))
 	}
-	id, err := scsi.New(m.Host, scsi.Options{}).WWID(name)
+	id, err := scsi.New(h, scsi.Options{}).WWID(name)
 	return strings.ToLower(id), err
 }

@@ -28,7 +28,7 @@ func (m *Manager) List(ctx context.Context) ([]Entry, []error) {
 	recs, errs := m.store().list()
 	out := make([]Entry, 0, len(recs))
 	for _, r := range recs {
-		e := Entry{Record: r, CinderStatus: "unknown", SizeBytes: m.deviceSize(r)}
+		e := Entry{Record: r, CinderStatus: "unknown", SizeBytes: m.DeviceSize(r)}
 		if m.Cinder != nil {
 			if v, err := m.Cinder.Volume(ctx, r.VolumeID); err == nil {
 				e.CinderStatus = v.Status

@@ -31,7 +31,8 @@ func (m *Manager) Reconnect(ctx context.Context, volumeID string) (*Record, erro
 		return nil, err
 	}
 	defer unlock()
-	if err := m.checkAttachment(ctx, rec); err != nil {
+	rr := restoreRun{m: m, rec: rec}
+	if err := rr.checkAttachment(ctx); err != nil {
 		return nil, fmt.Errorf("reconnect %s: %w", rec.VolumeID, err)
 	}
 	info, err := m.flowFor(rec).ConnectionInfo(ctx, rec.VolumeID, rec.AttachmentID, rec.Connector)
@@ -39,7 +40,7 @@ func (m *Manager) Reconnect(ctx context.Context, volumeID string) (*Record, erro
 		return nil, fmt.Errorf("reconnect %s: %w", rec.VolumeID, err)
 	}
 	m.Host.Redactor.Add(info.Secrets()...)
-	conn, err := m.connectorAsAttached(rec, info.DriverVolumeType)
+	conn, err := rr.connectorAsAttached(info.DriverVolumeType)
 	if err != nil {
 		return nil, fmt.Errorf("reconnect %s: %w", rec.VolumeID, err)
 	}
@@ -48,7 +49,7 @@ func (m *Manager) Reconnect(ctx context.Context, volumeID string) (*Record, erro
 		return nil, opError("reconnect", rec.VolumeID, err)
 	}
 	rec.Device = dev
-	if err := m.reopen(ctx, rec, info, conn); err != nil {
+	if err := rr.reopen(ctx, info, conn); err != nil {
 		return nil, opError("reconnect", rec.VolumeID, err)
 	}
 	rec.UpdatedAt = now()
@@ -66,9 +67,17 @@ type MultipathConnectors interface {
 	ForMultipath(driverVolumeType string, multipath bool) (connector.Connector, error)
 }
 
+// restoreRun is one Reconnect under way, on the volume's record read
+// under its lock.
+type restoreRun struct {
+	m   *Manager
+	rec *Record
+}
+
 // connectorAsAttached returns the connector for a record's protocol, with
 // multipath as the record's attach used it when the registry can say.
-func (m *Manager) connectorAsAttached(rec *Record, driverVolumeType string) (connector.Connector, error) {
+func (rr restoreRun) connectorAsAttached(driverVolumeType string) (connector.Connector, error) {
+	m, rec := rr.m, rr.rec
 	if mc, ok := m.Connectors.(MultipathConnectors); ok {
 		return mc.ForMultipath(driverVolumeType, AttachedMultipath(rec))
 	}
@@ -106,7 +115,8 @@ func (m *Manager) lockedRecord(ctx context.Context, op, volumeID string) (*Recor
 
 // checkAttachment asks Cinder whether the record's attachment to this host
 // still exists.
-func (m *Manager) checkAttachment(ctx context.Context, rec *Record) error {
+func (rr restoreRun) checkAttachment(ctx context.Context) error {
+	m, rec := rr.m, rr.rec
 	ok, err := AttachedHere(ctx, m.Cinder, rec.VolumeID, rec.AttachmentID, rec.HostName)
 	if err != nil {
 		return err
@@ -138,9 +148,10 @@ func AttachedHere(ctx context.Context, c Cinder, volumeID, attachmentID, hostNam
 // reopen opens dm-crypt again when the record has a mapping that is gone
 // (fetching the key as the attach did), and mounts again what brick
 // mounted, with the type and options of the attach.
-func (m *Manager) reopen(ctx context.Context, rec *Record, info connector.ConnectionInfo, conn connector.Connector) error {
+func (rr restoreRun) reopen(ctx context.Context, info connector.ConnectionInfo, conn connector.Connector) error {
+	m, rec := rr.m, rr.rec
 	if rec.Crypt != nil && (rec.Crypt.Path == "" || !m.Host.FS.Exists(rec.Crypt.Path)) {
-		if err := m.reopenCrypt(ctx, rec, info, conn); err != nil {
+		if err := rr.reopenCrypt(ctx, info, conn); err != nil {
 			return err
 		}
 	}
@@ -162,7 +173,8 @@ func (m *Manager) reopen(ctx context.Context, rec *Record, info connector.Connec
 // reopenCrypt fetches an encrypted volume's key and opens its mapping
 // again; it never writes a LUKS header (the attach did, or the volume is
 // not what the record says).
-func (m *Manager) reopenCrypt(ctx context.Context, rec *Record, info connector.ConnectionInfo, conn connector.Connector) error {
+func (rr restoreRun) reopenCrypt(ctx context.Context, info connector.ConnectionInfo, conn connector.Connector) error {
+	m, rec := rr.m, rr.rec
 	formatted := rec.Crypt.Formatted
 	r := &attachRun{m: m, rec: rec, info: info, conn: conn, dev: rec.Device, reopen: true}
 	if err := r.fetchCryptKey(ctx); err != nil {

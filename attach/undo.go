@@ -2,7 +2,9 @@ package attach
 
 import (
 	"context"
+	"errors"
 
+	"github.com/brick-storage/brick/apierr"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
 )
@@ -32,7 +34,7 @@ func (u undoer) release(ctx context.Context, exported bool) error {
 		o.Connector = u.rec.Connector
 	}
 	if o.AttachmentID == "" && u.orphans && u.flow.Name() == cinderapi.FlowV3 {
-		found, err := u.m.orphanAttachment(ctx, u.rec.VolumeID)
+		found, err := u.orphanAttachment(ctx, u.rec.VolumeID)
 		if err != nil || found == "" {
 			return err
 		}
@@ -68,4 +70,35 @@ func (u undoer) unregister(ctx context.Context) error {
 		uuid = found
 	}
 	return u.m.Targets.DeleteTarget(ctx, u.rec.IronicNode, uuid)
+}
+
+// orphanAttachment finds the attachment a crash inside v3 attachment
+// create left: the volume is "reserved" and has exactly one reserved
+// attachment with no connection yet. Anything less certain is left alone.
+func (u undoer) orphanAttachment(ctx context.Context, volumeID string) (string, error) {
+	vol, err := u.m.Cinder.Volume(ctx, volumeID)
+	if err != nil {
+		if errors.Is(err, apierr.ErrNotFound) {
+			return "", nil
+		}
+		return "", err
+	}
+	if vol.Status != "reserved" {
+		return "", nil
+	}
+	atts, err := u.m.Cinder.Attachments(ctx, volumeID)
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, a := range atts {
+		if a.Status == "reserved" && !a.HasConnection() {
+			found = append(found, a.ID)
+		}
+	}
+	if len(found) != 1 {
+		u.m.Host.Log.Warn("cleanup: cannot tell which reserved attachment is ours; leaving them", "volume", volumeID, "candidates", len(found))
+		return "", nil
+	}
+	return found[0], nil
 }

@@ -13,11 +13,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockedFile opens hostPath read-write (creating it, and its directory,
-// with header when create is set) and takes a whole-file fcntl write lock,
-// the lock multipath-tools takes on its wwids file, retried until ctx ends.
-func (f FS) lockedFile(ctx context.Context, hostPath, header string, create bool) (*os.File, error) {
-	p := f.Path(hostPath)
+// LineFile is a text file of one entry a line that other programs edit
+// too, such as multipath's wwids file: each change is made under the
+// whole-file fcntl write lock multipath-tools takes on that file.
+type LineFile struct {
+	fs     FS
+	path   string
+	header string
+}
+
+// LineFile returns the line file at hostPath; one it creates starts with
+// header.
+func (f FS) LineFile(hostPath, header string) LineFile {
+	return LineFile{fs: f, path: hostPath, header: header}
+}
+
+// open opens the file read-write (creating it, and its directory, with
+// the header when create is set) and takes the lock, retried until ctx
+// ends.
+func (l LineFile) open(ctx context.Context, create bool) (*os.File, error) {
+	hostPath, header := l.path, l.header
+	p := l.fs.Path(hostPath)
 	flags := os.O_RDWR | unix.O_CLOEXEC
 	if create {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -30,7 +46,7 @@ func (f FS) lockedFile(ctx context.Context, hostPath, header string, create bool
 		return nil, err
 	}
 	lock := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
-	err = f.WaitFor(ctx, nil, Backoff{Min: 10 * time.Millisecond, Max: 200 * time.Millisecond}, func() (bool, error) {
+	err = l.fs.WaitFor(ctx, nil, Backoff{Min: 10 * time.Millisecond, Max: 200 * time.Millisecond}, func() (bool, error) {
 		err := unix.FcntlFlock(file.Fd(), unix.F_SETLK, &lock)
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
 			return false, nil
@@ -52,12 +68,12 @@ func (f FS) lockedFile(ctx context.Context, hostPath, header string, create bool
 	return file, nil
 }
 
-// AppendLineLocked appends line (a newline is added) to a text file under
-// a whole-file fcntl write lock, unless the file already holds that exact
-// line. A missing file is created, starting with header. It reports
-// whether it wrote.
-func (f FS) AppendLineLocked(ctx context.Context, hostPath, line, header string) (bool, error) {
-	file, err := f.lockedFile(ctx, hostPath, header, true)
+// Append appends line (a newline is added) under the lock, unless the
+// file already holds that exact line. A missing file is created, starting
+// with the header. It reports whether it wrote.
+func (l LineFile) Append(ctx context.Context, line string) (bool, error) {
+	hostPath := l.path
+	file, err := l.open(ctx, true)
 	if err != nil {
 		return false, err
 	}
@@ -82,12 +98,13 @@ func (f FS) AppendLineLocked(ctx context.Context, hostPath, line, header string)
 	return true, nil
 }
 
-// CommentOutLineLocked turns each line equal to line into a comment by
-// overwriting its first byte with "#", in place and under a whole-file
-// fcntl write lock: how multipath-tools forgets a WWID. A missing file or
-// line is success; it reports whether it changed the file.
-func (f FS) CommentOutLineLocked(ctx context.Context, hostPath, line string) (bool, error) {
-	file, err := f.lockedFile(ctx, hostPath, "", false)
+// CommentOut turns each line equal to line into a comment by overwriting
+// its first byte with "#", in place and under the lock: how
+// multipath-tools forgets a WWID. A missing file or line is success; it
+// reports whether it changed the file.
+func (l LineFile) CommentOut(ctx context.Context, line string) (bool, error) {
+	hostPath := l.path
+	file, err := l.open(ctx, false)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return false, nil

@@ -40,7 +40,7 @@ func (f FS) PrivateDir(dir string, create bool) error {
 		}
 	}
 	for _, d := range chain {
-		if err := f.privateDir(d, create); err != nil {
+		if err := checkPrivateDir(f, d, create); err != nil {
 			return err
 		}
 	}
@@ -66,8 +66,8 @@ func dirChain(dir string) []string {
 	return []string{dir}
 }
 
-// privateDir checks (and with create makes) one directory of the chain.
-func (f FS) privateDir(d string, create bool) error {
+// checkPrivateDir checks (and with create makes) one directory of the chain.
+func checkPrivateDir(f FS, d string, create bool) error {
 	p := f.Path(d)
 	if create {
 		if err := os.Mkdir(p, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {

@@ -48,7 +48,7 @@ var ErrWaitTimeout = errors.New("timed out")
 // before, the last failure.
 func (f FS) WaitFor(ctx context.Context, watchDirs []string, b Backoff, check func() (bool, error)) error {
 	b = b.withDefaults()
-	w := f.watch(watchDirs)
+	w := newDirWatch(f, watchDirs)
 	defer w.close()
 
 	gap := b.Min
@@ -93,7 +93,8 @@ type dirWatch struct {
 	done   chan struct{}
 }
 
-func (f FS) watch(dirs []string) *dirWatch {
+// newDirWatch watches dirs (host paths under f's root) for changes.
+func newDirWatch(f FS, dirs []string) *dirWatch {
 	w := &dirWatch{fd: -1, events: make(chan struct{}, 1)}
 	if len(dirs) == 0 {
 		return w

@@ -402,9 +402,9 @@ func (m *Manager) applyBoot(ctx context.Context, p *bootPlan, o BootOpts, res *B
 					return err
 				}
 				res.Changes = append(res.Changes, "deployed the node")
-				return m.waitProvision(ctx, uuid, stateActive, o)
+				return provision{ironic: m.Ironic, o: o}.wait(ctx, uuid, stateActive)
 			},
-			Undo: func(ctx context.Context) error { return m.undeploy(ctx, uuid, o) }})
+			Undo: func(ctx context.Context) error { return provision{ironic: m.Ironic, o: o}.undeploy(ctx, uuid) }})
 	}
 	j := rollback.Journal{Timeout: m.UndoTimeout, Log: m.Log}
 	if err := j.Run(ctx, steps...); err != nil {

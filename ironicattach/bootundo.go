@@ -7,6 +7,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
 	"github.com/brick-storage/brick/connector"
@@ -41,7 +42,7 @@ func (m *Manager) UndoBootFromVolume(ctx context.Context, o BootOpts) (*UndoResu
 	if !had {
 		return res, nil
 	}
-	if err := m.undoBoot(ctx, node, rec, o, res); err != nil {
+	if err := (bootUndo{m: m, o: o}).run(ctx, node, rec, res); err != nil {
 		return res, fmt.Errorf("%s: %w", op, err)
 	}
 	if n, err := ironicapi.GetNode(ctx, m.Ironic, node.UUID).Extract(); err == nil {
@@ -50,13 +51,21 @@ func (m *Manager) UndoBootFromVolume(ctx context.Context, o BootOpts) (*UndoResu
 	return res, nil
 }
 
-func (m *Manager) undoBoot(ctx context.Context, node *nodes.Node, rec BootRecord, o BootOpts, res *UndoResult) error {
+// bootUndo is one undo of boot-from-volume under way.
+type bootUndo struct {
+	m *Manager
+	o BootOpts
+}
+
+// run reverses rec on node, newest first, noting each change in res.
+func (u bootUndo) run(ctx context.Context, node *nodes.Node, rec BootRecord, res *UndoResult) error {
+	m, o := u.m, u.o
 	switch {
 	case node.ProvisionState == stateActive || node.ProvisionState == stateDeployFailed:
 		if !rec.Deployed {
 			return fmt.Errorf("node %s is %s and brick did not deploy it: undeploy it first (baremetal node undeploy %s): %w", display(node), node.ProvisionState, node.UUID, ErrNotReady)
 		}
-		if err := m.undeploy(ctx, node.UUID, o); err != nil {
+		if err := (provision{ironic: m.Ironic, o: o}).undeploy(ctx, node.UUID); err != nil {
 			return err
 		}
 		res.Changes = append(res.Changes, "undeployed the node")
@@ -79,7 +88,7 @@ func (m *Manager) undoBoot(ctx context.Context, node *nodes.Node, rec BootRecord
 	if err != nil {
 		return err
 	}
-	if err := m.restoreNode(ctx, node.UUID, cur, rec); err != nil {
+	if err := u.restoreNode(ctx, node.UUID, cur, rec); err != nil {
 		return err
 	}
 	res.Changes = append(res.Changes, "restored the node's interfaces and capabilities, removed brick's record")
@@ -88,7 +97,7 @@ func (m *Manager) undoBoot(ctx context.Context, node *nodes.Node, rec BootRecord
 
 // restoreNode puts back the interfaces and capability brick changed, and
 // drops the record.
-func (m *Manager) restoreNode(ctx context.Context, uuid string, cur *nodes.Node, rec BootRecord) error {
+func (u bootUndo) restoreNode(ctx context.Context, uuid string, cur *nodes.Node, rec BootRecord) error {
 	var patch nodes.UpdateOpts
 	restore := func(path string, was *string) {
 		switch {
@@ -114,28 +123,34 @@ func (m *Manager) restoreNode(ctx context.Context, uuid string, cur *nodes.Node,
 	if len(patch) == 0 {
 		return nil
 	}
-	return ironicapi.UpdateNode(ctx, m.Ironic, uuid, patch).Err
+	return ironicapi.UpdateNode(ctx, u.m.Ironic, uuid, patch).Err
+}
+
+// provision drives a node's deploy and undeploy, waiting as o says.
+type provision struct {
+	ironic *gophercloud.ServiceClient
+	o      BootOpts
 }
 
 // undeploy asks Ironic to tear the node down and waits for available.
-func (m *Manager) undeploy(ctx context.Context, uuid string, o BootOpts) error {
-	n, err := ironicapi.GetNode(ctx, m.Ironic, uuid).Extract()
+func (p provision) undeploy(ctx context.Context, uuid string) error {
+	n, err := ironicapi.GetNode(ctx, p.ironic, uuid).Extract()
 	if err != nil {
 		return err
 	}
 	if n.ProvisionState == stateAvailable {
 		return nil
 	}
-	if err := ironicapi.SetProvisionState(ctx, m.Ironic, uuid, nodes.TargetDeleted); err != nil {
+	if err := ironicapi.SetProvisionState(ctx, p.ironic, uuid, nodes.TargetDeleted); err != nil {
 		return err
 	}
-	return m.waitProvision(ctx, uuid, stateAvailable, o)
+	return p.wait(ctx, uuid, stateAvailable)
 }
 
-// waitProvision polls the node until it reaches want, fails on a failed
-// state (with Ironic's last_error), or o.Wait ends.
-func (m *Manager) waitProvision(ctx context.Context, uuid, want string, o BootOpts) error {
-	wait, poll := o.Wait, o.Poll
+// wait polls the node until it reaches want, fails on a failed state
+// (with Ironic's last_error), or o.Wait ends.
+func (p provision) wait(ctx context.Context, uuid, want string) error {
+	wait, poll := p.o.Wait, p.o.Poll
 	if wait <= 0 {
 		wait = 10 * time.Minute
 	}
@@ -146,7 +161,7 @@ func (m *Manager) waitProvision(ctx context.Context, uuid, want string, o BootOp
 	defer cancel()
 	var last *nodes.Node
 	err := host.FS{}.WaitFor(ctx, nil, host.Backoff{Min: poll, Max: poll}, func() (bool, error) {
-		n, err := ironicapi.GetNode(ctx, m.Ironic, uuid).Extract()
+		n, err := ironicapi.GetNode(ctx, p.ironic, uuid).Extract()
 		if err != nil {
 			return false, fmt.Errorf("wait for %s: %w", want, err)
 		}

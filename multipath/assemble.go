@@ -3,26 +3,10 @@ package multipath
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/brick-storage/brick/ident"
 )
-
-// WWIDKnown reports whether multipath's wwids file lists the WWID already,
-// which saves a write under its lock.
-func (m *Multipath) WWIDKnown(wwid string) bool {
-	data, err := m.fs.ReadFile(WWIDsFile)
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "/"+wwid+"/" {
-			return true
-		}
-	}
-	return false
-}
 
 // Assemble returns the map over disks (all showing wwid), making multipathd
 // build it over all of them at once:
@@ -41,13 +25,13 @@ func (m *Multipath) Assemble(ctx context.Context, wwid string, disks ...string) 
 	if !ident.WWID(wwid) {
 		return nil, fmt.Errorf("multipath: WWID %q is not usable", wwid)
 	}
-	if mp, err := m.MapOf(disks...); err == nil && mp.WWID == wwid && len(mp.Paths) >= len(disks) {
+	if mp, err := m.maps.MapOf(disks...); err == nil && mp.WWID == wwid && len(mp.Paths) >= len(disks) {
 		return mp, nil
 	}
 	m.waitUdevAll(ctx, disks)
 	added := false
-	if !m.WWIDKnown(wwid) {
-		if err := m.AddWWID(ctx, wwid); err != nil {
+	if !m.wwids.Known(wwid) {
+		if err := m.wwids.Add(ctx, wwid); err != nil {
 			return nil, err
 		}
 		added = true
@@ -68,7 +52,7 @@ func (m *Multipath) Assemble(ctx context.Context, wwid string, disks ...string) 
 // forgetAdded takes back a WWID Assemble added for a map that did not
 // come; failing to only warns, as at detach.
 func (m *Multipath) forgetAdded(ctx context.Context, wwid string) {
-	if err := m.RemoveWWID(ctx, wwid); err != nil {
+	if err := m.wwids.Remove(ctx, wwid); err != nil {
 		m.log.Warn("multipath: could not forget the WWID of the map that did not come", "wwid", wwid, "err", err.Error())
 	}
 }
@@ -95,7 +79,7 @@ func (m *Multipath) waitAllPaths(ctx context.Context, mp *Map, want int) *Map {
 // waitUdevAll waits for udev on every disk at once (WaitUdevDone); a disk
 // udev does not finish is left for multipathd to judge.
 func (m *Multipath) waitUdevAll(ctx context.Context, disks []string) {
-	m.eachDisk(disks, func(d string) { m.waitUdev(ctx, d) })
+	eachDisk(disks, func(d string) { m.waitUdev(ctx, d) })
 }
 
 func (m *Multipath) waitUdev(ctx context.Context, disk string) {
@@ -109,30 +93,20 @@ func (m *Multipath) waitUdev(ctx context.Context, disk string) {
 // and the paths are independent, so they go at once. Often multipathd has
 // built the map from udev's event alone by then and no command is needed.
 func (m *Multipath) addPaths(ctx context.Context, disks []string) {
-	m.eachDisk(disks, func(d string) {
+	eachDisk(disks, func(d string) {
 		m.waitUdev(ctx, d)
-		if m.inMap(d) {
+		if m.maps.held(d) {
 			return
 		}
 		// "fail" here usually means multipathd knew the path already.
-		if err := m.AddPath(ctx, d); err != nil {
+		if err := m.mpd.AddPath(ctx, d); err != nil {
 			m.log.Debug("multipathd add path", "disk", d, "err", err.Error())
 		}
 	})
 }
 
-// inMap reports whether something (a map) holds the disk already.
-func (m *Multipath) inMap(disk string) bool {
-	disk = strings.TrimPrefix(disk, "/dev/")
-	if !ident.DiskName(disk) {
-		return false
-	}
-	entries, err := m.fs.ReadDir("/sys/block/" + disk + "/holders")
-	return err == nil && len(entries) > 0
-}
-
 // eachDisk runs do for every disk in parallel and waits for all.
-func (m *Multipath) eachDisk(disks []string, do func(disk string)) {
+func eachDisk(disks []string, do func(disk string)) {
 	var wg sync.WaitGroup
 	for _, d := range disks {
 		wg.Add(1)

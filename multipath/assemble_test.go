@@ -30,7 +30,7 @@ func TestAssemble(t *testing.T) {
 		hosttest.Mkdir(t, root, "/sys/devices/x/"+d+"/holders") // /sys/block links come with the map fixture
 	}
 	m := multipath.New(h, multipath.Options{MapTimeout: 2 * time.Second})
-	require.False(t, m.WWIDKnown(wwid))
+	require.False(t, m.WWIDs().Known(wwid))
 
 	mp, err := m.Assemble(context.Background(), wwid, "sdb", "sdc")
 	require.NoError(t, err)
@@ -40,11 +40,11 @@ func TestAssemble(t *testing.T) {
 	calls := runner.Calls()
 	require.Contains(t, calls, "multipathd add path /dev/sdb")
 	require.Len(t, calls, len(slices.Compact(slices.Sorted(slices.Values(calls)))))
-	require.True(t, m.WWIDKnown(wwid), "the WWID went into the wwids file")
+	require.True(t, m.WWIDs().Known(wwid), "the WWID went into the wwids file")
 
 	// Known WWID and a complete map: nothing runs.
 	hosttest.WriteFile(t, root, "/etc/multipath/wwids", "# comment\n/"+wwid+"/\n")
-	require.True(t, m.WWIDKnown(wwid))
+	require.True(t, m.WWIDs().Known(wwid))
 	n := len(runner.Calls())
 	_, err = m.Assemble(context.Background(), wwid, "sdb", "sdc")
 	require.NoError(t, err)
@@ -74,12 +74,12 @@ func TestAssembleDaemonGoneForgetsWWID(t *testing.T) {
 	_, err := m.Assemble(context.Background(), wwid, "sdb", "sdc")
 	require.ErrorIs(t, err, multipath.ErrNoDaemon)
 	require.Less(t, time.Since(start), time.Second, "no wait for the map timeout")
-	require.False(t, m.WWIDKnown(wwid), "the WWID added for the map is taken back")
+	require.False(t, m.WWIDs().Known(wwid), "the WWID added for the map is taken back")
 
 	hosttest.WriteFile(t, root, "/etc/multipath/wwids", "/"+wwid+"/\n")
 	_, err = m.Assemble(context.Background(), wwid, "sdb", "sdc")
 	require.ErrorIs(t, err, multipath.ErrNoDaemon)
-	require.True(t, m.WWIDKnown(wwid), "a WWID listed before stays")
+	require.True(t, m.WWIDs().Known(wwid), "a WWID listed before stays")
 }
 
 // TestAssembleHandsOnlyNewPaths: a path a map holds already is not handed
@@ -133,7 +133,7 @@ func TestAssembleWaitsForUdevBeforeTheWWID(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		hosttest.WriteFile(t, root, "/run/udev/data/b8:16", "")
 		time.Sleep(50 * time.Millisecond)
-		early.Store(m.WWIDKnown(wwid))
+		early.Store(m.WWIDs().Known(wwid))
 		hosttest.WriteFile(t, root, "/run/udev/data/b8:32", "")
 	}()
 	mp, err := m.Assemble(context.Background(), wwid, "sdb", "sdc")

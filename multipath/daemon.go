@@ -13,6 +13,63 @@ import (
 	"github.com/brick-storage/brick/ident"
 )
 
+// Multipathd sends multipathd its commands: over its socket, else
+// through the multipathd command.
+type Multipathd struct {
+	*deps
+}
+
+// Running reports whether multipathd runs on the host (from /proc;
+// no command is run).
+func (d Multipathd) Running() bool { return d.sys.ProcessRunning("multipathd") }
+
+// gone reports that multipathd is known not to run: /proc shows
+// processes (PID 1 at least) and none of them is multipathd.
+func (d Multipathd) gone() bool {
+	return d.fs.Exists("/proc/1") && !d.Running()
+}
+
+// AddPath tells multipathd about a path (multipathd add path /dev/sdX): the
+// udev event for the disk may have reached multipathd before its WWID was
+// added, and then multipathd ignored it.
+func (d Multipathd) AddPath(ctx context.Context, disk string) error {
+	disk = strings.TrimPrefix(disk, "/dev/")
+	if !ident.DiskName(disk) {
+		return fmt.Errorf("multipathd add path %q: not a disk name", disk)
+	}
+	out, err := d.command(ctx, "add", "path", "/dev/"+disk)
+	if err != nil {
+		return fmt.Errorf("multipathd add path %s: %w", disk, err)
+	}
+	// multipathd reports failures on stdout with exit code 0 in some versions.
+	if out != "" && out != "ok" {
+		return fmt.Errorf("multipathd add path %s: %s", disk, ident.Clip(out, 200))
+	}
+	return nil
+}
+
+// DelPath makes multipathd drop a path (multipathd del path sdX). A path it
+// does not know is success.
+func (d Multipathd) DelPath(ctx context.Context, disk string) error {
+	disk = strings.TrimPrefix(disk, "/dev/")
+	if !ident.DiskName(disk) {
+		return fmt.Errorf("multipathd del path %q: not a disk name", disk)
+	}
+	if _, err := d.command(ctx, "del", "path", disk); err != nil {
+		return fmt.Errorf("multipathd del path %s: %w", disk, err)
+	}
+	return nil
+}
+
+// DisableQueueing makes the map fail I/O instead of queueing it while no
+// path is usable, so a forced flush cannot hang on dead paths.
+func (d Multipathd) DisableQueueing(ctx context.Context, mp *Map) error {
+	if _, err := d.command(ctx, "disablequeueing", "map", mp.Name); err != nil {
+		return fmt.Errorf("multipathd disablequeueing %s: %w", mp.Name, err)
+	}
+	return nil
+}
+
 // Daemon sends one command to multipathd ("add path sdb") and returns its
 // reply ("ok", "fail", ...) without the trailing newline. An error wrapping
 // ErrNoSocket means the command never reached multipathd: the caller then
@@ -94,16 +151,16 @@ func readFrame(r io.Reader) (string, error) {
 	return strings.TrimRight(string(body), "\x00 \t\r\n"), nil
 }
 
-// daemon sends args (the multipathd command's words) over the socket and
+// command sends args (the multipathd command's words) over the socket and
 // falls back to running "multipathd args..." when the socket cannot be
 // reached. A reply of "fail" (multipathd's word for a refused command,
 // which makes the multipathd command exit 1) is an error.
-func (m *Multipath) daemon(ctx context.Context, args ...string) (string, error) {
+func (d Multipathd) command(ctx context.Context, args ...string) (string, error) {
 	cmd := strings.Join(args, " ")
-	reply, err := m.opts.Daemon.Command(ctx, cmd)
+	reply, err := d.opts.Daemon.Command(ctx, cmd)
 	if errors.Is(err, ErrNoSocket) {
-		m.log.Debug("multipathd socket unusable; running the command", "err", err.Error())
-		res, err := m.run(ctx, "multipathd", args...)
+		d.log.Debug("multipathd socket unusable; running the command", "err", err.Error())
+		res, err := d.run(ctx, "multipathd", args...)
 		if err != nil {
 			return "", err
 		}
@@ -116,7 +173,7 @@ func (m *Multipath) daemon(ctx context.Context, args ...string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	m.log.Debug("multipathd (socket)", "command", cmd, "reply", ident.Clip(reply, 200))
+	d.log.Debug("multipathd (socket)", "command", cmd, "reply", ident.Clip(reply, 200))
 	if reply == "fail" || strings.HasPrefix(reply, "permission deny") || strings.HasPrefix(reply, "timeout") {
 		return reply, fmt.Errorf("multipathd %s: %s", cmd, ident.Clip(reply, 200))
 	}

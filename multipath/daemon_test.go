@@ -71,7 +71,7 @@ func TestDaemonSocketOrCommand(t *testing.T) {
 			d := &fakeDaemon{down: tt.down, replies: tt.replies}
 			m := multipath.New(h, multipath.Options{Daemon: d})
 			ctx := context.Background()
-			errs := []error{m.AddPath(ctx, "sdb"), m.DelPath(ctx, "sdb"), m.DisableQueueing(ctx, &multipath.Map{Name: "mpatha"})}
+			errs := []error{m.Daemon().AddPath(ctx, "sdb"), m.Daemon().DelPath(ctx, "sdb"), m.Daemon().DisableQueueing(ctx, &multipath.Map{Name: "mpatha"})}
 			for i, err := range errs {
 				require.Equal(t, tt.wantErr[i], err != nil, "call %d: %v", i, err)
 			}
@@ -108,7 +108,7 @@ func TestFlushOverSocket(t *testing.T) {
 				d.replies = nil
 			}
 			m := multipath.New(h, multipath.Options{Daemon: &removingDaemon{fakeDaemon: d, remove: func() { removeMap(t, root) }, ok: tt.reply == "ok"}})
-			mp, err := m.MapOf("sdb")
+			mp, err := m.Maps().MapOf("sdb")
 			require.NoError(t, err)
 			require.NoError(t, m.Flush(context.Background(), mp))
 			requireCalls(t, tt.wantCalls, r.Calls())
@@ -152,7 +152,7 @@ func TestRemovalConfirmedInSysfs(t *testing.T) {
 	fixtureMap(t, root, "0")
 	d := &fakeDaemon{}
 	m := multipath.New(h, multipath.Options{Daemon: d, FlushTimeout: 300 * time.Millisecond})
-	mp, err := m.MapOf("sdb")
+	mp, err := m.Maps().MapOf("sdb")
 	require.NoError(t, err)
 	err = m.Flush(context.Background(), mp)
 	require.ErrorContains(t, err, "multipath flush mpatha")

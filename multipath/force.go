@@ -20,17 +20,17 @@ func (m *Multipath) Remove(ctx context.Context, mp *Map, force bool) (held bool,
 	if !force {
 		return false, m.Flush(ctx, mp)
 	}
-	if !m.stillThere(mp) {
+	if !m.maps.stillThere(mp) {
 		return false, nil
 	}
-	if err := m.DisableQueueing(ctx, mp); err != nil {
+	if err := m.mpd.DisableQueueing(ctx, mp); err != nil {
 		// Queueing may already be off, or multipathd gone; removal decides.
 		m.log.Debug("multipath: disable queueing", "map", mp.Name, "err", err.Error())
 	}
 	if err := m.Settle(ctx); err != nil {
 		m.log.Debug("multipath: settle failed", "err", err.Error())
 	}
-	if err = m.removeMap(ctx, mp); err == nil || !m.stillThere(mp) {
+	if err = m.removeMap(ctx, mp); err == nil || !m.maps.stillThere(mp) {
 		return false, nil
 	}
 	m.log.Warn("multipath: the map is held open; removing its paths anyway (--force)", "map", mp.Name, "device", mp.DevPath(), "err", err.Error())
@@ -47,21 +47,21 @@ func (m *Multipath) RemoveWhenClosed(ctx context.Context, mp *Map) (deferred boo
 	wctx, cancel := context.WithTimeout(ctx, m.opts.MapTimeout)
 	defer cancel()
 	if err := m.fs.WaitFor(wctx, nil, m.opts.Backoff, func() (bool, error) {
-		cur, err := m.Map(mp.Device)
+		cur, err := m.maps.Map(mp.Device)
 		return err != nil || cur.WWID != mp.WWID || len(cur.Paths) == 0, nil
 	}); err != nil {
 		m.log.Debug("multipath: the held map still lists paths; marking it for removal anyway", "map", mp.Name, "err", err.Error())
 	}
-	if !m.stillThere(mp) {
+	if !m.maps.stillThere(mp) {
 		return false
 	}
 	if _, err := m.run(ctx, "dmsetup", "remove", "--deferred", mp.Name); err != nil {
-		if m.stillThere(mp) {
+		if m.maps.stillThere(mp) {
 			m.log.Warn("multipath: could not mark the held map for removal; remove it once it is closed", "map", mp.Name, "device", mp.DevPath(), "command", "dmsetup remove "+mp.Name, "err", err.Error())
 		}
 		return false
 	}
-	if !m.stillThere(mp) {
+	if !m.maps.stillThere(mp) {
 		return false
 	}
 	m.log.Warn("multipath: the map is still held open; device-mapper removes it when the last holder closes it (--force)", "map", mp.Name, "device", mp.DevPath())

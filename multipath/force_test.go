@@ -74,7 +74,7 @@ func TestRemoveForced(t *testing.T) {
 			// A flush timeout far above the test's run time: the forced
 			// path must not wait it out.
 			m := multipath.New(h, multipath.Options{FlushTimeout: time.Hour, CommandTimeout: 50 * time.Millisecond})
-			mp, err := m.MapOf("sdb")
+			mp, err := m.Maps().MapOf("sdb")
 			require.NoError(t, err)
 			held, err := m.Remove(context.Background(), mp, true)
 			require.NoError(t, err, "forced: a failed buffer flush and a held map only warn")
@@ -91,7 +91,7 @@ func TestRemoveUnforced(t *testing.T) {
 		fixtureMap(t, root, "0")
 		stuckDevice(t, root, "/dev/dm-0")
 		m := multipath.New(h, multipath.Options{CommandTimeout: 50 * time.Millisecond})
-		mp, err := m.MapOf("sdb")
+		mp, err := m.Maps().MapOf("sdb")
 		require.NoError(t, err)
 		_, err = m.Remove(context.Background(), mp, false)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -105,7 +105,7 @@ func TestRemoveUnforced(t *testing.T) {
 		root = root0
 		fixtureMap(t, root, "0")
 		m := multipath.New(h, multipath.Options{})
-		mp, err := m.MapOf("sdb")
+		mp, err := m.Maps().MapOf("sdb")
 		require.NoError(t, err)
 		held, err := m.Remove(context.Background(), mp, false)
 		require.NoError(t, err)
@@ -135,7 +135,7 @@ func TestRemoveWhenClosed(t *testing.T) {
 			root = root0
 			fixtureMap(t, root, "0")
 			m := multipath.New(h, multipath.Options{MapTimeout: 50 * time.Millisecond, Backoff: host.Backoff{Min: time.Millisecond, Max: 5 * time.Millisecond}})
-			mp, err := m.MapOf("sdb")
+			mp, err := m.Maps().MapOf("sdb")
 			require.NoError(t, err)
 			if !tt.pathsLeft {
 				// What multipathd's reload does once the paths are deleted.

@@ -31,18 +31,18 @@ func FuzzMapSysfs(f *testing.F) {
 		hosttest.WriteFile(t, root, "/sys/block/dm-0/slaves/sdb/dev", "8:16\n")
 		hosttest.WriteFile(t, root, "/sys/block/sdb/holders/dm-0/dev", "253:0\n")
 		hosttest.WriteFile(t, root, "/etc/multipath/wwids", wwids)
-		if mp, err := m.Map("dm-0"); err == nil && mp.Device != "dm-0" {
+		if mp, err := m.Maps().Map("dm-0"); err == nil && mp.Device != "dm-0" {
 			t.Fatalf("map %+v", mp)
 		}
-		if mp, err := m.MapOf("sdb"); err == nil && len(mp.Paths) != 1 {
+		if mp, err := m.Maps().MapOf("sdb"); err == nil && len(mp.Paths) != 1 {
 			t.Fatalf("paths %v", mp.Paths)
 		}
-		if mp, err := m.MapByWWID(wwid); err == nil && mp.WWID != wwid {
+		if mp, err := m.Maps().MapByWWID(wwid); err == nil && mp.WWID != wwid {
 			t.Fatalf("wwid %q", mp.WWID)
 		}
-		_ = m.WWIDKnown(wwid)
+		_ = m.WWIDs().Known(wwid)
 		if ident.WWID(name) {
-			_, _ = m.MapByWWID(name)
+			_, _ = m.Maps().MapByWWID(name)
 		}
 	})
 }

@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"strings"
 	"time"
@@ -65,14 +64,30 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Multipath works on the host's dm-multipath maps.
-type Multipath struct {
+// deps are what every part of a Multipath works through.
+type deps struct {
 	fs     host.FS
 	sys    host.System
 	block  host.BlockDevices
 	runner host.Runner
 	log    *slog.Logger
 	opts   Options
+}
+
+func (d *deps) run(ctx context.Context, name string, args ...string) (host.Result, error) {
+	return d.runner.Run(ctx, host.Command{Name: name, Args: args, Timeout: d.opts.CommandTimeout})
+}
+
+// Multipath works on the host's dm-multipath maps: it builds a volume's
+// map (Assemble), takes it away (Teardown) and grows it (Grow). Its parts
+// are Maps (what sysfs shows), WWIDs (multipath's wwids file) and
+// Multipathd (the daemon's commands).
+type Multipath struct {
+	*deps
+	maps  Maps
+	wwids WWIDs
+	mpd   Multipathd
+	grow  grower
 }
 
 // New returns a Multipath over h.
@@ -85,8 +100,20 @@ func New(h *host.Host, opts Options) *Multipath {
 	if opts.Daemon == nil {
 		opts.Daemon = socketDaemon{sys: h.Sys, timeout: opts.CommandTimeout}
 	}
-	return &Multipath{fs: h.FS, sys: h.Sys, block: h.Block, runner: h.Runner, log: log, opts: opts}
+	d := &deps{fs: h.FS, sys: h.Sys, block: h.Block, runner: h.Runner, log: log, opts: opts}
+	m := &Multipath{deps: d, maps: Maps{fs: h.FS}, wwids: WWIDs{d}, mpd: Multipathd{d}}
+	m.grow = grower{deps: d, maps: m.maps, mpd: m.mpd}
+	return m
 }
+
+// Maps returns the part that reads the maps sysfs shows.
+func (m *Multipath) Maps() Maps { return m.maps }
+
+// WWIDs returns the part that keeps multipath's wwids file.
+func (m *Multipath) WWIDs() WWIDs { return m.wwids }
+
+// Daemon returns the part that sends multipathd its commands.
+func (m *Multipath) Daemon() Multipathd { return m.mpd }
 
 // ErrNoDaemon means multipathd is not running.
 var ErrNoDaemon = errors.New("multipathd is not running")
@@ -115,16 +142,6 @@ func (m *Map) DevPath() string { return "/dev/" + m.Device }
 // ByIDPath returns the udev link that names the map by WWID.
 func (m *Map) ByIDPath() string { return "/dev/disk/by-id/dm-uuid-mpath-" + m.WWID }
 
-// DaemonRunning reports whether multipathd runs on the host (from /proc;
-// no command is run).
-func (m *Multipath) DaemonRunning() bool { return m.sys.ProcessRunning("multipathd") }
-
-// daemonGone reports that multipathd is known not to run: /proc shows
-// processes (PID 1 at least) and none of them is multipathd.
-func (m *Multipath) daemonGone() bool {
-	return m.fs.Exists("/proc/1") && !m.DaemonRunning()
-}
-
 // Use says whether to attach through dm-multipath: want (or enforce) and
 // multipathd running. Without multipathd, enforce is an error wrapping
 // ErrNoDaemon, and want alone falls back to a single path with a warning.
@@ -142,199 +159,12 @@ func (m *Multipath) Choose(want, enforce bool) (use bool, warning string, err er
 	switch {
 	case !want && !enforce:
 		return false, "", nil
-	case m.DaemonRunning():
+	case m.mpd.Running():
 		return true, "", nil
 	case enforce:
 		return false, "", fmt.Errorf("multipath enforced: %w", ErrNoDaemon)
 	}
 	return false, "multipathd is not running; attaching over a single path", nil
-}
-
-// Map reads what sysfs knows about a dm device; ErrNoMap when it does not
-// exist or is not a multipath map.
-func (m *Multipath) Map(dm string) (*Map, error) {
-	dm = strings.TrimPrefix(dm, "/dev/")
-	if !ident.DMName(dm) {
-		return nil, fmt.Errorf("multipath map %q: not a dm device name", dm)
-	}
-	base := "/sys/block/" + dm
-	uuid, err := m.fs.ReadString(base + "/dm/uuid")
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("multipath map %s: %w", dm, ErrNoMap)
-		}
-		return nil, fmt.Errorf("multipath map %s: %w", dm, err)
-	}
-	wwid, ok := strings.CutPrefix(uuid, "mpath-")
-	if !ok {
-		return nil, fmt.Errorf("multipath map %s: dm uuid %q is not multipath's: %w", dm, uuid, ErrNoMap)
-	}
-	name, err := m.fs.ReadString(base + "/dm/name")
-	if err != nil {
-		return nil, fmt.Errorf("multipath map %s: %w", dm, err)
-	}
-	mp := &Map{Device: dm, Name: name, WWID: wwid}
-	if entries, err := m.fs.ReadDir(base + "/slaves"); err == nil {
-		for _, e := range entries {
-			mp.Paths = append(mp.Paths, e.Name())
-		}
-	}
-	if ro, err := m.fs.ReadString(base + "/ro"); err == nil {
-		mp.ReadOnly = ro == "1"
-	}
-	return mp, nil
-}
-
-// MapOf returns the multipath map stacked on any of the given disks
-// ("sdb" or "/dev/sdb"), found through /sys/block/<disk>/holders, or an
-// error wrapping ErrNoMap.
-func (m *Multipath) MapOf(disks ...string) (*Map, error) {
-	for _, d := range disks {
-		d = strings.TrimPrefix(d, "/dev/")
-		if !ident.DiskName(d) {
-			return nil, fmt.Errorf("multipath map of %q: not a disk name", d)
-		}
-		entries, err := m.fs.ReadDir("/sys/block/" + d + "/holders")
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			if !ident.DMName(e.Name()) {
-				continue
-			}
-			if mp, err := m.Map(e.Name()); err == nil {
-				return mp, nil
-			}
-		}
-	}
-	return nil, fmt.Errorf("multipath map over %s: %w", strings.Join(disks, ", "), ErrNoMap)
-}
-
-// MapByWWID finds the multipath map with the given WWID by its dm uuid, or
-// returns an error wrapping ErrNoMap.
-func (m *Multipath) MapByWWID(wwid string) (*Map, error) {
-	if !ident.WWID(wwid) {
-		return nil, fmt.Errorf("multipath map of WWID %q: invalid WWID", wwid)
-	}
-	// The udev link is the fast path; sysfs covers hosts without udev.
-	if target, err := m.fs.EvalSymlinks("/dev/disk/by-id/dm-uuid-mpath-" + wwid); err == nil {
-		if mp, err := m.Map(strings.TrimPrefix(target, "/dev/")); err == nil && mp.WWID == wwid {
-			return mp, nil
-		}
-	}
-	// One listing and one read per dm device: cheaper than a glob of
-	// /sys/block/dm-*/dm/uuid (BenchmarkMapLookup500).
-	entries, err := m.fs.ReadDir("/sys/block")
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("multipath map of WWID %s: %w", wwid, err)
-	}
-	for _, e := range entries {
-		dm := e.Name()
-		if !strings.HasPrefix(dm, "dm-") || !ident.DMName(dm) {
-			continue
-		}
-		uuid, err := m.fs.ReadString("/sys/block/" + dm + "/dm/uuid")
-		if err != nil || uuid != "mpath-"+wwid {
-			continue
-		}
-		return m.Map(dm)
-	}
-	return nil, fmt.Errorf("multipath map of WWID %s: %w", wwid, ErrNoMap)
-}
-
-func (m *Multipath) run(ctx context.Context, name string, args ...string) (host.Result, error) {
-	return m.runner.Run(ctx, host.Command{Name: name, Args: args, Timeout: m.opts.CommandTimeout})
-}
-
-// WWIDsFile is multipath-tools' list of WWIDs it may build maps for (its
-// default wwids_file).
-const WWIDsFile = "/etc/multipath/wwids"
-
-const wwidsHeader = "# Multipath wwids, Version : 1.0\n# Maintained by multipath and multipathd; brick adds and forgets the WWIDs of the volumes it attaches.\n#\n# Valid WWIDs:\n"
-
-// AddWWID records the WWID in multipath's wwids file, so multipathd builds
-// a map for it even with find_multipaths strict or on. brick appends the
-// line under the fcntl lock multipath-tools takes on that file, saving a
-// process start; if that fails it runs "multipath -a".
-func (m *Multipath) AddWWID(ctx context.Context, wwid string) error {
-	if !ident.WWID(wwid) {
-		return fmt.Errorf("multipath add wwid %q: invalid WWID", wwid)
-	}
-	lctx, cancel := context.WithTimeout(ctx, m.opts.CommandTimeout)
-	_, err := m.fs.AppendLineLocked(lctx, WWIDsFile, "/"+wwid+"/", wwidsHeader)
-	cancel()
-	if err == nil {
-		m.log.Debug("multipath: wwid added", "file", WWIDsFile, "wwid", wwid)
-		return nil
-	}
-	m.log.Debug("multipath: cannot write the wwids file; running multipath -a", "err", err.Error())
-	if _, err := m.run(ctx, "multipath", "-a", wwid); err != nil {
-		return fmt.Errorf("multipath add wwid %s: %w", wwid, err)
-	}
-	return nil
-}
-
-// RemoveWWID forgets the WWID again, so a later unrelated LUN reusing it
-// is not grabbed: its line in the wwids file becomes a comment, as
-// "multipath -w" does it, under the same lock (that command is the
-// fallback). An unknown WWID is success.
-func (m *Multipath) RemoveWWID(ctx context.Context, wwid string) error {
-	if !ident.WWID(wwid) {
-		return fmt.Errorf("multipath remove wwid %q: invalid WWID", wwid)
-	}
-	lctx, cancel := context.WithTimeout(ctx, m.opts.CommandTimeout)
-	_, err := m.fs.CommentOutLineLocked(lctx, WWIDsFile, "/"+wwid+"/")
-	cancel()
-	if err == nil {
-		m.log.Debug("multipath: wwid forgotten", "file", WWIDsFile, "wwid", wwid)
-		return nil
-	}
-	m.log.Debug("multipath: cannot write the wwids file; running multipath -w", "err", err.Error())
-	if _, err := m.run(ctx, "multipath", "-w", wwid); err != nil {
-		return fmt.Errorf("multipath remove wwid %s: %w", wwid, err)
-	}
-	return nil
-}
-
-// AddPath tells multipathd about a path (multipathd add path /dev/sdX): the
-// udev event for the disk may have reached multipathd before its WWID was
-// added, and then multipathd ignored it.
-func (m *Multipath) AddPath(ctx context.Context, disk string) error {
-	disk = strings.TrimPrefix(disk, "/dev/")
-	if !ident.DiskName(disk) {
-		return fmt.Errorf("multipathd add path %q: not a disk name", disk)
-	}
-	out, err := m.daemon(ctx, "add", "path", "/dev/"+disk)
-	if err != nil {
-		return fmt.Errorf("multipathd add path %s: %w", disk, err)
-	}
-	// multipathd reports failures on stdout with exit code 0 in some versions.
-	if out != "" && out != "ok" {
-		return fmt.Errorf("multipathd add path %s: %s", disk, ident.Clip(out, 200))
-	}
-	return nil
-}
-
-// DelPath makes multipathd drop a path (multipathd del path sdX). A path it
-// does not know is success.
-func (m *Multipath) DelPath(ctx context.Context, disk string) error {
-	disk = strings.TrimPrefix(disk, "/dev/")
-	if !ident.DiskName(disk) {
-		return fmt.Errorf("multipathd del path %q: not a disk name", disk)
-	}
-	if _, err := m.daemon(ctx, "del", "path", disk); err != nil {
-		return fmt.Errorf("multipathd del path %s: %w", disk, err)
-	}
-	return nil
-}
-
-// DisableQueueing makes the map fail I/O instead of queueing it while no
-// path is usable, so a forced flush cannot hang on dead paths.
-func (m *Multipath) DisableQueueing(ctx context.Context, mp *Map) error {
-	if _, err := m.daemon(ctx, "disablequeueing", "map", mp.Name); err != nil {
-		return fmt.Errorf("multipathd disablequeueing %s: %w", mp.Name, err)
-	}
-	return nil
 }
 
 // WaitForMap waits until a multipath map with the given WWID sits on one of
@@ -348,7 +178,7 @@ func (m *Multipath) WaitForMap(ctx context.Context, wwid string, disks ...string
 	defer cancel()
 	var found *Map
 	err := m.fs.WaitFor(ctx, []string{"/dev", "/dev/mapper"}, m.opts.Backoff, func() (bool, error) {
-		mp, err := m.MapOf(disks...)
+		mp, err := m.maps.MapOf(disks...)
 		if err == nil && mp.WWID == wwid {
 			found = mp
 			return true, nil
@@ -356,7 +186,7 @@ func (m *Multipath) WaitForMap(ctx context.Context, wwid string, disks ...string
 		if err == nil {
 			return false, fmt.Errorf("wait for multipath map %s: %s holds the paths with WWID %s", wwid, mp.Device, mp.WWID)
 		}
-		if m.daemonGone() {
+		if m.mpd.gone() {
 			// No map will come: say so now rather than at the timeout.
 			return false, fmt.Errorf("%w (it stopped during the attach; start multipathd, or attach without --multipath)", ErrNoDaemon)
 		}
@@ -423,7 +253,7 @@ func (m *Multipath) Flush(ctx context.Context, mp *Map) error {
 	// refuses a map in use, and then the settle-and-retry below goes on.
 	if reply, err := m.opts.Daemon.Command(ctx, "del map "+mp.Name); err == nil && (reply == "ok" || reply == "") {
 		m.log.Debug("multipathd (socket)", "command", "del map "+mp.Name, "reply", reply)
-		if !m.stillThere(mp) {
+		if !m.maps.stillThere(mp) {
 			return nil
 		}
 	} else if err == nil {
@@ -435,13 +265,13 @@ func (m *Multipath) Flush(ctx context.Context, mp *Map) error {
 	}
 	var last error
 	attempt := 0
-	err := m.fs.WaitFor(ctx, nil, m.flushBackoff(), func() (bool, error) {
-		if !m.stillThere(mp) {
+	err := m.fs.WaitFor(ctx, nil, flushBackoff(m.opts.Backoff), func() (bool, error) {
+		if !m.maps.stillThere(mp) {
 			return true, nil
 		}
 		attempt++
 		err := m.removeMap(ctx, mp)
-		if err == nil || !m.stillThere(mp) {
+		if err == nil || !m.maps.stillThere(mp) {
 			return true, nil
 		}
 		last = err
@@ -469,7 +299,7 @@ func (m *Multipath) removeMap(ctx context.Context, mp *Map) error {
 	reply, err := m.opts.Daemon.Command(ctx, "del map "+mp.Name)
 	if err == nil && (reply == "ok" || reply == "") {
 		m.log.Debug("multipathd (socket)", "command", "del map "+mp.Name, "reply", reply)
-		if m.stillThere(mp) {
+		if m.maps.stillThere(mp) {
 			return fmt.Errorf("multipathd del map %s answered %q, but %s is still there", mp.Name, reply, mp.DevPath())
 		}
 		return nil
@@ -479,14 +309,14 @@ func (m *Multipath) removeMap(ctx context.Context, mp *Map) error {
 	} else if !errors.Is(err, ErrNoSocket) {
 		m.log.Debug("multipathd del map failed; running multipath -f", "map", mp.Name, "err", err.Error())
 	}
-	if _, err = m.run(ctx, "multipath", "-f", mp.Name); err == nil && m.stillThere(mp) {
+	if _, err = m.run(ctx, "multipath", "-f", mp.Name); err == nil && m.maps.stillThere(mp) {
 		return fmt.Errorf("multipath -f %s succeeded, but %s is still there", mp.Name, mp.DevPath())
 	}
 	return err
 }
 
-func (m *Multipath) flushBackoff() host.Backoff {
-	b := m.opts.Backoff
+// flushBackoff is b with the paces of flush retries where b has none.
+func flushBackoff(b host.Backoff) host.Backoff {
 	if b.Min <= 0 {
 		b.Min = 100 * time.Millisecond
 	}
@@ -494,12 +324,6 @@ func (m *Multipath) flushBackoff() host.Backoff {
 		b.Max = 2 * time.Second
 	}
 	return b
-}
-
-// stillThere reports whether the map still exists under the same identity.
-func (m *Multipath) stillThere(mp *Map) bool {
-	cur, err := m.Map(mp.Device)
-	return err == nil && cur.WWID == mp.WWID
 }
 
 // WaitForPaths waits, within MapTimeout, until the map holds at least n
@@ -510,7 +334,7 @@ func (m *Multipath) WaitForPaths(ctx context.Context, mp *Map, n int) (*Map, boo
 	ctx, cancel := context.WithTimeout(ctx, m.opts.MapTimeout)
 	defer cancel()
 	_ = m.fs.WaitFor(ctx, []string{"/dev"}, m.opts.Backoff, func() (bool, error) {
-		if cur, err := m.Map(mp.Device); err == nil && cur.WWID == mp.WWID {
+		if cur, err := m.maps.Map(mp.Device); err == nil && cur.WWID == mp.WWID {
 			mp = cur
 		}
 		return len(mp.Paths) >= n, nil

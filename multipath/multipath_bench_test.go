@@ -57,21 +57,21 @@ func BenchmarkMapLookup500(b *testing.B) {
 	b.Run("Map", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			mp, err := m.Map(fmt.Sprintf("dm-%d", i))
+			mp, err := m.Maps().Map(fmt.Sprintf("dm-%d", i))
 			check(b, mp, err)
 		}
 	})
 	b.Run("MapOf", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			mp, err := m.MapOf(fmt.Sprintf("sdx%d", 2*i+1))
+			mp, err := m.Maps().MapOf(fmt.Sprintf("sdx%d", 2*i+1))
 			check(b, mp, err)
 		}
 	})
 	b.Run("MapByWWID", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			mp, err := m.MapByWWID(want)
+			mp, err := m.Maps().MapByWWID(want)
 			check(b, mp, err)
 		}
 	})
@@ -82,7 +82,7 @@ func BenchmarkMapLookup500(b *testing.B) {
 	b.Run("MapByWWIDNoUdev", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			mp, err := m.MapByWWID(want)
+			mp, err := m.Maps().MapByWWID(want)
 			check(b, mp, err)
 		}
 	})

@@ -49,29 +49,29 @@ func TestFindMap(t *testing.T) {
 	fixtureMap(t, root, "0")
 	m := multipath.New(h, multipath.Options{})
 
-	mp, err := m.MapOf("/dev/sdc")
+	mp, err := m.Maps().MapOf("/dev/sdc")
 	require.NoError(t, err)
 	require.Equal(t, &multipath.Map{Device: "dm-0", Name: "mpatha", WWID: wwid, Paths: []string{"sdb", "sdc"}}, mp)
 	require.Equal(t, "/dev/dm-0", mp.DevPath())
 	require.Equal(t, "/dev/disk/by-id/dm-uuid-mpath-"+wwid, mp.ByIDPath())
 
-	byID, err := m.MapByWWID(wwid)
+	byID, err := m.Maps().MapByWWID(wwid)
 	require.NoError(t, err)
 	require.Equal(t, mp, byID)
 
 	// Without the udev link, sysfs still finds it.
 	require.NoError(t, os.Remove(filepath.Join(root, "/dev/disk/by-id/dm-uuid-mpath-"+wwid)))
-	byID, err = m.MapByWWID(wwid)
+	byID, err = m.Maps().MapByWWID(wwid)
 	require.NoError(t, err)
 	require.Equal(t, mp, byID)
 
-	_, err = m.MapByWWID("3600")
+	_, err = m.Maps().MapByWWID("3600")
 	require.ErrorIs(t, err, multipath.ErrNoMap)
-	_, err = m.MapOf("sdd")
+	_, err = m.Maps().MapOf("sdd")
 	require.ErrorIs(t, err, multipath.ErrNoMap)
-	_, err = m.MapOf("../sdb")
+	_, err = m.Maps().MapOf("../sdb")
 	require.Error(t, err)
-	_, err = m.MapByWWID("-f")
+	_, err = m.Maps().MapByWWID("-f")
 	require.Error(t, err)
 }
 
@@ -146,7 +146,7 @@ func TestFlushRetriesUntilGone(t *testing.T) {
 	root = root0
 	fixtureMap(t, root, "0")
 	m := multipath.New(h, multipath.Options{Backoff: host.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond}})
-	mp, err := m.MapOf("sdb")
+	mp, err := m.Maps().MapOf("sdb")
 	require.NoError(t, err)
 	require.NoError(t, m.Flush(context.Background(), mp))
 	require.Equal(t, int32(3), flushes.Load())
@@ -166,7 +166,7 @@ func TestFlushGivesUpAtDeadline(t *testing.T) {
 	h, root := hosttest.New(t, r)
 	fixtureMap(t, root, "0")
 	m := multipath.New(h, multipath.Options{FlushTimeout: 150 * time.Millisecond, Backoff: host.Backoff{Min: 10 * time.Millisecond, Max: 20 * time.Millisecond}})
-	mp, err := m.MapOf("sdb")
+	mp, err := m.Maps().MapOf("sdb")
 	require.NoError(t, err)
 	err = m.Flush(context.Background(), mp)
 	require.ErrorIs(t, err, host.ErrWaitTimeout)
@@ -184,30 +184,30 @@ func TestWWIDCommands(t *testing.T) {
 	m := multipath.New(h, multipath.Options{})
 	ctx := context.Background()
 	wwids := filepath.Join(root, multipath.WWIDsFile)
-	require.NoError(t, m.AddWWID(ctx, wwid))
-	require.True(t, m.WWIDKnown(wwid))
-	require.NoError(t, m.AddWWID(ctx, wwid), "twice is once")
+	require.NoError(t, m.WWIDs().Add(ctx, wwid))
+	require.True(t, m.WWIDs().Known(wwid))
+	require.NoError(t, m.WWIDs().Add(ctx, wwid), "twice is once")
 	data, err := os.ReadFile(wwids)
 	require.NoError(t, err)
 	require.Equal(t, 1, strings.Count(string(data), "/"+wwid+"/\n"))
 	require.True(t, strings.HasPrefix(string(data), "# Multipath wwids"), "a new file gets multipath's header")
-	require.NoError(t, m.AddPath(ctx, "/dev/sdb"))
-	require.NoError(t, m.DelPath(ctx, "sdb"))
-	require.NoError(t, m.RemoveWWID(ctx, wwid))
-	require.False(t, m.WWIDKnown(wwid))
+	require.NoError(t, m.Daemon().AddPath(ctx, "/dev/sdb"))
+	require.NoError(t, m.Daemon().DelPath(ctx, "sdb"))
+	require.NoError(t, m.WWIDs().Remove(ctx, wwid))
+	require.False(t, m.WWIDs().Known(wwid))
 	data, err = os.ReadFile(wwids)
 	require.NoError(t, err)
 	require.Contains(t, string(data), "#"+wwid+"/\n", "forgotten as multipath -w does: the line becomes a comment")
-	require.NoError(t, m.RemoveWWID(ctx, "36000000000000000000000000000dead"), "unknown is success")
+	require.NoError(t, m.WWIDs().Remove(ctx, "36000000000000000000000000000dead"), "unknown is success")
 	require.Equal(t, []string{
 		"multipathd add path /dev/sdb",
 		"multipathd del path sdb",
 	}, r.Calls(), "the wwids file is written directly, not by running multipath")
 	for _, bad := range []string{"", "-w", "a b", "../x", "36\x00"} {
-		require.Error(t, m.AddWWID(ctx, bad), bad)
-		require.Error(t, m.RemoveWWID(ctx, bad), bad)
+		require.Error(t, m.WWIDs().Add(ctx, bad), bad)
+		require.Error(t, m.WWIDs().Remove(ctx, bad), bad)
 	}
-	require.Error(t, m.AddPath(ctx, "-sdb"))
+	require.Error(t, m.Daemon().AddPath(ctx, "-sdb"))
 }
 
 func TestWWIDFallsBackToCommand(t *testing.T) {
@@ -218,8 +218,8 @@ func TestWWIDFallsBackToCommand(t *testing.T) {
 	// /etc/multipath is a file: the wwids file cannot be written.
 	hosttest.WriteFile(t, root, "/etc/multipath", "")
 	m := multipath.New(h, multipath.Options{})
-	require.NoError(t, m.AddWWID(context.Background(), wwid))
-	require.NoError(t, m.RemoveWWID(context.Background(), wwid))
+	require.NoError(t, m.WWIDs().Add(context.Background(), wwid))
+	require.NoError(t, m.WWIDs().Remove(context.Background(), wwid))
 	require.Equal(t, []string{"multipath -a " + wwid, "multipath -w " + wwid}, r.Calls())
 }
 
@@ -229,16 +229,16 @@ func TestAddPathFailReportedOnStdout(t *testing.T) {
 	})
 	h, _ := hosttest.New(t, r)
 	m := multipath.New(h, multipath.Options{})
-	require.ErrorContains(t, m.AddPath(context.Background(), "sdb"), "fail")
+	require.ErrorContains(t, m.Daemon().AddPath(context.Background(), "sdb"), "fail")
 }
 
 func TestDaemonRunning(t *testing.T) {
 	h, root := hosttest.New(t, nil)
 	m := multipath.New(h, multipath.Options{})
 	hosttest.WriteFile(t, root, "/proc/1/comm", "init\n")
-	require.False(t, m.DaemonRunning())
+	require.False(t, m.Daemon().Running())
 	hosttest.WriteFile(t, root, "/proc/77/comm", "multipathd\n")
-	require.True(t, m.DaemonRunning())
+	require.True(t, m.Daemon().Running())
 }
 
 func TestWaitUdevDone(t *testing.T) {

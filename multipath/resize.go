@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +40,17 @@ type Growth struct {
 // > 0 (the size the backend reports, in bytes) the paths must reach at
 // least that size. On an error the map keeps its old size and stays usable.
 func (m *Multipath) Grow(ctx context.Context, v Volume, want int64) (*Growth, error) {
+	return m.grow.run(ctx, v, want)
+}
+
+// grower is Grow's part: rescans, size checks and the map's resize.
+type grower struct {
+	*deps
+	maps Maps
+	mpd  Multipathd
+}
+
+func (g grower) run(ctx context.Context, v Volume, want int64) (*Growth, error) {
 	disks := v.Disks
 	if v.Map != nil {
 		disks = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(v.Disks), v.Map.Paths...))))
@@ -48,46 +58,46 @@ func (m *Multipath) Grow(ctx context.Context, v Volume, want int64) (*Growth, er
 	if len(disks) == 0 {
 		return nil, errors.New("grow: no device of the volume on this host: no path to rescan")
 	}
-	if err := m.checkPathsRunning(ctx, v, disks); err != nil {
+	if err := g.checkPathsRunning(ctx, v, disks); err != nil {
 		return nil, err
 	}
-	g := &Growth{Paths: disks}
+	out := &Growth{Paths: disks}
 	first := disks[0]
 	if v.Map != nil {
-		g.Map, first = v.Map.Device, v.Map.Device
+		out.Map, first = v.Map.Device, v.Map.Device
 	}
-	old, err := m.sizeOf(first)
+	old, err := g.block.Size(first)
 	if err != nil {
 		return nil, fmt.Errorf("grow: %w", err)
 	}
-	g.OldSize = old
+	out.OldSize = old
 	start := time.Now()
-	if err := m.rescanAll(disks); err != nil {
+	if err := g.rescanAll(disks); err != nil {
 		return nil, err
 	}
 	rescanned := time.Now()
-	if g.NewSize, err = m.waitSameSize(ctx, disks, want); err != nil {
+	if out.NewSize, err = g.waitSameSize(ctx, disks, want); err != nil {
 		return nil, err
 	}
-	m.log.Debug("grow: paths rescanned", "paths", strings.Join(disks, ","), "old", old, "new", g.NewSize,
+	g.log.Debug("grow: paths rescanned", "paths", strings.Join(disks, ","), "old", old, "new", out.NewSize,
 		"rescan", rescanned.Sub(start).Round(time.Millisecond).String(), "agree", time.Since(rescanned).Round(time.Millisecond).String())
 	if v.Map != nil {
-		if err := m.resizeMap(ctx, v.Map, g.NewSize); err != nil {
+		if err := g.resizeMap(ctx, v.Map, out.NewSize); err != nil {
 			return nil, err
 		}
 	}
-	return g, nil
+	return out, nil
 }
 
 // rescanAll rescans every path at once. A rescan is a synchronous round
 // of SCSI commands to the path's target (READ CAPACITY, the VPD pages), so
 // one after the other they add up; side by side their round trips overlap.
-func (m *Multipath) rescanAll(disks []string) error {
+func (g grower) rescanAll(disks []string) error {
 	errs := make([]error, len(disks))
 	var wg sync.WaitGroup
 	for i, d := range disks {
 		wg.Go(func() {
-			if err := m.fs.WriteFile("/sys/block/"+d+"/device/rescan", []byte("1")); err != nil {
+			if err := g.fs.WriteFile("/sys/block/"+d+"/device/rescan", []byte("1")); err != nil {
 				errs[i] = fmt.Errorf("grow: rescan %s: %w", d, err)
 			}
 		})
@@ -104,24 +114,24 @@ func (m *Multipath) rescanAll(disks []string) error {
 // silent for a while during that recovery (it reloads maps with I/O
 // queued): a query it does not answer, or one the wait's end cuts short,
 // is not a verdict; the refusal names the last path seen down.
-func (m *Multipath) checkPathsRunning(ctx context.Context, v Volume, disks []string) error {
+func (g grower) checkPathsRunning(ctx context.Context, v Volume, disks []string) error {
 	for _, d := range disks {
 		if !ident.DiskName(d) {
 			return fmt.Errorf("grow: %q is not a disk name", d)
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, m.opts.MapTimeout)
+	ctx, cancel := context.WithTimeout(ctx, g.opts.MapTimeout)
 	defer cancel()
 	var down, silent error
-	err := m.fs.WaitFor(ctx, nil, m.opts.Backoff, func() (bool, error) {
-		if d, err := m.pathDownInSysfs(disks); d != nil || err != nil {
+	err := g.fs.WaitFor(ctx, nil, g.opts.Backoff, func() (bool, error) {
+		if d, err := g.pathDownInSysfs(disks); d != nil || err != nil {
 			down = d
 			return false, err
 		}
 		if v.Map == nil {
 			return true, nil
 		}
-		d, err := m.pathFailedInMultipathd(ctx, v.Map)
+		d, err := g.pathFailedInMultipathd(ctx, v.Map)
 		silent = nil
 		if errors.Is(err, errSilent) {
 			silent = err
@@ -141,14 +151,14 @@ func (m *Multipath) checkPathsRunning(ctx context.Context, v Volume, disks []str
 	case silent != nil:
 		return fmt.Errorf("grow %s: %w: cannot confirm every path is up, %w", v.Map.Name, ErrPathDown, silent)
 	}
-	return fmt.Errorf("grow: paths not confirmed running within %s: %w", m.opts.MapTimeout, err)
+	return fmt.Errorf("grow: paths not confirmed running within %s: %w", g.opts.MapTimeout, err)
 }
 
 // pathDownInSysfs returns ErrPathDown (wrapped, naming the path) for a path
 // that is recovering, and an error for one that will not come back.
-func (m *Multipath) pathDownInSysfs(disks []string) (down, err error) {
+func (g grower) pathDownInSysfs(disks []string) (down, err error) {
 	for _, d := range disks {
-		state, err := m.fs.ReadString("/sys/block/" + d + "/device/state")
+		state, err := g.fs.ReadString("/sys/block/" + d + "/device/state")
 		if err != nil {
 			return nil, fmt.Errorf("grow: state of path %s: %w", d, err)
 		}
@@ -169,10 +179,10 @@ var errSilent = errors.New("multipathd did not answer")
 // pathFailedInMultipathd returns ErrPathDown (wrapped) for a path of mp
 // that multipathd does not hold active. Each query gets a third of
 // MapTimeout, so a silent multipathd is asked again within the wait.
-func (m *Multipath) pathFailedInMultipathd(ctx context.Context, mp *Map) (down, err error) {
-	qctx, cancel := context.WithTimeout(ctx, m.opts.MapTimeout/3)
+func (g grower) pathFailedInMultipathd(ctx context.Context, mp *Map) (down, err error) {
+	qctx, cancel := context.WithTimeout(ctx, g.opts.MapTimeout/3)
 	defer cancel()
-	states, err := m.pathStates(qctx)
+	states, err := g.pathStates(qctx)
 	if err != nil && qctx.Err() != nil {
 		return nil, fmt.Errorf("%w since: %w", errSilent, err)
 	}
@@ -189,8 +199,8 @@ func (m *Multipath) pathFailedInMultipathd(ctx context.Context, mp *Map) (down, 
 
 // pathStates asks multipathd for each path's device-mapper state
 // ("active", "failed").
-func (m *Multipath) pathStates(ctx context.Context) (map[string]string, error) {
-	reply, err := m.daemon(ctx, "show", "paths", "raw", "format", "%d:%t")
+func (g grower) pathStates(ctx context.Context) (map[string]string, error) {
+	reply, err := g.mpd.command(ctx, "show", "paths", "raw", "format", "%d:%t")
 	if err != nil {
 		return nil, fmt.Errorf("path states: %w", err)
 	}
@@ -210,31 +220,18 @@ func ParsePathStates(reply string) map[string]string {
 	return out
 }
 
-// sizeOf reads /sys/block/<name>/size in bytes.
-func (m *Multipath) sizeOf(name string) (int64, error) {
-	v, err := m.fs.ReadString("/sys/block/" + name + "/size")
-	if err != nil {
-		return 0, fmt.Errorf("size of %s: %w", name, err)
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 || n > 1<<54 {
-		return 0, fmt.Errorf("size of %s: %q is not a sector count", name, ident.Clip(v, 40))
-	}
-	return n * 512, nil
-}
-
 // waitSameSize waits, within CommandTimeout, until every disk reports the
 // same non-zero size, at least want, after its rescan, and returns it.
-func (m *Multipath) waitSameSize(ctx context.Context, disks []string, want int64) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, m.opts.CommandTimeout)
+func (g grower) waitSameSize(ctx context.Context, disks []string, want int64) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.opts.CommandTimeout)
 	defer cancel()
 	var seen []string
 	var size int64
-	err := m.fs.WaitFor(ctx, nil, m.opts.Backoff, func() (bool, error) {
+	err := g.fs.WaitFor(ctx, nil, g.opts.Backoff, func() (bool, error) {
 		seen, size = seen[:0], 0
 		same := true
 		for _, d := range disks {
-			n, err := m.sizeOf(d)
+			n, err := g.block.Size(d)
 			if err != nil {
 				return false, err
 			}
@@ -256,25 +253,25 @@ func (m *Multipath) waitSameSize(ctx context.Context, disks []string, want int64
 // resizeMap makes multipathd reload the map at its paths' size and waits
 // (bounded) until the map reports want bytes. A map already at that size
 // is left alone.
-func (m *Multipath) resizeMap(ctx context.Context, mp *Map, want int64) error {
-	if cur, err := m.sizeOf(mp.Device); err == nil && cur == want {
+func (g grower) resizeMap(ctx context.Context, mp *Map, want int64) error {
+	if cur, err := g.block.Size(mp.Device); err == nil && cur == want {
 		return nil
 	}
 	start := time.Now()
-	if _, err := m.daemon(ctx, "resize", "map", mp.Name); err != nil {
+	if _, err := g.mpd.command(ctx, "resize", "map", mp.Name); err != nil {
 		return fmt.Errorf("grow: resize map %s (%s): %w", mp.Name, mp.Device, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, m.opts.CommandTimeout)
+	ctx, cancel := context.WithTimeout(ctx, g.opts.CommandTimeout)
 	defer cancel()
 	var got int64
-	err := m.fs.WaitFor(ctx, nil, m.opts.Backoff, func() (bool, error) {
-		n, err := m.sizeOf(mp.Device)
+	err := g.fs.WaitFor(ctx, nil, g.opts.Backoff, func() (bool, error) {
+		n, err := g.block.Size(mp.Device)
 		got = n
 		return err == nil && n == want, err
 	})
 	if err != nil {
 		return fmt.Errorf("grow: map %s (%s) reports %d bytes, its paths %d: %w: %w", mp.Name, mp.Device, got, want, ErrSizeMismatch, err)
 	}
-	m.log.Debug("grow: map resized", "map", mp.Device, "size", want, "took", time.Since(start).Round(time.Millisecond).String())
+	g.log.Debug("grow: map resized", "map", mp.Device, "size", want, "took", time.Since(start).Round(time.Millisecond).String())
 	return nil
 }

@@ -37,12 +37,12 @@ type Volume struct {
 func (m *Multipath) FindVolume(disks []string, wwid string) Volume {
 	v := Volume{Disks: slices.Sorted(slices.Values(disks)), WWID: wwid}
 	if len(v.Disks) > 0 {
-		if mp, err := m.MapOf(v.Disks...); err == nil {
+		if mp, err := m.maps.MapOf(v.Disks...); err == nil {
 			v.Map = mp
 		}
 	}
 	if v.Map == nil && wwid != "" {
-		if mp, err := m.MapByWWID(wwid); err == nil {
+		if mp, err := m.maps.MapByWWID(wwid); err == nil {
 			v.Map = mp
 		}
 	}
@@ -93,8 +93,8 @@ func (m *Multipath) Teardown(ctx context.Context, disks Disks, v Volume, force b
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if v.WWID != "" && m.WWIDKnown(v.WWID) {
-		if err := m.RemoveWWID(ctx, v.WWID); err != nil {
+	if v.WWID != "" && m.wwids.Known(v.WWID) {
+		if err := m.wwids.Remove(ctx, v.WWID); err != nil {
 			m.log.Warn("detach: could not forget the multipath WWID", "err", err.Error())
 		}
 	}

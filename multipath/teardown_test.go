@@ -117,7 +117,7 @@ func TestTeardownWithMap(t *testing.T) {
 	require.Equal(t, [][]string{{"dm-0"}}, disks.checked, "the map is what is checked for use")
 	require.Equal(t, []string{"multipath -f mpatha"}, r.Calls())
 	require.Equal(t, []string{"sdb", "sdc"}, disks.deleted)
-	require.False(t, m.WWIDKnown(wwid), "the WWID is forgotten")
+	require.False(t, m.WWIDs().Known(wwid), "the WWID is forgotten")
 }
 
 func TestTeardownFindsMapByWWID(t *testing.T) {

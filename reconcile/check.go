@@ -10,6 +10,7 @@ import (
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/connector/iscsi"
 	"github.com/brick-storage/brick/connector/nvmeof"
+	"github.com/brick-storage/brick/multipath"
 )
 
 // Repair orders: unfinished operations first (their devices may be in the
@@ -182,7 +183,7 @@ func (c *check) presence(ctx context.Context, rec *attach.Record) presence {
 // the LUN, and membership of the multipath map.
 func (c *check) iscsiPaths(rec *attach.Record, info *iscsi.Info) presence {
 	var p presence
-	var mp *DMDevice
+	var mp *multipath.DMDevice
 	if rec.Device != nil && rec.Device.MultipathID != "" {
 		if d, ok := c.mapOf(rec.Device.MultipathID); ok {
 			mp = &d
@@ -226,7 +227,7 @@ func onePath(p *presence) {
 }
 
 // iscsiPath checks one path and claims what it finds.
-func (c *check) iscsiPath(p *presence, mp *DMDevice, iqn, portal string, lun int, named bool) {
+func (c *check) iscsiPath(p *presence, mp *multipath.DMDevice, iqn, portal string, lun int, named bool) {
 	s, ok := c.session(iqn, portal)
 	if !ok {
 		p.lost = append(p.lost, portal+": no session")
@@ -278,7 +279,7 @@ func (c *check) otherPaths(ctx context.Context, rec *attach.Record) presence {
 	}
 	nqns := nvmeNQNs(*rec.ConnectionInfo)
 	for _, n := range c.inv.NVMe {
-		if len(paths) > 0 && slices.Contains(nqns, n.SubsysNQN) {
+		if len(paths) > 0 && slices.Contains(nqns, n.NQN) {
 			c.claims.nvme[n.Name] = true
 		}
 	}
@@ -320,22 +321,22 @@ func (c *check) diskAt(session, lun int) (Disk, bool) {
 	return Disk{}, false
 }
 
-func (c *check) mapOf(wwid string) (DMDevice, bool) {
+func (c *check) mapOf(wwid string) (multipath.DMDevice, bool) {
 	for _, d := range c.inv.DM {
 		if id, ok := d.Multipath(); ok && id == wwid {
 			return d, true
 		}
 	}
-	return DMDevice{}, false
+	return multipath.DMDevice{}, false
 }
 
-func (c *check) dmNamed(name string) (DMDevice, bool) {
+func (c *check) dmNamed(name string) (multipath.DMDevice, bool) {
 	for _, d := range c.inv.DM {
 		if d.DMName == name {
 			return d, true
 		}
 	}
-	return DMDevice{}, false
+	return multipath.DMDevice{}, false
 }
 
 func (c *check) mounted(dir string) bool {

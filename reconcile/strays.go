@@ -37,7 +37,7 @@ func (c *check) strays(ctx context.Context) {
 	}
 	for _, n := range c.inv.NVMe {
 		if !c.claims.nvme[n.Name] {
-			c.add(Finding{Status: LeftAlone, Kind: "nvme", Object: n.Name, Detail: n.SubsysNQN + ": no record uses it"})
+			c.add(Finding{Status: LeftAlone, Kind: "nvme", Object: n.Name, Detail: n.NQN + ": no record uses it"})
 		}
 	}
 	for _, d := range c.inv.RBD {

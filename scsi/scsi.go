@@ -225,23 +225,6 @@ func (s *SCSI) Exists(name string) bool {
 	return err == nil
 }
 
-// Size returns the disk's size in bytes (0 while the kernel has not read
-// the capacity yet).
-func (s *SCSI) Size(name string) (int64, error) {
-	if !ident.DiskName(name) {
-		return 0, fmt.Errorf("size of %q: not a disk name", name)
-	}
-	v, err := s.fs.ReadString("/sys/block/" + name + "/size")
-	if err != nil {
-		return 0, fmt.Errorf("size of %s: %w", name, err)
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("size of %s: %w", name, err)
-	}
-	return n * 512, nil
-}
-
 // ReadOnly reports whether the kernel marks the disk read-only.
 func (s *SCSI) ReadOnly(name string) (bool, error) {
 	if !ident.DiskName(name) && !ident.DMName(name) {

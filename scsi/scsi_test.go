@@ -103,7 +103,7 @@ func TestFindWaitWWIDDelete(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "360000000000000000e00000000010001", wwid)
 
-	size, err := s.Size("sdb")
+	size, err := h.Block.Size("sdb")
 	require.NoError(t, err)
 	require.Equal(t, int64(2048*512), size)
 

@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -65,12 +64,14 @@ func (o Options) withDefaults() Options {
 
 // Connector attaches iSCSI volumes. It implements connector.Connector.
 type Connector struct {
-	h    *host.Host
-	log  *slog.Logger
-	opts Options
-	scsi *scsi.SCSI
-	mp   *multipath.Multipath
-	adm  iscsiadm
+	h     *host.Host
+	log   *slog.Logger
+	opts  Options
+	scsi  *scsi.SCSI
+	mp    *multipath.Multipath
+	adm   iscsiadm
+	nodes nodes
+	probe portalProbe
 }
 
 // New returns an iSCSI connector working on h.
@@ -86,11 +87,14 @@ func New(h *host.Host, opts Options) *Connector {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	adm := iscsiadm{runner: h.Runner, fs: h.FS, locks: h.Locks, commandTimeout: opts.CommandTimeout, loginTimeout: opts.LoginTimeout}
 	return &Connector{
 		h: h, log: log, opts: opts,
-		scsi: scsi.New(h, opts.SCSI),
-		mp:   multipath.New(h, opts.MultipathOptions),
-		adm:  iscsiadm{runner: h.Runner, fs: h.FS, locks: h.Locks, commandTimeout: opts.CommandTimeout, loginTimeout: opts.LoginTimeout},
+		scsi:  scsi.New(h, opts.SCSI),
+		mp:    multipath.New(h, opts.MultipathOptions),
+		adm:   adm,
+		nodes: nodes{h: h, log: log, adm: adm, loginTimeout: opts.LoginTimeout},
+		probe: portalProbe{check: opts.PortalCheck, fs: h.FS, loginTimeout: opts.LoginTimeout},
 	}
 }
 
@@ -266,10 +270,12 @@ func (c *Connector) ensureSession(ctx context.Context, info *Info, res *pathResu
 	// A ready record was made after the portal answered a probe
 	// (prepareRecords): no second probe.
 	if !res.recordReady {
-		if err := c.checkPortal(ctx, t, info.Iface); err != nil {
+		if err := c.probe.wait(ctx, t, info.Iface); err != nil {
 			return Session{}, err
 		}
-		if err := c.prepareRecord(ctx, info, t, res); err != nil {
+		created, err := c.nodes.prepare(ctx, info, t)
+		res.createdRecord = res.createdRecord || created
+		if err != nil {
 			return Session{}, err
 		}
 	}
@@ -359,7 +365,7 @@ func (c *Connector) prepareRecords(ctx context.Context, info *Info, targets []Ta
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answered[i] = c.probeOnce(ctx, t, info.Iface)
+			answered[i] = c.probe.once(ctx, t, info.Iface)
 		}()
 	}
 	wg.Wait()
@@ -367,76 +373,15 @@ func (c *Connector) prepareRecords(ctx context.Context, info *Info, targets []Ta
 		if !answered[i] {
 			continue
 		}
-		if err := c.prepareRecord(ctx, info, t, pre[i]); err != nil {
+		created, err := c.nodes.prepare(ctx, info, t)
+		pre[i].createdRecord = created
+		if err != nil {
 			c.log.Debug("iscsi: node record not made before the logins", "target", t.String(), "err", err.Error())
 			continue
 		}
 		pre[i].recordReady = true
 	}
 	return pre
-}
-
-// probeOnce reports whether the portal accepts a TCP connection now, within
-// a second at most; without a PortalCheck, or over iSER (whose targets
-// listen through RDMA CM, not necessarily on TCP), every portal counts as
-// answering.
-func (c *Connector) probeOnce(ctx context.Context, t Target, iface string) bool {
-	if c.opts.PortalCheck == nil || iface == IfaceISER {
-		return true
-	}
-	ctx, cancel := context.WithTimeout(ctx, min(c.opts.LoginTimeout, time.Second))
-	defer cancel()
-	return c.opts.PortalCheck(ctx, t.Portal.String()) == nil
-}
-
-// checkPortal waits, within the login timeout, until the portal accepts a
-// TCP connection (see Options.PortalCheck).
-func (c *Connector) checkPortal(ctx context.Context, t Target, iface string) error {
-	if c.opts.PortalCheck == nil || iface == IfaceISER {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.LoginTimeout)
-	defer cancel()
-	var last error
-	err := c.h.FS.WaitFor(ctx, nil, host.Backoff{Min: 250 * time.Millisecond, Max: time.Second}, func() (bool, error) {
-		last = c.opts.PortalCheck(ctx, t.Portal.String())
-		return last == nil, nil
-	})
-	if err == nil {
-		return nil
-	}
-	if last != nil {
-		err = last
-	}
-	return fmt.Errorf("iscsi login %s: portal accepted no connection within the login timeout (%s): %w", t, c.opts.LoginTimeout, err)
-}
-
-// prepareRecord makes sure the node record exists and carries brick's
-// settings and the CHAP credentials (see record.go for why a file edit).
-func (c *Connector) prepareRecord(ctx context.Context, info *Info, t Target, res *pathResult) error {
-	files, err := recordFiles(c.h.FS, t.IQN, t.Portal, info.Iface)
-	if err != nil {
-		return err
-	}
-	if len(files) == 0 {
-		if err := c.adm.newNode(ctx, t.IQN, t.Portal, info.Iface); err != nil {
-			return err
-		}
-		res.createdRecord = true
-		if files, err = recordFiles(c.h.FS, t.IQN, t.Portal, info.Iface); err != nil {
-			return err
-		}
-		if len(files) == 0 {
-			return fmt.Errorf("iscsi node record %s: created, but not found under %s", t, strings.Join(nodeDBs(), " or "))
-		}
-	}
-	secs := int((c.opts.LoginTimeout + time.Second - 1) / time.Second)
-	for _, f := range files {
-		if err := c.adm.editRecordLocked(ctx, f, nodeSettings(info.Auth, info.Iface, secs)); err != nil {
-			return fmt.Errorf("iscsi %s: %w", t, err)
-		}
-	}
-	return nil
 }
 
 // undoPath takes back what a failed attachPath created: its device, its
@@ -460,7 +405,7 @@ func (c *Connector) undoPath(ctx context.Context, res *pathResult) {
 		}
 	}
 	if res.createdRecord {
-		if err := c.deleteRecord(ctx, res.target.IQN, res.target.Portal, res.iface); err != nil {
+		if err := c.nodes.delete(ctx, res.target.IQN, res.target.Portal, res.iface); err != nil {
 			c.log.Warn("iscsi: undo node record", "target", res.target.String(), "err", err.Error())
 		}
 	}
@@ -535,7 +480,7 @@ func devPaths(disks []string) []string {
 // reason to fail: the given portal is still tried.
 func (c *Connector) discoverPaths(ctx context.Context, info *Info) []Target {
 	given := info.Targets[0]
-	found, err := c.runDiscovery(ctx, given.Portal, info.Iface, info.DiscoveryAuth)
+	found, err := c.nodes.discover(ctx, given.Portal, info.Iface, info.DiscoveryAuth)
 	if err != nil {
 		c.log.Warn("iscsi: discovery failed; using the given portal only", "portal", given.Portal.String(), "err", err.Error())
 		return info.Targets
@@ -597,30 +542,4 @@ func containsTarget(list []Target, t Target) bool {
 		}
 	}
 	return false
-}
-
-func (c *Connector) runDiscovery(ctx context.Context, p Portal, iface string, auth *CHAP) ([]DiscoveredTarget, error) {
-	if auth == nil {
-		return c.adm.discover(ctx, p, iface, false)
-	}
-	// Discovery CHAP lives in the discovery record, written like node
-	// records so the password stays off the command line; the record is
-	// removed again afterwards so the password does not stay on disk.
-	if err := c.adm.newDiscovery(ctx, p, iface); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err := c.adm.deleteDiscovery(context.WithoutCancel(ctx), p, iface); err != nil {
-			c.log.Warn("iscsi: remove discovery record", "portal", p.String(), "err", err.Error())
-		}
-	}()
-	f, ok := discoveryRecord(c.h.FS, p)
-	if !ok {
-		return nil, fmt.Errorf("iscsi discovery record %s: created, but not found", p)
-	}
-	secs := int((c.opts.LoginTimeout + time.Second - 1) / time.Second)
-	if err := c.adm.editRecordLocked(ctx, f, discoverySettings(auth, secs)); err != nil {
-		return nil, err
-	}
-	return c.adm.discover(ctx, p, iface, true)
 }

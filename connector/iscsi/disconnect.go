@@ -180,7 +180,7 @@ func (c *Connector) logoutUnused(ctx context.Context, a *attached) error {
 			mu.Lock()
 			loggedOut[Target{Portal: s.Portal, IQN: s.Target}] = true
 			mu.Unlock()
-			if err := c.deleteRecord(ctx, s.Target, s.Portal, s.Iface); err != nil {
+			if err := c.nodes.delete(ctx, s.Target, s.Portal, s.Iface); err != nil {
 				fail(err)
 			}
 		}()
@@ -195,7 +195,7 @@ func (c *Connector) logoutUnused(ctx context.Context, a *attached) error {
 		if _, live := findSession(sessions, key.IQN, key.Portal); live {
 			continue
 		}
-		if err := c.deleteRecord(ctx, key.IQN, key.Portal, a.iface); err != nil {
+		if err := c.nodes.delete(ctx, key.IQN, key.Portal, a.iface); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -203,23 +203,4 @@ func (c *Connector) logoutUnused(ctx context.Context, a *attached) error {
 		return fmt.Errorf("iscsi disconnect: %w", err)
 	}
 	return nil
-}
-
-// deleteRecord removes the node record of iqn at p: brick removes the file
-// itself (see removeRecord) and runs "iscsiadm -o delete" only when that
-// fails. None is fine.
-func (c *Connector) deleteRecord(ctx context.Context, iqn string, p Portal, iface string) error {
-	// Exclusive, like iscsiadm -o delete (see nodeDBLock); released before
-	// the fallback, which takes it again.
-	unlock, err := c.h.Locks.Lock(ctx, nodeDBLock)
-	if err != nil {
-		return fmt.Errorf("iscsi delete node record %s@%s: %w", iqn, p, err)
-	}
-	removed := removeRecord(c.h.FS, iqn, p, iface)
-	unlock()
-	if removed {
-		c.log.Debug("iscsi: node record removed", "target", iqn, "portal", p.String())
-		return nil
-	}
-	return c.adm.deleteNode(ctx, iqn, p, iface)
 }

@@ -3,8 +3,6 @@ package nfs
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strconv"
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/host"
@@ -24,10 +22,10 @@ func (c *Connector) Extend(ctx context.Context, _ connector.ConnectionInfo, dev 
 	if !loopDevRE().MatchString(loop) {
 		return nil, fmt.Errorf("nfs extend: %s is not a loop device", connector.Quote(loop))
 	}
-	if b := c.loopBacking(loop); !c.isBacking(b, file) {
+	if b := c.loop.backing(loop); !c.loop.isBacking(b, file) {
 		return nil, fmt.Errorf("nfs extend: %s no longer backs %s (it backs %s)", loop, file, connector.Quote(b))
 	}
-	old, err := c.loopSize(loop)
+	old, err := c.loop.size(loop)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +38,7 @@ func (c *Connector) Extend(ctx context.Context, _ connector.ConnectionInfo, dev 
 	if _, err := c.h.Runner.Run(ctx, host.Command{Name: "losetup", Args: []string{"--set-capacity", loop}, Timeout: c.opts.CommandTimeout}); err != nil {
 		return nil, fmt.Errorf("nfs extend %s: %w", loop, err)
 	}
-	cur, err := c.loopSize(loop)
+	cur, err := c.loop.size(loop)
 	if err != nil {
 		return nil, err
 	}
@@ -48,16 +46,4 @@ func (c *Connector) Extend(ctx context.Context, _ connector.ConnectionInfo, dev 
 		return nil, fmt.Errorf("nfs extend %s: the device reads %d bytes after losetup --set-capacity, the volume %d (the NFS client may still cache the file's old size)", loop, cur, want)
 	}
 	return &connector.Resize{Device: loop, OldSize: old, NewSize: cur}, nil
-}
-
-func (c *Connector) loopSize(loop string) (int64, error) {
-	v, err := c.h.FS.ReadString("/sys/block/" + filepath.Base(loop) + "/size")
-	if err != nil {
-		return 0, fmt.Errorf("nfs extend: size of %s: %w", loop, err)
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 || n > 1<<54 {
-		return 0, fmt.Errorf("nfs extend: size of %s: %s is not a sector count", loop, connector.Quote(v))
-	}
-	return n * 512, nil
 }

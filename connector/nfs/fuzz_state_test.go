@@ -19,8 +19,8 @@ func FuzzReadState(f *testing.F) {
 	h := hosttest.NewQuiet(root)
 	c := New(h, Options{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		hosttest.WriteFile(t, root, c.statePath("share1"), string(data))
-		st, err := c.readState("share1")
+		hosttest.WriteFile(t, root, c.state.path("share1"), string(data))
+		st, err := c.state.read("share1")
 		if err == nil && st.Users == nil {
 			t.Fatal("nil users")
 		}

@@ -3,11 +3,9 @@ package nfs
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // Finding who uses a volume file or a share.
@@ -104,21 +102,4 @@ func holds(c *Connector, pid string, match func(string) bool) bool {
 		}
 	}
 	return false
-}
-
-var loopDevRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/dev/loop[0-9]{1,6}$`) })
-
-// loopBacking returns the file behind a loop device, "" when the device is
-// not set up (or does not exist).
-func (c *Connector) loopBacking(dev string) string {
-	s, err := c.h.FS.ReadString("/sys/block/" + filepath.Base(dev) + "/loop/backing_file")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSuffix(s, " (deleted)")
-}
-
-// isBacking reports whether backing (as the kernel reports it) is file.
-func (c *Connector) isBacking(backing, file string) bool {
-	return backing != "" && (backing == file || backing == c.h.FS.Path(file))
 }

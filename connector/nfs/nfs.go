@@ -87,13 +87,16 @@ func (o Options) withDefaults() Options {
 
 // Connector implements connector.Connector for NFS.
 type Connector struct {
-	h    *host.Host
-	opts Options
+	h     *host.Host
+	opts  Options
+	loop  loops
+	state states
 }
 
 // New returns an NFS connector working on h.
 func New(h *host.Host, opts Options) *Connector {
-	return &Connector{h: h, opts: opts.withDefaults()}
+	o := opts.withDefaults()
+	return &Connector{h: h, opts: o, loop: loops{h: h, timeout: o.CommandTimeout}, state: states{fs: h.FS, dir: o.StateDir}}
 }
 
 var _ connector.Connector = (*Connector)(nil)
@@ -213,7 +216,7 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 	}
 	defer unlock()
 
-	st, err := c.readState(s.id)
+	st, err := c.state.read(s.id)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +316,7 @@ func (c *Connector) openVolume(ctx context.Context, s share) (string, error) {
 	if !c.opts.AsBlock {
 		return "", nil
 	}
-	return c.attachLoop(ctx, s)
+	return c.loop.attach(ctx, s.file, s.vol.ReadOnly)
 }
 
 // addUser records the volume as a user of the share; if the record cannot
@@ -321,12 +324,12 @@ func (c *Connector) openVolume(ctx context.Context, s share) (string, error) {
 func (c *Connector) addUser(ctx context.Context, s share, st *shareState, version, loop string) error {
 	st.Export, st.MountPoint, st.Version = s.vol.Export.String(), s.mountPoint, version
 	st.Users[s.vol.Name] = user{Loop: loop}
-	err := c.writeState(s.id, st)
+	err := c.state.write(s.id, st)
 	if err == nil {
 		return nil
 	}
 	if loop != "" {
-		if derr := c.detachLoop(ctx, loop, s.file); derr != nil {
+		if derr := c.loop.detach(ctx, loop, s.file); derr != nil {
 			c.h.Log.Warn("nfs: undo loop device", "device", loop, "err", derr)
 		}
 	}
@@ -382,7 +385,7 @@ func (c *Connector) stillAttached(s share, st *shareState, u user) (*connector.D
 	if c.opts.AsBlock != (u.Loop != "") {
 		return nil, false
 	}
-	if u.Loop != "" && !c.isBacking(c.loopBacking(u.Loop), s.file) {
+	if u.Loop != "" && !c.loop.backs(u.Loop, s.file) {
 		return nil, false
 	}
 	return c.device(s, st.Version, u.Loop, true), true
@@ -499,56 +502,6 @@ func (c *Connector) checkFile(s share) error {
 	return nil
 }
 
-// attachLoop sets up a loop device over the volume file with direct I/O,
-// so writes through the device go to the server rather than sitting twice
-// in the page cache, and checks that the kernel backs it with our file.
-func (c *Connector) attachLoop(ctx context.Context, s share) (string, error) {
-	args := []string{"--find", "--show", "--direct-io=on"}
-	if s.vol.ReadOnly {
-		args = append(args, "--read-only")
-	}
-	args = append(args, c.h.FS.Path(s.file))
-	res, err := c.h.Runner.Run(ctx, host.Command{Name: "losetup", Args: args, Timeout: c.opts.CommandTimeout})
-	if err != nil {
-		return "", fmt.Errorf("nfs loop device over %s: %w", s.file, err)
-	}
-	dev := strings.TrimSpace(string(res.Stdout))
-	if !loopDevRE().MatchString(dev) {
-		return "", fmt.Errorf("nfs loop device over %s: losetup printed %s, not a loop device", s.file, connector.Quote(dev))
-	}
-	if b := c.loopBacking(dev); !c.isBacking(b, s.file) {
-		_ = c.detachLoopDevice(ctx, dev)
-		return "", fmt.Errorf("nfs loop device over %s: %s is backed by %s", s.file, dev, connector.Quote(b))
-	}
-	c.h.Log.Info("nfs: loop device", "file", s.file, "device", dev)
-	return dev, nil
-}
-
-// detachLoop detaches dev if it still backs file; a device now backing
-// something else (the number was reused) is left alone.
-func (c *Connector) detachLoop(ctx context.Context, dev, file string) error {
-	b := c.loopBacking(dev)
-	if b == "" {
-		return nil // already detached
-	}
-	if !c.isBacking(b, file) {
-		c.h.Log.Warn("nfs: loop device now backs another file; leaving it", "device", dev, "backing", b)
-		return nil
-	}
-	return c.detachLoopDevice(ctx, dev)
-}
-
-func (c *Connector) detachLoopDevice(ctx context.Context, dev string) error {
-	_, err := c.h.Runner.Run(ctx, host.Command{Name: "losetup", Args: []string{"--detach", dev}, Timeout: c.opts.CommandTimeout})
-	if err != nil {
-		if c.loopBacking(dev) == "" {
-			return nil // gone meanwhile
-		}
-		return fmt.Errorf("nfs detach loop device %s: %w", dev, err)
-	}
-	return nil
-}
-
 // unmount unmounts brick's mount of a share. Already unmounted is success.
 // With force, a busy share is detached lazily: the kernel finishes the
 // unmount when the last user lets go.
@@ -601,7 +554,7 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 	}
 	defer unlock()
 
-	st, err := c.readState(s.id)
+	st, err := c.state.read(s.id)
 	if err != nil {
 		return err
 	}
@@ -617,13 +570,13 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 		}
 	}
 	if loop != "" {
-		if err := c.detachLoop(ctx, loop, s.file); err != nil {
+		if err := c.loop.detach(ctx, loop, s.file); err != nil {
 			return err
 		}
 	}
 	if _, ok := st.Users[s.vol.Name]; ok {
 		delete(st.Users, s.vol.Name)
-		if err := c.writeState(s.id, st); err != nil {
+		if err := c.state.write(s.id, st); err != nil {
 			return err
 		}
 	}
@@ -656,7 +609,7 @@ func (c *Connector) attachedLoop(s share, st *shareState, dev *connector.Device)
 	if loop == "" && dev != nil && loopDevRE().MatchString(dev.Extra[ExtraLoop]) {
 		loop = dev.Extra[ExtraLoop]
 	}
-	if loop != "" && !c.isBacking(c.loopBacking(loop), s.file) {
+	if loop != "" && !c.loop.backs(loop, s.file) {
 		return "" // detached already, or reused for another file
 	}
 	return loop
@@ -707,7 +660,7 @@ func (c *Connector) releaseShare(ctx context.Context, s share, st *shareState, m
 		c.h.Log.Info("nfs: unmounted", "export", s.vol.Export.String(), "mount_point", s.mountPoint)
 	}
 	c.removeMountPoint(s.mountPoint)
-	return c.writeState(s.id, st) // no users: removes the record
+	return c.state.write(s.id, st) // no users: removes the record
 }
 
 // DevicePaths returns the volume file if its share is mounted by brick and
@@ -725,11 +678,11 @@ func (c *Connector) DevicePaths(ctx context.Context, info connector.ConnectionIn
 		return nil, nil
 	}
 	out := []string{s.file}
-	st, err := c.readState(s.id)
+	st, err := c.state.read(s.id)
 	if err != nil {
 		return nil, err
 	}
-	if l := st.Users[s.vol.Name].Loop; l != "" && c.isBacking(c.loopBacking(l), s.file) {
+	if l := st.Users[s.vol.Name].Loop; l != "" && c.loop.backs(l, s.file) {
 		out = append(out, l)
 	}
 	return out, nil

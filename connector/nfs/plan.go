@@ -18,7 +18,7 @@ func (c *Connector) PlanConnect(_ context.Context, info connector.ConnectionInfo
 		return nil, err
 	}
 	s := d.share
-	st, err := c.readState(s.id)
+	st, err := c.state.read(s.id)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (c *Connector) PlanDisconnect(_ context.Context, info connector.ConnectionI
 		return nil, err
 	}
 	s = s.followRecord(dev)
-	st, err := c.readState(s.id)
+	st, err := c.state.read(s.id)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+
+	"github.com/brick-storage/brick/host"
 )
 
 // shareState is what brick remembers about one mounted share: which of its
@@ -28,22 +30,28 @@ type user struct {
 	Loop string `json:"loop_device,omitempty"`
 }
 
-func (c *Connector) statePath(id string) string {
-	return filepath.Join(c.opts.StateDir, id+".json")
+// states keeps the shares' records in one directory.
+type states struct {
+	fs  host.FS
+	dir string
 }
 
-// readState returns the share's record; none is an empty record.
-func (c *Connector) readState(id string) (*shareState, error) {
+func (s states) path(id string) string {
+	return filepath.Join(s.dir, id+".json")
+}
+
+// read returns the share's record; none is an empty record.
+func (s states) read(id string) (*shareState, error) {
 	st := &shareState{Users: map[string]user{}}
-	data, err := c.h.FS.ReadFile(c.statePath(id))
+	data, err := s.fs.ReadFile(s.path(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read nfs share state %s: %w", c.statePath(id), err)
+		return nil, fmt.Errorf("read nfs share state %s: %w", s.path(id), err)
 	}
 	if err := json.Unmarshal(data, st); err != nil {
-		return nil, fmt.Errorf("read nfs share state %s: %w", c.statePath(id), err)
+		return nil, fmt.Errorf("read nfs share state %s: %w", s.path(id), err)
 	}
 	if st.Users == nil {
 		st.Users = map[string]user{}
@@ -51,17 +59,17 @@ func (c *Connector) readState(id string) (*shareState, error) {
 	return st, nil
 }
 
-// writeState replaces the share's record atomically, or removes it when no
+// write replaces the share's record atomically, or removes it when no
 // user is left.
-func (c *Connector) writeState(id string, st *shareState) error {
+func (s states) write(id string, st *shareState) error {
 	if len(st.Users) == 0 {
-		return c.h.FS.RemoveFileDurable(c.statePath(id))
+		return s.fs.RemoveFileDurable(s.path(id))
 	}
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := c.h.FS.WriteFileAtomic(c.statePath(id), append(data, '\n')); err != nil {
+	if err := s.fs.WriteFileAtomic(s.path(id), append(data, '\n')); err != nil {
 		return fmt.Errorf("save nfs share state: %w", err)
 	}
 	return nil

@@ -76,10 +76,11 @@ type fabrics interface {
 
 // Connector attaches and detaches NVMe-oF namespaces on one host.
 type Connector struct {
-	h    *host.Host
-	opts Options
-	fab  fabrics
-	md   *md.MD
+	h     *host.Host
+	opts  Options
+	fab   fabrics
+	md    *md.MD
+	state states
 }
 
 var _ connector.Connector = (*Connector)(nil)
@@ -87,7 +88,7 @@ var _ connector.Connector = (*Connector)(nil)
 // New returns a connector using h.
 func New(h *host.Host, opts Options) *Connector {
 	o := opts.withDefaults()
-	return &Connector{h: h, opts: o, fab: devFabrics{fsys: h.FS}, md: md.New(h, o.MD)}
+	return &Connector{h: h, opts: o, fab: devFabrics{fsys: h.FS}, md: md.New(h, o.MD), state: states{fs: h.FS, dir: o.StateDir}}
 }
 
 // Extra keys of the Device this connector returns.
@@ -119,7 +120,7 @@ func (c *Connector) Connect(ctx context.Context, info connector.ConnectionInfo) 
 		return nil, err
 	}
 	if req.Replicated {
-		return c.connectReplicated(ctx, req)
+		return replicated{c, req}.connect(ctx)
 	}
 	return c.connectTarget(ctx, req.Legs[0], "")
 }
@@ -146,7 +147,7 @@ func (c *Connector) connectTarget(ctx context.Context, v Volume, extra string) (
 		c.undoControllers(v, created)
 		return nil, err
 	}
-	if err := c.record(v.NQN, nsKey(readNS(c.h.FS, path.Base(dev.Path))), true); err != nil {
+	if err := c.state.record(v.NQN, nsKey(readNS(c.h.FS, path.Base(dev.Path))), true); err != nil {
 		return nil, fmt.Errorf("nvmeof connect %s: %w", v.NQN, err)
 	}
 	sort.Strings(ctrls)
@@ -166,7 +167,7 @@ func (c *Connector) undoControllers(v Volume, created []string) {
 	if len(created) == 0 {
 		return
 	}
-	st, err := c.readState(v.NQN)
+	st, err := c.state.read(v.NQN)
 	if err != nil || len(st.Namespaces) > 0 {
 		return
 	}
@@ -226,7 +227,7 @@ func (c *Connector) DevicePaths(ctx context.Context, info connector.ConnectionIn
 		return nil, err
 	}
 	if req.Replicated {
-		return c.replicatedPaths(req)
+		return replicated{c, req}.paths()
 	}
 	v := req.Legs[0]
 	ctrls, err := controllers(c.h.FS, v.NQN)

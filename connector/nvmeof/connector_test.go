@@ -301,7 +301,7 @@ func TestSharedSubsystemLastDetach(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(r.root, "/sys/class/nvme"))
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing left in /sys/class/nvme")
-	require.NoFileExists(t, filepath.Join(r.root, r.c.statePath(testNQN)), "no record left")
+	require.NoFileExists(t, filepath.Join(r.root, r.c.state.path(testNQN)), "no record left")
 
 	// Already gone is success.
 	require.NoError(t, r.c.Disconnect(ctx, infoFor(t, uuidB, p1, p2), nil, connector.DisconnectOptions{}))

@@ -25,7 +25,7 @@ func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInf
 		return err
 	}
 	if req.Replicated {
-		return c.disconnectReplicated(ctx, req, opts)
+		return replicated{c, req}.disconnect(ctx, opts)
 	}
 	return c.disconnectTarget(ctx, req.Legs[0], opts)
 }
@@ -47,13 +47,13 @@ func (c *Connector) disconnectTarget(ctx context.Context, v Volume, opts connect
 		}
 	}
 	if d.key != "" {
-		if err := c.record(v.NQN, d.key, false); err != nil {
+		if err := c.state.record(v.NQN, d.key, false); err != nil {
 			return fmt.Errorf("nvmeof disconnect %s: %w", v.NQN, err)
 		}
 	}
 	if len(d.ctrls) == 0 {
 		// No controller, nothing attached: a record left is stale.
-		return c.h.FS.RemoveFileDurable(c.statePath(v.NQN))
+		return c.h.FS.RemoveFileDurable(c.state.path(v.NQN))
 	}
 	if len(d.keep) > 0 {
 		c.h.Log.Debug("nvmeof: other namespaces still need the controllers", "nqn", v.NQN, "namespaces", d.keep)
@@ -66,7 +66,7 @@ func (c *Connector) disconnectTarget(ctx context.Context, v Volume, opts connect
 // sysfs and the subsystem's record: Disconnect acts on it, the dry run
 // prints it.
 type detachDecision struct {
-	ctrls []controller
+	ctrls []Controller
 	name  string // the volume's namespace; "" when it is gone
 	key   string // its record key; "" when not recorded
 	// keep names the other namespaces that keep the controllers, each
@@ -80,7 +80,7 @@ func (c *Connector) decideDetach(v Volume) (detachDecision, error) {
 	if d.ctrls, err = controllers(c.h.FS, v.NQN); err != nil {
 		return d, err
 	}
-	st, err := c.readState(v.NQN)
+	st, err := c.state.read(v.NQN)
 	if err != nil {
 		return d, err
 	}
@@ -137,7 +137,7 @@ func (c *Connector) release(ctx context.Context, devPath string, force bool) err
 
 // deleteControllers deletes each controller and waits until sysfs no
 // longer lists any controller of the subsystem.
-func (c *Connector) deleteControllers(ctx context.Context, nqn string, ctrls []controller) error {
+func (c *Connector) deleteControllers(ctx context.Context, nqn string, ctrls []Controller) error {
 	// Each delete returns once the kernel has torn its controller down;
 	// run in parallel, the teardowns of a multipath volume overlap.
 	errs := make([]error, len(ctrls))

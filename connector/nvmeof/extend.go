@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 
 	"github.com/brick-storage/brick/connector"
@@ -29,7 +28,7 @@ func (c *Connector) Extend(ctx context.Context, info connector.ConnectionInfo, d
 		return nil, err
 	}
 	if req.Replicated {
-		return c.extendReplicated(ctx, req, newSize)
+		return replicated{c, req}.extend(ctx, newSize)
 	}
 	return c.extendTarget(ctx, req.Legs[0], dev, newSize)
 }
@@ -74,7 +73,7 @@ func (c *Connector) extendTarget(ctx context.Context, v Volume, dev *connector.D
 }
 
 // rescan asks every live controller to rescan its namespaces.
-func (c *Connector) rescan(v Volume, ctrls []controller) error {
+func (c *Connector) rescan(v Volume, ctrls []Controller) error {
 	live := 0
 	for _, ct := range ctrls {
 		if ct.State != "live" {
@@ -125,7 +124,7 @@ func (c *Connector) waitNewSize(ctx context.Context, name string, old, want int6
 // shows size bytes. The head takes the size of whichever path the kernel
 // revalidates first; I/O past the old end sent down a path still at the
 // old size would fail.
-func (c *Connector) waitPaths(ctx context.Context, head string, ctrls []controller, size int64) error {
+func (c *Connector) waitPaths(ctx context.Context, head string, ctrls []Controller, size int64) error {
 	paths := pathNodes(c.h.FS, head, ctrls)
 	if len(paths) == 0 {
 		return nil // no native multipath: the device is the only path
@@ -154,7 +153,7 @@ func (c *Connector) waitPaths(ctx context.Context, head string, ctrls []controll
 
 // pathNodes returns the size files of head's per-path nodes under the
 // live controllers: head nvme<S>n<N> is nvme<S>c<C>n<N> under nvme<C>.
-func pathNodes(fsys host.FS, head string, ctrls []controller) []string {
+func pathNodes(fsys host.FS, head string, ctrls []Controller) []string {
 	sub, ns, ok := strings.Cut(strings.TrimPrefix(head, "nvme"), "n")
 	if !ok {
 		return nil
@@ -172,21 +171,24 @@ func pathNodes(fsys host.FS, head string, ctrls []controller) []string {
 	return out
 }
 
-// nsSize is the namespace's size in bytes.
-func (c *Connector) nsSize(name string) (int64, error) {
-	return c.sizeAt(path.Join(sysBlock, name, "size"))
-}
-
-// sizeAt reads a sysfs size file (512-byte sectors) as bytes.
+// sizeAt reads a per-path node's size file as bytes.
 func (c *Connector) sizeAt(file string) (int64, error) {
-	name := path.Base(path.Dir(file))
 	s, err := c.h.FS.ReadString(file)
 	if err != nil {
-		return 0, fmt.Errorf("nvmeof extend: size of %s: %w", name, err)
+		return 0, fmt.Errorf("nvmeof extend: size of %s: %w", path.Base(path.Dir(file)), err)
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > 1<<54 {
-		return 0, fmt.Errorf("nvmeof extend: size of %s: %s is not a sector count", name, connector.Quote(s))
+	n, ok := host.SectorsToBytes(s)
+	if !ok {
+		return 0, fmt.Errorf("nvmeof extend: size of %s: %s is not a sector count", path.Base(path.Dir(file)), connector.Quote(s))
 	}
-	return n * 512, nil
+	return n, nil
+}
+
+// nsSize is a block device's (a namespace's, an array's) size in bytes.
+func (c *Connector) nsSize(name string) (int64, error) {
+	n, err := c.h.Block.Size(name)
+	if err != nil {
+		return 0, fmt.Errorf("nvmeof extend: %w", err)
+	}
+	return n, nil
 }

@@ -98,7 +98,7 @@ func (c *Connector) PlanDisconnect(_ context.Context, ci connector.ConnectionInf
 	p := &connector.Plan{Protocol: Protocol, Action: "disconnect", Multipath: len(req.Legs[0].Portals) > 1}
 	planRequest(p, req)
 	if req.Replicated {
-		a, ok, err := c.md.Find(req.Alias, devPaths(c.legNamespaces(req)))
+		a, ok, err := c.md.Find(req.Alias, devPaths(replicated{c, req}.legNamespaces()))
 		if err != nil {
 			return nil, fmt.Errorf("nvmeof disconnect %s: %w", req.Alias, err)
 		}

@@ -89,7 +89,7 @@ func (c *Connector) decidePortals(v Volume) ([]portalAction, error) {
 	return out, nil
 }
 
-func reusable(existing []controller, p Portal) (string, bool) {
+func reusable(existing []Controller, p Portal) (string, bool) {
 	for _, ctrl := range existing {
 		if ctrl.matches(p) {
 			return ctrl.Name, true

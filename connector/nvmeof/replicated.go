@@ -23,17 +23,25 @@ const (
 // ErrNoLeg marks a replicated volume none of whose legs attached.
 var ErrNoLeg = errors.New("no leg of the replicated volume attached")
 
+// replicated works on one replicated volume (volume_replicas): its legs
+// and, for a mirror, the md RAID1 over them.
+type replicated struct {
+	c   *Connector
+	req Request
+}
+
 // legResult is one leg's connect: its device or its error.
 type legResult struct {
 	dev *connector.Device
 	err error
 }
 
-// connectReplicated attaches every leg in parallel and, for a mirrored
+// connect attaches every leg in parallel and, for a mirrored
 // volume, assembles (or creates) its md RAID1 from the legs that came up.
 // One replica is handed out as its leg's device unless it carries an md
 // superblock (a volume that was mirrored before).
-func (c *Connector) connectReplicated(ctx context.Context, req Request) (*connector.Device, error) {
+func (r replicated) connect(ctx context.Context) (*connector.Device, error) {
+	c, req := r.c, r.req
 	extra := ""
 	if req.Mirrored() {
 		extra = ",fast_io_fail_tmo=" + strconv.Itoa(int(c.opts.LegIOFailTimeout.Seconds()))
@@ -64,16 +72,17 @@ func (c *Connector) connectReplicated(ctx context.Context, req Request) (*connec
 	for _, e := range errs {
 		c.h.Log.Warn("nvmeof: a leg did not attach; going on with the others", "alias", req.Alias, "err", e)
 	}
-	dev, err := c.ensureArray(ctx, req, devs)
+	dev, err := r.ensureArray(ctx, devs)
 	if err != nil {
-		c.undoLegs(req)
+		r.undoLegs()
 		return nil, err
 	}
 	return dev, nil
 }
 
 // undoLegs disconnects the legs of a connect that failed.
-func (c *Connector) undoLegs(req Request) {
+func (r replicated) undoLegs() {
+	c, req := r.c, r.req
 	for _, leg := range req.Legs {
 		if err := c.disconnectTarget(context.WithoutCancel(context.Background()), leg, connector.DisconnectOptions{}); err != nil {
 			c.h.Log.Warn("nvmeof: undo a leg of a failed connect", "nqn", leg.NQN, "err", err)
@@ -82,13 +91,14 @@ func (c *Connector) undoLegs(req Request) {
 }
 
 // ensureArray returns the volume's device over the attached legs devs.
-func (c *Connector) ensureArray(ctx context.Context, req Request, devs []string) (*connector.Device, error) {
-	members, err := c.mdMembers(ctx, devs)
+func (r replicated) ensureArray(ctx context.Context, devs []string) (*connector.Device, error) {
+	c, req := r.c, r.req
+	members, err := r.mdMembers(ctx, devs)
 	if err != nil {
 		return nil, fmt.Errorf("nvmeof connect %s: %w", req.Alias, err)
 	}
 	if !req.Mirrored() && len(members) == 0 {
-		return c.legDevice(req, devs[0]), nil
+		return r.legDevice(devs[0]), nil
 	}
 	a, ok, err := c.md.Find(req.Alias, devs)
 	if err != nil {
@@ -113,11 +123,12 @@ func (c *Connector) ensureArray(ctx context.Context, req Request, devs []string)
 	if err != nil {
 		return nil, fmt.Errorf("nvmeof connect %s: %w", req.Alias, err)
 	}
-	return c.completeArray(ctx, req, devs)
+	return r.completeArray(ctx, devs)
 }
 
 // mdMembers returns the devices among devs that carry an md superblock.
-func (c *Connector) mdMembers(ctx context.Context, devs []string) ([]string, error) {
+func (r replicated) mdMembers(ctx context.Context, devs []string) ([]string, error) {
+	c := r.c
 	var out []string
 	for _, d := range devs {
 		_, ok, err := c.md.Examine(ctx, d)
@@ -133,7 +144,8 @@ func (c *Connector) mdMembers(ctx context.Context, devs []string) ([]string, err
 
 // completeArray re-adds legs the running array lacks (a leg that was
 // away resyncs what changed, by the bitmap) and describes the device.
-func (c *Connector) completeArray(ctx context.Context, req Request, devs []string) (*connector.Device, error) {
+func (r replicated) completeArray(ctx context.Context, devs []string) (*connector.Device, error) {
+	c, req := r.c, r.req
 	a, ok, err := c.md.Find(req.Alias, devs)
 	if err == nil && !ok {
 		err = fmt.Errorf("%s is not a running md array", md.Path(req.Alias))
@@ -163,7 +175,8 @@ func (c *Connector) completeArray(ctx context.Context, req Request, devs []strin
 }
 
 // legDevice is a one-replica volume's device: its leg's namespace.
-func (c *Connector) legDevice(req Request, dev string) *connector.Device {
+func (r replicated) legDevice(dev string) *connector.Device {
+	c, req := r.c, r.req
 	d := c.device(req.Legs[0], path.Base(dev))
 	d.Extra[ExtraAlias] = req.Alias
 	return d
@@ -180,7 +193,8 @@ func contains(list []string, s string) bool {
 
 // legNamespaces returns the attached namespace of each leg ("" for one
 // not attached).
-func (c *Connector) legNamespaces(req Request) []string {
+func (r replicated) legNamespaces() []string {
+	c, req := r.c, r.req
 	out := make([]string, len(req.Legs))
 	for i, leg := range req.Legs {
 		ctrls, err := controllers(c.h.FS, leg.NQN)
@@ -202,20 +216,22 @@ func devPaths(names []string) []string {
 	return out
 }
 
-// replicatedPaths is the array when it runs, else the legs' namespaces.
-func (c *Connector) replicatedPaths(req Request) ([]string, error) {
-	legs := devPaths(c.legNamespaces(req))
+// paths is the array when it runs, else the legs' namespaces.
+func (r replicated) paths() ([]string, error) {
+	c, req := r.c, r.req
+	legs := devPaths(r.legNamespaces())
 	if _, ok, err := c.md.Find(req.Alias, legs); err != nil || ok {
 		return []string{md.Path(req.Alias)}, err
 	}
 	return legs, nil
 }
 
-// disconnectReplicated stops the array (refused while it is in use,
+// disconnect stops the array (refused while it is in use,
 // unless forced), then detaches every leg; a leg's failure does not stop
 // the others.
-func (c *Connector) disconnectReplicated(ctx context.Context, req Request, opts connector.DisconnectOptions) error {
-	legs := devPaths(c.legNamespaces(req))
+func (r replicated) disconnect(ctx context.Context, opts connector.DisconnectOptions) error {
+	c, req := r.c, r.req
+	legs := devPaths(r.legNamespaces())
 	a, ok, err := c.md.Find(req.Alias, legs)
 	if err != nil {
 		return fmt.Errorf("nvmeof disconnect %s: %w", req.Alias, err)
@@ -235,9 +251,10 @@ func (c *Connector) disconnectReplicated(ctx context.Context, req Request, opts 
 	return errors.Join(errs...)
 }
 
-// extendReplicated rescans every attached leg, then grows the array.
-func (c *Connector) extendReplicated(ctx context.Context, req Request, newSize int64) (*connector.Resize, error) {
-	names := c.legNamespaces(req)
+// extend rescans every attached leg, then grows the array.
+func (r replicated) extend(ctx context.Context, newSize int64) (*connector.Resize, error) {
+	c, req := r.c, r.req
+	names := r.legNamespaces()
 	var last *connector.Resize
 	for i, leg := range req.Legs {
 		if names[i] == "" {
@@ -257,14 +274,14 @@ func (c *Connector) extendReplicated(ctx context.Context, req Request, newSize i
 	if err != nil || !ok {
 		return last, err // one replica handed out as its leg
 	}
-	old, err := c.sizeAt(path.Join(sysBlock, a.Device, "size"))
+	old, err := c.nsSize(a.Device)
 	if err != nil {
 		return nil, err
 	}
 	if err := c.md.Grow(ctx, req.Alias); err != nil {
 		return nil, fmt.Errorf("nvmeof extend %s: %w", req.Alias, err)
 	}
-	cur, err := c.sizeAt(path.Join(sysBlock, a.Device, "size"))
+	cur, err := c.nsSize(a.Device)
 	if err != nil {
 		return nil, err
 	}

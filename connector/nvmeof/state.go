@@ -8,6 +8,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/brick-storage/brick/host"
 )
 
 // DefaultStateDir holds one record per subsystem brick connected: the
@@ -24,15 +26,21 @@ type subsystemState struct {
 	Namespaces []string `json:"namespaces"`
 }
 
-func (c *Connector) statePath(nqn string) string {
-	return path.Join(c.opts.StateDir, lockName(nqn)+".json")
+// states keeps the subsystems' records in one directory.
+type states struct {
+	fs  host.FS
+	dir string
 }
 
-// readState returns the subsystem's record; none is an empty one. Call it
+func (s states) path(nqn string) string {
+	return path.Join(s.dir, lockName(nqn)+".json")
+}
+
+// read returns the subsystem's record; none is an empty one. Call it
 // under the subsystem's lock.
-func (c *Connector) readState(nqn string) (*subsystemState, error) {
+func (s states) read(nqn string) (*subsystemState, error) {
 	st := &subsystemState{NQN: nqn}
-	data, err := c.h.FS.ReadFile(c.statePath(nqn))
+	data, err := s.fs.ReadFile(s.path(nqn))
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
@@ -40,7 +48,7 @@ func (c *Connector) readState(nqn string) (*subsystemState, error) {
 		err = json.Unmarshal(data, st)
 	}
 	if err != nil || st.NQN != nqn {
-		return nil, fmt.Errorf("read %s: %w (remove it if no volume of %s is attached)", c.statePath(nqn), errors.Join(err, errors.New("not this subsystem's record")), nqn)
+		return nil, fmt.Errorf("read %s: %w (remove it if no volume of %s is attached)", s.path(nqn), errors.Join(err, errors.New("not this subsystem's record")), nqn)
 	}
 	return st, nil
 }
@@ -57,8 +65,8 @@ func (st *subsystemState) has(key string) bool {
 
 // record adds (add true) or removes key and saves the record; an empty
 // record is removed.
-func (c *Connector) record(nqn, key string, add bool) error {
-	st, err := c.readState(nqn)
+func (s states) record(nqn, key string, add bool) error {
+	st, err := s.read(nqn)
 	if err != nil {
 		return err
 	}
@@ -74,14 +82,14 @@ func (c *Connector) record(nqn, key string, add bool) error {
 	sort.Strings(kept)
 	st.Namespaces = kept
 	if len(kept) == 0 {
-		return c.h.FS.RemoveFileDurable(c.statePath(nqn))
+		return s.fs.RemoveFileDurable(s.path(nqn))
 	}
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err == nil {
-		err = c.h.FS.WriteFileAtomic(c.statePath(nqn), append(data, '\n'))
+		err = s.fs.WriteFileAtomic(s.path(nqn), append(data, '\n'))
 	}
 	if err != nil {
-		return fmt.Errorf("save %s: %w", c.statePath(nqn), err)
+		return fmt.Errorf("save %s: %w", s.path(nqn), err)
 	}
 	return nil
 }

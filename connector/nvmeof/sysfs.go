@@ -28,8 +28,8 @@ var (
 	nsRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^nvme[0-9]{1,6}n[0-9]{1,10}$`) })
 )
 
-// controller is one NVMe controller as /sys/class/nvme shows it.
-type controller struct {
+// Controller is one NVMe controller as /sys/class/nvme shows it.
+type Controller struct {
 	Name      string // nvme3
 	NQN       string
 	Transport string
@@ -40,9 +40,9 @@ type controller struct {
 
 // readController reads /sys/class/nvme/<name>; ok is false when it is gone
 // or is not a fabrics controller brick can describe.
-func readController(fsys host.FS, name string) (controller, bool) {
+func readController(fsys host.FS, name string) (Controller, bool) {
 	dir := path.Join(classNVMe, name)
-	c := controller{Name: name}
+	c := Controller{Name: name}
 	var err error
 	if c.NQN, err = fsys.ReadString(dir + "/subsysnqn"); err != nil {
 		return c, false
@@ -62,8 +62,9 @@ func readController(fsys host.FS, name string) (controller, bool) {
 	return c, true
 }
 
-// controllers lists the controllers of subsystem nqn, sorted by name.
-func controllers(fsys host.FS, nqn string) ([]controller, error) {
+// ListControllers lists the host's NVMe controllers, fabrics and local,
+// sorted by name; one that vanishes while being read is left out.
+func ListControllers(fsys host.FS) ([]Controller, error) {
 	entries, err := fsys.ReadDir(classNVMe)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -71,12 +72,12 @@ func controllers(fsys host.FS, nqn string) ([]controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []controller
+	var out []Controller
 	for _, e := range entries {
 		if !ctrlRE().MatchString(e.Name()) {
 			continue
 		}
-		if c, ok := readController(fsys, e.Name()); ok && c.NQN == nqn {
+		if c, ok := readController(fsys, e.Name()); ok {
 			out = append(out, c)
 		}
 	}
@@ -84,15 +85,27 @@ func controllers(fsys host.FS, nqn string) ([]controller, error) {
 	return out, nil
 }
 
+// controllers lists the controllers of subsystem nqn, sorted by name.
+func controllers(fsys host.FS, nqn string) ([]Controller, error) {
+	all, err := ListControllers(fsys)
+	var out []Controller
+	for _, c := range all {
+		if c.NQN == nqn {
+			out = append(out, c)
+		}
+	}
+	return out, err
+}
+
 // matches reports whether c is a controller for portal p.
-func (c controller) matches(p Portal) bool {
+func (c Controller) matches(p Portal) bool {
 	return c.Transport == p.Transport && c.Address == p.Address && c.Port == portString(p.Port) && c.State != "deleting" && c.State != "dead"
 }
 
 // namespaces lists the block devices of subsystem nqn: the heads in its
 // nvme-subsystem directory (native multipath), else the namespaces under
 // each of its controllers.
-func namespaces(fsys host.FS, nqn string, ctrls []controller) []string {
+func namespaces(fsys host.FS, nqn string, ctrls []Controller) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(dir string) {
@@ -176,7 +189,7 @@ var ErrAmbiguousNamespace = errors.New("the connection info names no namespace (
 // findNamespace returns the volume's block device name among the
 // subsystem's namespaces, and the names of the others. Info without an ID
 // takes the subsystem's only namespace, and is refused when it has several.
-func findNamespace(fsys host.FS, v Volume, ctrls []controller) (mine string, others []string, err error) {
+func findNamespace(fsys host.FS, v Volume, ctrls []Controller) (mine string, others []string, err error) {
 	all := namespaces(fsys, v.NQN, ctrls)
 	if !v.hasID() {
 		if len(all) > 1 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path"
 	"strconv"
 	"strings"
 
@@ -102,15 +101,11 @@ func (c *Connector) deviceSize(devPath string) (int64, error) {
 	if !devicePathRE().MatchString(devPath) {
 		return 0, fmt.Errorf("rbd extend: %s is not an rbd or nbd device", connector.Quote(devPath))
 	}
-	s, err := c.h.FS.ReadString(path.Join("/sys/block", strings.TrimPrefix(devPath, "/dev/"), "size"))
+	n, err := c.h.Block.Size(strings.TrimPrefix(devPath, "/dev/"))
 	if err != nil {
-		return 0, fmt.Errorf("rbd extend: size of %s: %w", devPath, err)
+		return 0, fmt.Errorf("rbd extend: %w", err)
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > 1<<54 {
-		return 0, fmt.Errorf("rbd extend: size of %s: %s is not a sector count", devPath, connector.Quote(s))
-	}
-	return n * 512, nil
+	return n, nil
 }
 
 // imageSize asks Ceph for the image's size (rbd info), with the same

@@ -150,7 +150,7 @@ var allowedImports = map[string][]string{
 	"cinderapi/cindertest":             {},
 	"ironicapi/ironictest":             {},
 	"protocols":                        {"connector", "connector/...", "host"},
-	"reconcile":                        {"apierr", "attach", "cinderapi", "connector", "connector/iscsi", "connector/nvmeof", "connector/rbd", "scsi", "host", "ident"},
+	"reconcile":                        {"apierr", "attach", "cinderapi", "connector", "connector/iscsi", "connector/nvmeof", "connector/rbd", "scsi", "multipath", "host", "ident"},
 	"dockerplugin":                     {"attach", "cinderapi", "connector", "host", "ident"},
 	"internal/output":                  {"ident"},
 	"internal/settings":                {},
