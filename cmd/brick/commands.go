@@ -6,6 +6,7 @@ import (
 	"github.com/brick-storage/brick/internal/cmd/csi"
 	"github.com/brick-storage/brick/internal/cmd/dockerplugin"
 	"github.com/brick-storage/brick/internal/cmd/ironic"
+	"github.com/brick-storage/brick/internal/cmd/volume"
 )
 
 // extraCommands lists the command groups beyond the foundation; each
@@ -14,9 +15,10 @@ func extraCommands(a *app) []*cobra.Command {
 	f := a.factory()
 	return []*cobra.Command{
 		ironic.NewCmd(f, newCmdIronicRegister(a, nil), newCmdBootVolume(a, nil)),
-		newCmdLocalAttach(a, nil), newCmdLocalDetach(a, nil), newCmdGetVolumePaths(a, nil), newCmdGetAllVolumePaths(a, nil), newCmdList(a, nil), newCmdCleanup(a, nil),
+		volume.NewCmdLocalAttach(f, nil), volume.NewCmdLocalDetach(f, nil), volume.NewCmdGetVolumePaths(f, nil),
+		volume.NewCmdGetAllVolumePaths(f, nil), volume.NewCmdList(f, nil), volume.NewCmdCleanup(f, nil),
 		newCmdConnect(a, nil), newCmdDisconnect(a, nil),
-		newCmdExtend(a, nil),
+		volume.NewCmdExtend(f, nil),
 		newCmdReconcile(a, nil), newCmdRestore(a, nil),
 		dockerplugin.NewCmd(f, nil),
 		csi.NewCmd(f, nil),

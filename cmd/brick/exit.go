@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/internal/cmd/factory"
@@ -63,11 +62,6 @@ func exitStatus(err error, ready bool) int {
 	}
 	return exitError
 }
-
-// nothingToDo reports errors that mean the goal is already reached: a
-// detach of a volume that is not attached to this host succeeds, as a
-// disconnect of a device that is gone does.
-func nothingToDo(err error) bool { return errors.Is(err, attach.ErrNotAttached) }
 
 // flagError turns cobra's and pflag's flag errors into usage errors that
 // name the flag and what it takes, without Go's parser text

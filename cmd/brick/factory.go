@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/gophercloud/gophercloud/v2"
 
+	"github.com/brick-storage/brick/attach"
+	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/internal/output"
+	"github.com/brick-storage/brick/ironicattach"
 	"github.com/brick-storage/brick/osauth"
 	"github.com/brick-storage/brick/progress"
 )
@@ -52,4 +56,38 @@ func (a *app) ironicClient(ctx context.Context) (*gophercloud.ServiceClient, err
 		return nil, err
 	}
 	return sc, nil
+}
+
+// needRoot refuses, when not root, every command that changes the kernel's
+// state, reads brick's records or takes its locks: all of them are root's.
+// With --host-root pointing elsewhere (a fixture tree) the check is skipped.
+func (a *app) needRoot(what string) error {
+	if a.euid != 0 && a.hostRoot == "/" {
+		return fmt.Errorf("%s needs root: brick's records, locks and the devices it attaches are root's (run it with sudo)", what)
+	}
+	return nil
+}
+
+// cinderClient builds the Cinder client: auth, then microversion negotiation.
+func (a *app) cinderClient(ctx context.Context) (*cinderapi.Client, error) {
+	defer a.authenticating("cinder")()
+	c, err := cinderapi.Connect(ctx, a.cloud())
+	if errors.Is(err, osauth.ErrConfig) {
+		return nil, usageError{Err: err}
+	}
+	return c, err
+}
+
+// ironicClientIfConfigured returns a target registry when an Ironic
+// endpoint or cloud is configured, so detach can remove targets that
+// local-attach --ironic-node created; nil otherwise.
+func (a *app) ironicClientIfConfigured(ctx context.Context) (attach.TargetRegistry, error) {
+	if a.auth.ironicEndpoint == "" && a.auth.cloud == "" {
+		return nil, nil
+	}
+	sc, err := a.ironicClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ironicattach.TargetRegistry{Client: sc}, nil
 }

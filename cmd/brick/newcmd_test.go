@@ -29,53 +29,6 @@ func parse[O any](t *testing.T, build func(*app, func(context.Context, O) error)
 	return got, cmd.ExecuteContext(t.Context())
 }
 
-func TestNewCmdLocalAttach(t *testing.T) {
-	o, err := parse(t, newCmdLocalAttach, "data", "--mountpoint", "/srv/data/", "--mkfs", "ext4", "--multipath", "--nic", "eth0", "--persist")
-	if err != nil {
-		require.ErrorContains(t, err, "mkfs.ext4 not found", "only where mkfs.ext4 is missing")
-	} else {
-		require.Equal(t, "data", o.Attach.Volume)
-		require.Equal(t, "/srv/data", o.Attach.Mountpoint, "trailing slash cleaned")
-		require.True(t, o.Attach.Persist)
-		require.True(t, o.Volume.Opts.Multipath)
-		require.Equal(t, "eth0", o.Volume.NIC)
-	}
-	for args, want := range map[string]string{
-		"data --mkfs ext4":                       "--mkfs needs --mountpoint",
-		"data --mountpoint srv":                  `--mountpoint "srv": must be an absolute path`,
-		"data --mountpoint /proc/x":              "under /proc",
-		"data --nic nosuch0":                     `--nic "nosuch0": get connector: interface nosuch0 has no usable IP address`,
-		"data --boot-index 1":                    "--boot-index goes with --ironic-node",
-		"data --mountpoint /m --mkfs ntfsnosuch": "--mkfs ntfsnosuch: mkfs.ntfsnosuch not found",
-	} {
-		_, err := parse(t, newCmdLocalAttach, strings.Fields(args)...)
-		require.ErrorContains(t, err, want, args)
-		var ue usageError
-		require.ErrorAs(t, err, &ue, args)
-	}
-}
-
-func TestNewCmdLocalDetach(t *testing.T) {
-	o, err := parse(t, newCmdLocalDetach, "data", "--attachment-uuid", "a1", "--force", "--device-info", "{}")
-	require.NoError(t, err)
-	require.Equal(t, "data", o.Detach.Volume)
-	require.Equal(t, "a1", o.Detach.AttachmentID)
-	require.True(t, o.Detach.Force)
-	require.Equal(t, "{}", o.deviceInfoIgnored)
-}
-
-func TestNewCmdExtend(t *testing.T) {
-	o, err := parse(t, newCmdExtend, "data", "--size", "2", "--cinder-timeout", "1m")
-	require.NoError(t, err)
-	require.Equal(t, "data", o.Extend.Volume)
-	require.Equal(t, 2, o.Extend.SizeGiB)
-	require.Equal(t, time.Minute, o.Extend.CinderTimeout)
-	for _, args := range [][]string{{"data"}, {"data", "--size", "2", "--local-only"}} {
-		_, err := parse(t, newCmdExtend, args...)
-		require.ErrorContains(t, err, "give --size GiB", args)
-	}
-}
-
 func TestNewCmdBootVolume(t *testing.T) {
 	o, err := parse(t, newCmdBootVolume, "node-1", "--volume", "v", "--deploy", "--wait", "2m")
 	require.NoError(t, err)

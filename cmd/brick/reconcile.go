@@ -33,7 +33,7 @@ func reconciler(ctx context.Context, a *app, rf *reconcileFlags, op string) (*re
 	if err := a.needRoot(op); err != nil {
 		return nil, err
 	}
-	m, err := a.manager(ctx, rf.vf.Opts, true, op, "")
+	m, err := connflags.Manager(ctx, a.factory(), rf.vf.Opts, true, op, "")
 	if err != nil {
 		return nil, err
 	}

@@ -163,6 +163,7 @@ var allowedImports = map[string][]string{
 	"internal/cmd/connflags":           {"attach", "connector", "connector/...", "host", "internal/cmd/factory", "multipath", "protocols"},
 	"internal/cmd/csi":                 {"attach", "csi", "internal/cmd/connflags", "internal/cmd/factory", "internal/output"},
 	"internal/cmd/dockerplugin":        {"attach", "cinderapi", "dockerplugin", "internal/cmd/connflags", "internal/cmd/factory", "internal/output"},
+	"internal/cmd/volume":              {"attach", "cinderapi", "connector", "internal/cmd/connflags", "internal/cmd/factory", "internal/output", "internal/view", "ironicattach", "multipath"},
 }
 
 // allowed reports whether package pkg may import dep under allowedImports.

@@ -129,9 +129,9 @@ func (a *Attacher) Add(f *factory.Factory, fl *pflag.FlagSet) {
 }
 
 // Manager builds the attach use case with Cinder and the keys of
-// encrypted volumes.
-func (a *Attacher) Manager(ctx context.Context, f *factory.Factory, op string) (*attach.Manager, error) {
-	m, err := Manager(ctx, f, a.Volume.Opts, true, op, "")
+// encrypted volumes; errors name op and the volume ref.
+func (a *Attacher) Manager(ctx context.Context, f *factory.Factory, op, ref string) (*attach.Manager, error) {
+	m, err := Manager(ctx, f, a.Volume.Opts, true, op, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ func run(ctx context.Context, o *options) error {
 	return serve(ctx, f, gate, o.Socket, func() error {
 		m, err := dockerplugin.Retry(ctx, f.Host().FS, f.Logger(), dockerplugin.ConnectBackoff(), gate, factory.IsUsageError,
 			func(ctx context.Context) (*attach.Manager, error) {
-				return o.Attacher.Manager(ctx, f, "docker-plugin")
+				return o.Attacher.Manager(ctx, f, "docker-plugin", "")
 			})
 		if err != nil {
 			return err

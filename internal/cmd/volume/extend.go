@@ -1,4 +1,4 @@
-package main
+package volume
 
 import (
 	"context"
@@ -10,19 +10,21 @@ import (
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/internal/cmd/connflags"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/internal/view"
 	"github.com/brick-storage/brick/multipath"
 )
 
 // extendOptions are extend's.
 type extendOptions struct {
-	f            *app
+	f            *factory.Factory
 	Extend       attach.ExtendOptions
 	Conn         connflags.Options
 	FixedKeyFile string
 }
 
-func newCmdExtend(f *app, runF func(context.Context, *extendOptions) error) *cobra.Command {
+// NewCmdExtend is `brick extend VOLUME`.
+func NewCmdExtend(f *factory.Factory, runF func(context.Context, *extendOptions) error) *cobra.Command {
 	o := &extendOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "extend VOLUME (--size GiB | --local-only)",
@@ -44,11 +46,11 @@ its old size; the error names the step that failed.`,
 		Example: `  brick extend my-volume --size 2
   brick extend 0b7d... --local-only`,
 		Args: cobra.ExactArgs(1),
-		RunE: runE(o, func(args []string) { o.Extend.Volume = args[0] }, extendRun, runF),
+		RunE: factory.RunE(o, o.validate, func(args []string) { o.Extend.Volume = args[0] }, extendRun, runF),
 	}
 	fl := cmd.Flags()
-	f.addAuthFlags(fl)
-	f.addRecordOutputFlags(fl)
+	f.AddAuthFlags(fl)
+	f.AddRecordOutputFlags(fl)
 	fl.IntVar(&o.Extend.SizeGiB, "size", 0, "the new size in GiB to ask Cinder for")
 	fl.BoolVar(&o.Extend.LocalOnly, "local-only", false, "grow the host side only: the volume grew elsewhere, or an earlier extend stopped part-way")
 	connflags.AddFixedKeyFlag(fl, &o.FixedKeyFile)
@@ -70,40 +72,40 @@ func (o *extendOptions) validate() error {
 
 func extendRun(ctx context.Context, o *extendOptions) error {
 	f, ref := o.f, o.Extend.Volume
-	if err := f.needRoot("extend"); err != nil {
+	if err := f.NeedRoot("extend"); err != nil {
 		return err
 	}
-	m, err := f.manager(ctx, o.Conn, !o.Extend.LocalOnly, "extend", ref)
+	m, err := connflags.Manager(ctx, f, o.Conn, !o.Extend.LocalOnly, "extend", ref)
 	if err != nil {
 		return err
 	}
 	if err := extendCrypt(ctx, f, m, ref, o.FixedKeyFile); err != nil {
 		return err
 	}
-	ctx, end := f.track(f.testHooks(ctx), "extend", ref)
+	ctx, end := f.Track(f.TestHooks(ctx), "extend", ref)
 	res, err := m.Extend(ctx, o.Extend)
 	end()
 	if err != nil {
 		return err
 	}
-	return f.out.PrintRecord(f.stdout, view.Extend(res))
+	return f.Output().PrintRecord(f.Stdout, view.Extend(res))
 }
 
 // extendCrypt gives the manager key access when the volume is encrypted:
 // cryptsetup resize may need the key, and its ID comes from Cinder, even
 // with --local-only.
-func extendCrypt(ctx context.Context, f *app, m *attach.Manager, ref, fixedKeyFile string) error {
+func extendCrypt(ctx context.Context, f *factory.Factory, m *attach.Manager, ref, fixedKeyFile string) error {
 	rec, err := m.Record(ref)
 	if err != nil || rec.Crypt == nil {
 		return nil // Extend reports a missing record itself
 	}
 	if m.Cinder == nil {
-		c, err := f.cinderClient(ctx)
+		c, err := f.Cinder(ctx)
 		if err != nil {
 			return fmt.Errorf("extend %s: the encrypted volume's key needs Cinder: %w", ref, err)
 		}
 		m.Cinder = c
 	}
-	m.Crypt, err = f.cryptAccess(ctx, m.Cinder, fixedKeyFile)
+	m.Crypt, err = f.Crypt(ctx, m.Cinder, fixedKeyFile)
 	return err
 }

@@ -1,4 +1,7 @@
-package main
+// Package volume is brick's commands on the Cinder volumes of this host:
+// local-attach, local-detach, list, extend, get-volume-paths,
+// get-all-volume-paths and cleanup.
+package volume
 
 import (
 	"context"
@@ -9,49 +12,22 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/brick-storage/brick/attach"
-	"github.com/brick-storage/brick/cinderapi"
 	"github.com/brick-storage/brick/internal/cmd/connflags"
 	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/internal/view"
 	"github.com/brick-storage/brick/ironicattach"
-	"github.com/brick-storage/brick/osauth"
 )
-
-// needRoot refuses, when not root, every command that changes the kernel's
-// state, reads brick's records or takes its locks: all of them are root's.
-// With --host-root pointing elsewhere (a fixture tree) the check is skipped.
-func (a *app) needRoot(what string) error {
-	if a.euid != 0 && a.hostRoot == "/" {
-		return fmt.Errorf("%s needs root: brick's records, locks and the devices it attaches are root's (run it with sudo)", what)
-	}
-	return nil
-}
-
-// cinderClient builds the Cinder client: auth, then microversion negotiation.
-func (a *app) cinderClient(ctx context.Context) (*cinderapi.Client, error) {
-	defer a.authenticating("cinder")()
-	c, err := cinderapi.Connect(ctx, a.cloud())
-	if errors.Is(err, osauth.ErrConfig) {
-		return nil, usageError{Err: err}
-	}
-	return c, err
-}
-
-// manager builds the attach use case (connflags.Manager).
-func (a *app) manager(ctx context.Context, opts connflags.Options, cinder bool, op, ref string) (*attach.Manager, error) {
-	return connflags.Manager(ctx, a.factory(), opts, cinder, op, ref)
-}
 
 // localAttachOptions are local-attach's.
 type localAttachOptions struct {
-	f            *app
-	Volume       connflags.Volume
-	Attach       attach.AttachOptions
-	FixedKeyFile string
+	f        *factory.Factory
+	Attacher connflags.Attacher
+	Attach   attach.AttachOptions
 }
 
-func newCmdLocalAttach(f *app, runF func(context.Context, *localAttachOptions) error) *cobra.Command {
+// NewCmdLocalAttach is `brick local-attach VOLUME`.
+func NewCmdLocalAttach(f *factory.Factory, runF func(context.Context, *localAttachOptions) error) *cobra.Command {
 	o := &localAttachOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "local-attach VOLUME",
@@ -66,59 +42,55 @@ done, newest first; if brick itself is killed, 'brick cleanup' finishes.`,
   brick local-attach 0b7d... --cinder-endpoint http://cinder:8776/v3 --os-auth-type noauth -f json
   brick local-attach data --multipath --mountpoint /srv/data --mkfs ext4`,
 		Args: cobra.ExactArgs(1),
-		RunE: runE(o, func(args []string) { o.Attach.Volume = args[0] }, localAttachRun, runF),
+		RunE: factory.RunE(o, o.validate, func(args []string) { o.Attach.Volume = args[0] }, localAttachRun, runF),
 	}
 	fl := cmd.Flags()
-	f.addAuthFlags(fl)
-	f.addRecordOutputFlags(fl)
-	o.Volume.Add(fl, connflags.ForAttach)
-	addLocalAttachFlags(fl, &o.Attach, &o.FixedKeyFile)
+	o.Attacher.Add(f, fl)
+	f.AddRecordOutputFlags(fl)
+	addLocalAttachFlags(fl, &o.Attach)
 	return cmd
 }
 
 // validate checks everything local before a client is built: the mount
 // and format options, mkfs.TYPE installed, --nic and --ip on this host.
 func (o *localAttachOptions) validate() error {
-	if err := attach.CheckOptions(o.f.host, &o.Attach); err != nil {
+	if err := attach.CheckOptions(o.f.Host(), &o.Attach); err != nil {
 		return err
 	}
-	return o.Volume.Validate(o.f.host)
+	return o.Attacher.Volume.Validate(o.f.Host())
 }
 
 // localAttachRun is local-attach's body: the use case with this command's
 // cloud clients, then the record.
 func localAttachRun(ctx context.Context, o *localAttachOptions) error {
 	f, ao := o.f, o.Attach
-	if err := f.needRoot("local-attach"); err != nil {
+	if err := f.NeedRoot("local-attach"); err != nil {
 		return err
 	}
-	ctx, end := f.track(f.testHooks(ctx), "local-attach", ao.Volume)
+	ctx, end := f.Track(f.TestHooks(ctx), "local-attach", ao.Volume)
 	defer end()
-	m, err := f.manager(ctx, o.Volume.Opts, true, "local-attach", ao.Volume)
+	m, err := o.Attacher.Manager(ctx, f, "local-attach", ao.Volume)
 	if err != nil {
 		return err
 	}
-	if m.Crypt, err = f.cryptAccess(ctx, m.Cinder, o.FixedKeyFile); err != nil {
-		return err
-	}
 	if ao.IronicNode != "" {
-		sc, err := f.ironicClient(ctx)
+		sc, err := f.Ironic(ctx)
 		if err != nil {
 			return err
 		}
 		m.Targets = ironicattach.TargetRegistry{Client: sc}
 	}
-	ao.Gather = o.Volume.Gather()
+	ao.Gather = o.Attacher.Volume.Gather()
 	rec, err := m.Attach(ctx, ao)
 	end()
 	if err != nil {
 		return err
 	}
-	return f.out.PrintRecord(f.stdout, view.Attach(rec))
+	return f.Output().PrintRecord(f.Stdout, view.Attach(rec))
 }
 
 // addLocalAttachFlags adds what local-attach does beyond connecting.
-func addLocalAttachFlags(f *pflag.FlagSet, ao *attach.AttachOptions, fixedKeyFile *string) {
+func addLocalAttachFlags(f *pflag.FlagSet, ao *attach.AttachOptions) {
 	f.Var(factory.NewChoice(&ao.Mode, "rw", "rw", "ro"), "mode", "attach mode: read-write or read-only")
 	f.StringVar(&ao.Mountpoint, "mountpoint", "", "mount the device on this directory (created if missing)")
 	f.StringVar(&ao.Mkfs, "mkfs", "", "format a BLANK device with this filesystem (ext4, xfs, ...) before mounting; needs --mountpoint")
@@ -129,18 +101,18 @@ func addLocalAttachFlags(f *pflag.FlagSet, ao *attach.AttachOptions, fixedKeyFil
 	f.IntVar(&ao.BootIndex, "boot-index", 0, "boot index of the Ironic volume target")
 	f.BoolVar(&ao.Persist, "persist", false, "restore this attachment at boot (brick restore, brick-restore.service) and take it down at shutdown, keeping the Cinder attachment")
 	f.BoolVar(&ao.NoDecrypt, "no-decrypt", false, "hand out an encrypted volume's ciphertext device instead of opening it (for backup tools)")
-	f.StringVar(fixedKeyFile, "fixed-key-file", "", "file (mode 0600) with a standalone Cinder's [key_manager] fixed_key, as hex, for its encrypted volumes")
 }
 
 // localDetachOptions are local-detach's.
 type localDetachOptions struct {
-	f                 *app
+	f                 *factory.Factory
 	Volume            connflags.Volume
 	Detach            attach.DetachOptions
 	deviceInfoIgnored string
 }
 
-func newCmdLocalDetach(f *app, runF func(context.Context, *localDetachOptions) error) *cobra.Command {
+// NewCmdLocalDetach is `brick local-detach VOLUME`.
+func NewCmdLocalDetach(f *factory.Factory, runF func(context.Context, *localDetachOptions) error) *cobra.Command {
 	o := &localDetachOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "local-detach VOLUME",
@@ -155,11 +127,11 @@ left alone, and the command succeeds.`,
 		Example: `  brick local-detach my-volume
   brick local-detach 0b7d... --attachment-id 9f1c...`,
 		Args: cobra.ExactArgs(1),
-		RunE: runE(o, func(args []string) { o.Detach.Volume = args[0] }, localDetachRun, runF),
+		RunE: factory.RunE(o, o.validate, func(args []string) { o.Detach.Volume = args[0] }, localDetachRun, runF),
 	}
 	fl := cmd.Flags()
-	f.addAuthFlags(fl)
-	f.addHiddenOutputFlags(fl)
+	f.AddAuthFlags(fl)
+	f.AddHiddenOutputFlags(fl)
 	o.Volume.Add(fl, connflags.ForDetach)
 	fl.StringVar(&o.Detach.AttachmentID, "attachment-id", "", "the attachment to end, when the volume has several to this host")
 	// python-brick-cinderclient-ext's spelling.
@@ -173,48 +145,34 @@ left alone, and the command succeeds.`,
 	return cmd
 }
 
-func (o *localDetachOptions) validate() error { return o.Volume.Validate(o.f.host) }
+func (o *localDetachOptions) validate() error { return o.Volume.Validate(o.f.Host()) }
 
 // localDetachRun detaches; a volume not attached here is success, with a
 // note (as disconnect of a device that is gone succeeds).
 func localDetachRun(ctx context.Context, o *localDetachOptions) error {
 	f, ref := o.f, o.Detach.Volume
 	if o.deviceInfoIgnored != "" {
-		fmt.Fprintln(f.errWriter(), "brick: note: --device-info ignored: brick detaches from its own record of the attachment")
+		fmt.Fprintln(f.ErrWriter(), "brick: note: --device-info ignored: brick detaches from its own record of the attachment")
 	}
-	if err := f.needRoot("local-detach"); err != nil {
+	if err := f.NeedRoot("local-detach"); err != nil {
 		return err
 	}
-	ctx, end := f.track(f.testHooks(ctx), "local-detach", ref)
+	ctx, end := f.Track(f.TestHooks(ctx), "local-detach", ref)
 	defer end()
-	m, err := f.manager(ctx, o.Volume.Opts, true, "local-detach", ref)
+	m, err := connflags.Manager(ctx, f, o.Volume.Opts, true, "local-detach", ref)
 	if err != nil {
 		return err
 	}
-	if sc, err := f.ironicClientIfConfigured(ctx); err == nil && sc != nil {
+	if sc, err := f.IronicTargets(ctx); err == nil && sc != nil {
 		m.Targets = sc
 	}
 	do := o.Detach
 	do.Gather = o.Volume.Gather()
 	err = m.Detach(ctx, do)
-	if nothingToDo(err) {
+	if errors.Is(err, attach.ErrNotAttached) {
 		end()
-		fmt.Fprintf(f.errWriter(), "brick: note: %s (nothing to do)\n", output.OneLine(f.redactor.Redact(err.Error())))
+		fmt.Fprintf(f.ErrWriter(), "brick: note: %s (nothing to do)\n", output.OneLine(f.Redactor.Redact(err.Error())))
 		return nil
 	}
 	return err
-}
-
-// ironicClientIfConfigured returns a target registry when an Ironic
-// endpoint or cloud is configured, so detach can remove targets that
-// local-attach --ironic-node created; nil otherwise.
-func (a *app) ironicClientIfConfigured(ctx context.Context) (attach.TargetRegistry, error) {
-	if a.auth.ironicEndpoint == "" && a.auth.cloud == "" {
-		return nil, nil
-	}
-	sc, err := a.ironicClient(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return ironicattach.TargetRegistry{Client: sc}, nil
 }
