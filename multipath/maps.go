@@ -65,20 +65,15 @@ func (s Maps) DM(dm string) (DMDevice, error) {
 // ListDM lists the host's device-mapper devices, sorted by name; one that
 // goes while being read is left out.
 func (s Maps) ListDM() ([]DMDevice, error) {
-	entries, err := s.fs.ReadDir("/sys/block")
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	read := func(name string) (DMDevice, bool) {
+		d, err := s.DM(name)
+		return d, err == nil
+	}
+	devs, err := host.ReadEntries(s.fs, "/sys/block", ident.DMName, read)
+	if err != nil {
 		return nil, fmt.Errorf("list dm devices: %w", err)
 	}
-	var out []DMDevice
-	for _, e := range entries {
-		if !ident.DMName(e.Name()) {
-			continue
-		}
-		if d, err := s.DM(e.Name()); err == nil {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return devs, nil
 }
 
 // Map reads what sysfs knows about a dm device; ErrNoMap when it does not

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/ident"
 )
 
@@ -25,21 +26,7 @@ const wwidsHeader = "# Multipath wwids, Version : 1.0\n# Maintained by multipath
 // line under the fcntl lock multipath-tools takes on that file, saving a
 // process start; if that fails it runs "multipath -a".
 func (w WWIDs) Add(ctx context.Context, wwid string) error {
-	if !ident.WWID(wwid) {
-		return fmt.Errorf("multipath add wwid %q: invalid WWID", wwid)
-	}
-	lctx, cancel := context.WithTimeout(ctx, w.opts.CommandTimeout)
-	_, err := w.fs.LineFile(WWIDsFile, wwidsHeader).Append(lctx, "/"+wwid+"/")
-	cancel()
-	if err == nil {
-		w.log.Debug("multipath: wwid added", "file", WWIDsFile, "wwid", wwid)
-		return nil
-	}
-	w.log.Debug("multipath: cannot write the wwids file; running multipath -a", "err", err.Error())
-	if _, err := w.run(ctx, "multipath", "-a", wwid); err != nil {
-		return fmt.Errorf("multipath add wwid %s: %w", wwid, err)
-	}
-	return nil
+	return w.edit(ctx, wwidEdit{op: "add", done: "added", flag: "-a", change: host.LineFile.Append}, wwid)
 }
 
 // Remove forgets the WWID again, so a later unrelated LUN reusing it
@@ -47,19 +34,30 @@ func (w WWIDs) Add(ctx context.Context, wwid string) error {
 // "multipath -w" does it, under the same lock (that command is the
 // fallback). An unknown WWID is success.
 func (w WWIDs) Remove(ctx context.Context, wwid string) error {
+	return w.edit(ctx, wwidEdit{op: "remove", done: "forgotten", flag: "-w", change: host.LineFile.CommentOut}, wwid)
+}
+
+// wwidEdit is one change of the wwids file: made on its line under the
+// lock, else by the multipath command with flag.
+type wwidEdit struct {
+	op, done, flag string
+	change         func(host.LineFile, context.Context, string) (bool, error)
+}
+
+func (w WWIDs) edit(ctx context.Context, e wwidEdit, wwid string) error {
 	if !ident.WWID(wwid) {
-		return fmt.Errorf("multipath remove wwid %q: invalid WWID", wwid)
+		return fmt.Errorf("multipath %s wwid %q: invalid WWID", e.op, wwid)
 	}
 	lctx, cancel := context.WithTimeout(ctx, w.opts.CommandTimeout)
-	_, err := w.fs.LineFile(WWIDsFile, wwidsHeader).CommentOut(lctx, "/"+wwid+"/")
+	_, err := e.change(w.fs.LineFile(WWIDsFile, wwidsHeader), lctx, "/"+wwid+"/")
 	cancel()
 	if err == nil {
-		w.log.Debug("multipath: wwid forgotten", "file", WWIDsFile, "wwid", wwid)
+		w.log.Debug("multipath: wwid "+e.done, "file", WWIDsFile, "wwid", wwid)
 		return nil
 	}
-	w.log.Debug("multipath: cannot write the wwids file; running multipath -w", "err", err.Error())
-	if _, err := w.run(ctx, "multipath", "-w", wwid); err != nil {
-		return fmt.Errorf("multipath remove wwid %s: %w", wwid, err)
+	w.log.Debug("multipath: cannot write the wwids file; running multipath "+e.flag, "err", err.Error())
+	if _, err := w.run(ctx, "multipath", e.flag, wwid); err != nil {
+		return fmt.Errorf("multipath %s wwid %s: %w", e.op, wwid, err)
 	}
 	return nil
 }

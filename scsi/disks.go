@@ -1,9 +1,7 @@
 package scsi
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"regexp"
 	"sync"
@@ -28,20 +26,12 @@ var sdNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // ListDisks lists the host's SCSI disks (sd*) in name order; one that goes
 // while being read is left out.
 func ListDisks(fsys host.FS) ([]Disk, error) {
-	entries, err := fsys.ReadDir("/sys/block")
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	read := func(name string) (Disk, bool) { return readDisk(fsys, name) }
+	disks, err := host.ReadEntries(fsys, "/sys/block", sdNameRE().MatchString, read)
+	if err != nil {
 		return nil, fmt.Errorf("list scsi disks: %w", err)
 	}
-	var out []Disk
-	for _, e := range entries {
-		if !sdNameRE().MatchString(e.Name()) {
-			continue
-		}
-		if d, ok := readDisk(fsys, e.Name()); ok {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return disks, nil
 }
 
 // readDisk reads sdX: its address, its device path and its WWID.

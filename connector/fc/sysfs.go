@@ -3,7 +3,6 @@ package fc
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"regexp"
 	"sort"
@@ -87,24 +86,12 @@ type port struct {
 
 // readPorts reads the fc_host entries in their listing's (name) order.
 func readPorts(fsys host.FS) ([]port, error) {
-	entries, err := fsys.ReadDir(fcHostDir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	var out []port
-	for _, e := range entries {
-		m := hostDirRE().FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
-		}
-		n, _ := strconv.Atoi(m[1])
+	read := func(name string) (port, bool) {
+		n, _ := strconv.Atoi(strings.TrimPrefix(name, "host"))
 		h, err := readHBA(fsys, n)
-		out = append(out, port{hba: h, err: err})
+		return port{hba: h, err: err}, true
 	}
-	return out, nil
+	return host.ReadEntries(fsys, fcHostDir, hostDirRE().MatchString, read)
 }
 
 func readHBA(fsys host.FS, n int) (HBA, *AttrError) {

@@ -1,9 +1,7 @@
 package iscsi
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/netip"
 	"path"
 	"regexp"
@@ -39,27 +37,16 @@ var sessionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 
 // ListSessions returns the host's iSCSI sessions. None is not an error.
 func ListSessions(fsys host.FS) ([]Session, error) {
-	entries, err := fsys.ReadDir("/sys/class/iscsi_session")
+	read := func(name string) (Session, bool) {
+		// A session going away while being read is not an error.
+		s, err := readSession(fsys, name, strings.TrimPrefix(name, "session"))
+		return s, err == nil
+	}
+	sessions, err := host.ReadEntries(fsys, "/sys/class/iscsi_session", sessionRE().MatchString, read)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
 		return nil, fmt.Errorf("list iscsi sessions: %w", err)
 	}
-	var out []Session
-	for _, e := range entries {
-		m := sessionRE().FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
-		}
-		s, err := readSession(fsys, e.Name(), m[1])
-		if err != nil {
-			// A session going away while being read is not an error.
-			continue
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return sessions, nil
 }
 
 func readSession(fsys host.FS, name, idStr string) (Session, error) {

@@ -3,7 +3,6 @@ package nvmeof
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"regexp"
 	"sort"
@@ -65,24 +64,8 @@ func readController(fsys host.FS, name string) (Controller, bool) {
 // ListControllers lists the host's NVMe controllers, fabrics and local,
 // sorted by name; one that vanishes while being read is left out.
 func ListControllers(fsys host.FS) ([]Controller, error) {
-	entries, err := fsys.ReadDir(classNVMe)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []Controller
-	for _, e := range entries {
-		if !ctrlRE().MatchString(e.Name()) {
-			continue
-		}
-		if c, ok := readController(fsys, e.Name()); ok {
-			out = append(out, c)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	read := func(name string) (Controller, bool) { return readController(fsys, name) }
+	return host.ReadEntries(fsys, classNVMe, ctrlRE().MatchString, read)
 }
 
 // controllers lists the controllers of subsystem nqn, sorted by name.
