@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/brick-storage/brick/internal/cmd/connect"
 	"github.com/brick-storage/brick/internal/cmd/csi"
 	"github.com/brick-storage/brick/internal/cmd/dockerplugin"
 	"github.com/brick-storage/brick/internal/cmd/ironic"
@@ -17,7 +18,7 @@ func extraCommands(a *app) []*cobra.Command {
 		ironic.NewCmd(f, newCmdIronicRegister(a, nil), newCmdBootVolume(a, nil)),
 		volume.NewCmdLocalAttach(f, nil), volume.NewCmdLocalDetach(f, nil), volume.NewCmdGetVolumePaths(f, nil),
 		volume.NewCmdGetAllVolumePaths(f, nil), volume.NewCmdList(f, nil), volume.NewCmdCleanup(f, nil),
-		newCmdConnect(a, nil), newCmdDisconnect(a, nil),
+		connect.NewCmdConnect(f, nil), connect.NewCmdDisconnect(f, nil),
 		volume.NewCmdExtend(f, nil),
 		newCmdReconcile(a, nil), newCmdRestore(a, nil),
 		dockerplugin.NewCmd(f, nil),

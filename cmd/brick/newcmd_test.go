@@ -43,19 +43,6 @@ func TestNewCmdBootVolume(t *testing.T) {
 	require.ErrorContains(t, err, "--undo takes no --initiator or --deploy")
 }
 
-func TestNewCmdConnect(t *testing.T) {
-	o, err := parse(t, newCmdConnect, "--connection-info", "-", "--dry-run", "--multipath", "--iscsi-login-timeout", "3s")
-	require.NoError(t, err)
-	require.Equal(t, "-", o.connectionInfo)
-	require.True(t, o.dryRun)
-	require.True(t, o.opts.Multipath)
-	require.Equal(t, 3*time.Second, o.opts.ISCSI.LoginTimeout)
-	d, err := parse(t, newCmdDisconnect, "--connection-info", "c.json", "--device-info", "{}", "--force")
-	require.NoError(t, err)
-	require.Equal(t, "{}", d.DeviceInfo)
-	require.True(t, d.Force)
-}
-
 func TestNewCmdReconcileRestore(t *testing.T) {
 	r, err := parse(t, newCmdReconcile, "--apply", "--fixed-key-file", "/k")
 	require.NoError(t, err)

@@ -164,6 +164,7 @@ var allowedImports = map[string][]string{
 	"internal/cmd/csi":                 {"attach", "csi", "internal/cmd/connflags", "internal/cmd/factory", "internal/output"},
 	"internal/cmd/dockerplugin":        {"attach", "cinderapi", "dockerplugin", "internal/cmd/connflags", "internal/cmd/factory", "internal/output"},
 	"internal/cmd/volume":              {"attach", "cinderapi", "connector", "internal/cmd/connflags", "internal/cmd/factory", "internal/output", "internal/view", "ironicattach", "multipath"},
+	"internal/cmd/connect":             {"connector", "host", "internal/cmd/connflags", "internal/cmd/factory", "internal/view"},
 }
 
 // allowed reports whether package pkg may import dep under allowedImports.

@@ -1,4 +1,6 @@
-package main
+// Package connect is brick connect and disconnect: a volume attached to
+// this host from its connection info, with no Cinder call.
+package connect
 
 import (
 	"context"
@@ -39,9 +41,9 @@ func addConnectFlags(f *pflag.FlagSet, cf *connectFlags) {
 }
 
 // readConnectionInfo reads the document named by --connection-info.
-func (cf *connectFlags) readConnectionInfo(a *app, stdin io.Reader) error {
+func (cf *connectFlags) readConnectionInfo(f *factory.Factory, stdin io.Reader) error {
 	if cf.connectionInfo == "" {
-		return usageError{Err: errors.New("--connection-info is required (a file, or - for stdin)")}
+		return factory.UsageError{Err: errors.New("--connection-info is required (a file, or - for stdin)")}
 	}
 	raw, err := readJSONObjectInput(stdin, "--connection-info", cf.connectionInfo, maxInputSize, connInfoShape)
 	if err != nil {
@@ -52,19 +54,31 @@ func (cf *connectFlags) readConnectionInfo(a *app, stdin io.Reader) error {
 		return err
 	}
 	// Before anything can log or fail: mask the secrets everywhere.
-	a.redactor.Add(ci.Secrets()...)
+	f.Redactor.Add(ci.Secrets()...)
 	cf.info = ci
 	return nil
 }
 
+// begin checks root, unless --dry-run (a plan takes no lock and changes
+// nothing, so any user may ask for one), and reads --connection-info.
+func (cf *connectFlags) begin(f *factory.Factory, what string, stdin io.Reader) error {
+	if !cf.dryRun {
+		if err := f.NeedRoot(what); err != nil {
+			return err
+		}
+	}
+	return cf.readConnectionInfo(f, stdin)
+}
+
 // connectOptions are connect's.
 type connectOptions struct {
-	f *app
+	f *factory.Factory
 	connectFlags
 	stdin io.Reader
 }
 
-func newCmdConnect(f *app, runF func(context.Context, *connectOptions) error) *cobra.Command {
+// NewCmdConnect is `brick connect`.
+func NewCmdConnect(f *factory.Factory, runF func(context.Context, *connectOptions) error) *cobra.Command {
 	o := &connectOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "connect",
@@ -85,10 +99,10 @@ same volume.`,
   openstack ... | brick connect --connection-info - --multipath -f value -c path`,
 		Args: cobra.NoArgs,
 	}
-	cmd.RunE = runE(o, func([]string) { o.stdin = cmd.InOrStdin() }, connectRun, runF)
+	cmd.RunE = factory.RunE(o, o.validate, func([]string) { o.stdin = cmd.InOrStdin() }, connectRun, runF)
 	addConnectFlags(cmd.Flags(), &o.connectFlags)
 	factory.HideFlags(cmd.Flags(), "rbd-unmap-timeout") // a failed map is not unmapped
-	f.addRecordOutputFlags(cmd.Flags())
+	f.AddRecordOutputFlags(cmd.Flags())
 	return cmd
 }
 
@@ -99,14 +113,11 @@ func (o *connectOptions) validate() error { return nil }
 
 func connectRun(ctx context.Context, o *connectOptions) error {
 	f := o.f
-	if err := needRootUnlessDryRun(f, "connect", o.dryRun); err != nil {
-		return err
-	}
-	if err := o.readConnectionInfo(f, o.stdin); err != nil {
+	if err := o.begin(f, "connect", o.stdin); err != nil {
 		return err
 	}
 	ci := o.info
-	conn, err := o.opts.Registry(f.host).For(ci.DriverVolumeType)
+	conn, err := o.opts.Registry(f.Host()).For(ci.DriverVolumeType)
 	if err != nil {
 		return err
 	}
@@ -116,27 +127,28 @@ func connectRun(ctx context.Context, o *connectOptions) error {
 		})
 	}
 	if enc, _ := ci.Data["encrypted"].(bool); enc {
-		fmt.Fprintln(f.errWriter(), "brick: "+connector.CiphertextNote)
+		fmt.Fprintln(f.ErrWriter(), "brick: "+connector.CiphertextNote)
 	}
-	ctx, end := f.track(ctx, "connect", ci.DriverVolumeType)
+	ctx, end := f.Track(ctx, "connect", ci.DriverVolumeType)
 	dev, err := conn.Connect(ctx, ci)
 	end()
 	if err != nil {
 		return err
 	}
-	return f.out.PrintRecord(f.stdout, view.Device(dev))
+	return f.Output().PrintRecord(f.Stdout, view.Device(dev))
 }
 
 // disconnectOptions are disconnect's.
 type disconnectOptions struct {
-	f *app
+	f *factory.Factory
 	connectFlags
 	DeviceInfo string
 	Force      bool
 	stdin      io.Reader
 }
 
-func newCmdDisconnect(f *app, runF func(context.Context, *disconnectOptions) error) *cobra.Command {
+// NewCmdDisconnect is `brick disconnect`.
+func NewCmdDisconnect(f *factory.Factory, runF func(context.Context, *disconnectOptions) error) *cobra.Command {
 	o := &disconnectOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "disconnect",
@@ -151,11 +163,11 @@ Disconnecting a volume that is not attached succeeds.`,
   brick disconnect --connection-info conn.json --force`,
 		Args: cobra.NoArgs,
 	}
-	cmd.RunE = runE(o, func([]string) { o.stdin = cmd.InOrStdin() }, disconnectRun, runF)
+	cmd.RunE = factory.RunE(o, o.validate, func([]string) { o.stdin = cmd.InOrStdin() }, disconnectRun, runF)
 	fl := cmd.Flags()
 	addConnectFlags(fl, &o.connectFlags)
 	factory.HideFlags(fl, connflags.AttachOnlyFlags...)
-	f.addHiddenOutputFlags(fl)
+	f.AddHiddenOutputFlags(fl)
 	fl.StringVar(&o.DeviceInfo, "device-info", "", "the device 'brick connect -f json' printed: a file name or the JSON itself")
 	fl.BoolVar(&o.Force, "force", false, "detach even if the device is mounted or in use, or a flush fails (unwritten data may be lost)")
 	return cmd
@@ -165,10 +177,7 @@ func (o *disconnectOptions) validate() error { return nil }
 
 func disconnectRun(ctx context.Context, o *disconnectOptions) error {
 	f := o.f
-	if err := needRootUnlessDryRun(f, "disconnect", o.dryRun); err != nil {
-		return err
-	}
-	if err := o.readConnectionInfo(f, o.stdin); err != nil {
+	if err := o.begin(f, "disconnect", o.stdin); err != nil {
 		return err
 	}
 	ci := o.info
@@ -176,7 +185,7 @@ func disconnectRun(ctx context.Context, o *disconnectOptions) error {
 	if err != nil {
 		return err
 	}
-	conn, err := o.opts.Registry(f.host).For(ci.DriverVolumeType)
+	conn, err := o.opts.Registry(f.Host()).For(ci.DriverVolumeType)
 	if err != nil {
 		return err
 	}
@@ -186,24 +195,15 @@ func disconnectRun(ctx context.Context, o *disconnectOptions) error {
 			return p.PlanDisconnect(ctx, ci, dev, opts)
 		})
 	}
-	ctx, end := f.track(ctx, "disconnect", ci.DriverVolumeType)
+	ctx, end := f.Track(ctx, "disconnect", ci.DriverVolumeType)
 	defer end()
 	return conn.Disconnect(ctx, ci, dev, opts)
-}
-
-// needRootUnlessDryRun: a plan takes no lock and changes nothing, so any
-// user may ask for one.
-func needRootUnlessDryRun(f *app, what string, dryRun bool) error {
-	if dryRun {
-		return nil
-	}
-	return f.needRoot(what)
 }
 
 // printPlan prints what conn would do (--dry-run). A connector that cannot
 // plan is an error: printing only "valid" would promise more than brick
 // checked.
-func printPlan(a *app, ci connector.ConnectionInfo, conn connector.Connector, plan func(connector.Planner) (*connector.Plan, error)) error {
+func printPlan(f *factory.Factory, ci connector.ConnectionInfo, conn connector.Connector, plan func(connector.Planner) (*connector.Plan, error)) error {
 	p, ok := conn.(connector.Planner)
 	if !ok {
 		return fmt.Errorf("--dry-run is not available for %s volumes yet", ci.DriverVolumeType)
@@ -212,7 +212,8 @@ func printPlan(a *app, ci connector.ConnectionInfo, conn connector.Connector, pl
 	if err != nil {
 		return err
 	}
-	return a.out.PrintRecord(a.stdout, view.Plan(pl, a.out.Format))
+	out := f.Output()
+	return out.PrintRecord(f.Stdout, view.Plan(pl, out.Format))
 }
 
 // readDeviceInfo accepts the JSON itself or a file holding it.

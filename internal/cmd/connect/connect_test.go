@@ -1,4 +1,4 @@
-package main
+package connect
 
 import (
 	"io/fs"
@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/brick-storage/brick/internal/cmd/factory/factorytest"
 )
 
 // A wrong --connection-info file is named, with what is wrong with it and
@@ -56,3 +59,17 @@ func TestFileProblem(t *testing.T) {
 type errIO struct{}
 
 func (errIO) Error() string { return "input/output error" }
+
+func TestNewCmd(t *testing.T) {
+	f := factorytest.New(t.TempDir())
+	o, err := factorytest.Parse(t, f, NewCmdConnect, "--connection-info", "-", "--dry-run", "--multipath", "--iscsi-login-timeout", "3s")
+	require.NoError(t, err)
+	require.Equal(t, "-", o.connectionInfo)
+	require.True(t, o.dryRun)
+	require.True(t, o.opts.Multipath)
+	require.Equal(t, 3*time.Second, o.opts.ISCSI.LoginTimeout)
+	d, err := factorytest.Parse(t, f, NewCmdDisconnect, "--connection-info", "c.json", "--device-info", "{}", "--force")
+	require.NoError(t, err)
+	require.Equal(t, "{}", d.DeviceInfo)
+	require.True(t, d.Force)
+}
