@@ -7,6 +7,7 @@ import (
 	"github.com/brick-storage/brick/internal/cmd/csi"
 	"github.com/brick-storage/brick/internal/cmd/dockerplugin"
 	"github.com/brick-storage/brick/internal/cmd/ironic"
+	"github.com/brick-storage/brick/internal/cmd/reconcile"
 	"github.com/brick-storage/brick/internal/cmd/volume"
 )
 
@@ -20,7 +21,7 @@ func extraCommands(a *app) []*cobra.Command {
 		volume.NewCmdGetAllVolumePaths(f, nil), volume.NewCmdList(f, nil), volume.NewCmdCleanup(f, nil),
 		connect.NewCmdConnect(f, nil), connect.NewCmdDisconnect(f, nil),
 		volume.NewCmdExtend(f, nil),
-		newCmdReconcile(a, nil), newCmdRestore(a, nil),
+		reconcile.NewCmdReconcile(f, nil), reconcile.NewCmdRestore(f, nil),
 		dockerplugin.NewCmd(f, nil),
 		csi.NewCmd(f, nil),
 	}

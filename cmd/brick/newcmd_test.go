@@ -43,16 +43,6 @@ func TestNewCmdBootVolume(t *testing.T) {
 	require.ErrorContains(t, err, "--undo takes no --initiator or --deploy")
 }
 
-func TestNewCmdReconcileRestore(t *testing.T) {
-	r, err := parse(t, newCmdReconcile, "--apply", "--fixed-key-file", "/k")
-	require.NoError(t, err)
-	require.True(t, r.Apply)
-	require.Equal(t, "/k", r.fixedKeyFile)
-	s, err := parse(t, newCmdRestore, "--shutdown")
-	require.NoError(t, err)
-	require.True(t, s.Shutdown)
-}
-
 func TestNewCmdIronic(t *testing.T) {
 	reg, err := parse(t, newCmdIronicRegister, "--node", "node-1", "--prune")
 	require.NoError(t, err)

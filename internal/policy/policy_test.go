@@ -165,6 +165,7 @@ var allowedImports = map[string][]string{
 	"internal/cmd/dockerplugin":        {"attach", "cinderapi", "dockerplugin", "internal/cmd/connflags", "internal/cmd/factory", "internal/output"},
 	"internal/cmd/volume":              {"attach", "cinderapi", "connector", "internal/cmd/connflags", "internal/cmd/factory", "internal/output", "internal/view", "ironicattach", "multipath"},
 	"internal/cmd/connect":             {"connector", "host", "internal/cmd/connflags", "internal/cmd/factory", "internal/view"},
+	"internal/cmd/reconcile":           {"connector", "host", "internal/cmd/connflags", "internal/cmd/factory", "internal/output", "reconcile"},
 }
 
 // allowed reports whether package pkg may import dep under allowedImports.

@@ -1,4 +1,7 @@
-package main
+// Package reconcile is brick reconcile and restore: the whole host
+// compared with brick's records and Cinder, repaired, and its persistent
+// attachments brought back at boot.
+package reconcile
 
 import (
 	"context"
@@ -9,47 +12,38 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/connector"
+	"github.com/brick-storage/brick/host"
 	"github.com/brick-storage/brick/internal/cmd/connflags"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/internal/output"
-	"github.com/brick-storage/brick/reconcile"
+	usecase "github.com/brick-storage/brick/reconcile"
 )
 
-// reconcileFlags are the flags reconcile and restore share.
-type reconcileFlags struct {
-	vf           connflags.Volume
-	fixedKeyFile string
-}
-
-func addReconcileFlags(a *app, cmd *cobra.Command, rf *reconcileFlags) {
-	f := cmd.Flags()
-	a.addAuthFlags(f)
-	a.addOutputFlags(f)
-	rf.vf.Add(f, connflags.ForAttach)
-	connflags.AddFixedKeyFlag(f, &rf.fixedKeyFile)
+// addFlags adds the flags reconcile and restore share.
+func addFlags(f *factory.Factory, cmd *cobra.Command, at *connflags.Attacher) {
+	at.Add(f, cmd.Flags())
+	f.AddOutputFlags(cmd.Flags())
 }
 
 // reconciler builds the whole-host use case on the attach manager.
-func reconciler(ctx context.Context, a *app, rf *reconcileFlags, op string) (*reconcile.Reconciler, error) {
-	if err := a.needRoot(op); err != nil {
+func reconciler(ctx context.Context, f *factory.Factory, at *connflags.Attacher, op string) (*usecase.Reconciler, error) {
+	if err := f.NeedRoot(op); err != nil {
 		return nil, err
 	}
-	m, err := connflags.Manager(ctx, a.factory(), rf.vf.Opts, true, op, "")
+	m, err := at.Manager(ctx, f, op, "")
 	if err != nil {
 		return nil, err
 	}
-	if m.Crypt, err = a.cryptAccess(ctx, m.Cinder, rf.fixedKeyFile); err != nil {
-		return nil, err
-	}
-	regs := newPathRegistries(a, rf.vf.Opts)
+	regs := newPathRegistries(f.Host(), at.Volume.Opts)
 	m.Connectors = regs
-	if sc, err := a.ironicClientIfConfigured(ctx); err == nil && sc != nil {
+	if sc, err := f.IronicTargets(ctx); err == nil && sc != nil {
 		m.Targets = sc
 	}
-	props, _, err := regs.Gather(a.host.FS, rf.vf.Gather())
+	props, _, err := regs.Gather(f.Host().FS, at.Volume.Gather())
 	if err != nil {
 		return nil, fmt.Errorf("%s: connector: %w", op, err)
 	}
-	return &reconcile.Reconciler{Host: a.host, Cinder: m.Cinder, Attach: m, Connectors: m.Connectors, HostName: props.Host}, nil
+	return &usecase.Reconciler{Host: f.Host(), Cinder: m.Cinder, Attach: m, Connectors: m.Connectors, HostName: props.Host}, nil
 }
 
 // pathRegistries is the registry of the command's flags, plus one with
@@ -61,11 +55,11 @@ type pathRegistries struct {
 	single, multi *connector.Registry
 }
 
-func newPathRegistries(a *app, opts connflags.Options) pathRegistries {
+func newPathRegistries(h *host.Host, opts connflags.Options) pathRegistries {
 	single, multi := opts, opts
 	single.Multipath, single.EnforceMultipath = false, false
 	multi.Multipath = true
-	return pathRegistries{Registry: opts.Registry(a.host), single: single.Registry(a.host), multi: multi.Registry(a.host)}
+	return pathRegistries{Registry: opts.Registry(h), single: single.Registry(h), multi: multi.Registry(h)}
 }
 
 // ForMultipath implements attach.MultipathConnectors.
@@ -82,12 +76,13 @@ var errNeedsAttention = errors.New("not everything is healthy")
 
 // reconcileOptions are reconcile's.
 type reconcileOptions struct {
-	f *app
-	reconcileFlags
-	Apply bool
+	f        *factory.Factory
+	Attacher connflags.Attacher
+	Apply    bool
 }
 
-func newCmdReconcile(f *app, runF func(context.Context, *reconcileOptions) error) *cobra.Command {
+// NewCmdReconcile is `brick reconcile`.
+func NewCmdReconcile(f *factory.Factory, runF func(context.Context, *reconcileOptions) error) *cobra.Command {
 	o := &reconcileOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "reconcile",
@@ -97,9 +92,9 @@ func newCmdReconcile(f *app, runF func(context.Context, *reconcileOptions) error
   brick reconcile -f json
   brick reconcile --apply`,
 		Args: cobra.NoArgs,
-		RunE: runE(o, nil, reconcileRun, runF),
+		RunE: factory.RunE(o, o.validate, nil, reconcileRun, runF),
 	}
-	addReconcileFlags(f, cmd, &o.reconcileFlags)
+	addFlags(f, cmd, &o.Attacher)
 	cmd.Flags().BoolVar(&o.Apply, "apply", false, "repair what can be repaired (see above)")
 	return cmd
 }
@@ -125,13 +120,11 @@ logged in and re-added to the map, dm-crypt re-opened, re-mounted). The exit
 status is 0 when everything is healthy or left alone (after --apply: when
 every repair succeeded).`
 
-func (o *reconcileFlags) validate(f *app) error { return o.vf.Validate(f.host) }
-
-func (o *reconcileOptions) validate() error { return o.reconcileFlags.validate(o.f) }
+func (o *reconcileOptions) validate() error { return o.Attacher.Volume.Validate(o.f.Host()) }
 
 func reconcileRun(ctx context.Context, o *reconcileOptions) error {
 	f := o.f
-	r, err := reconciler(ctx, f, &o.reconcileFlags, "reconcile")
+	r, err := reconciler(ctx, f, &o.Attacher, "reconcile")
 	if err != nil {
 		return err
 	}
@@ -153,38 +146,38 @@ func reconcileRun(ctx context.Context, o *reconcileOptions) error {
 
 // checkAndRepair checks and, with apply, repairs, with the live status line
 // up meanwhile: repairs flush, log out and wait on Cinder.
-func checkAndRepair(ctx context.Context, a *app, r *reconcile.Reconciler, apply bool) (rep *reconcile.Report, applyErr, err error) {
-	ctx, end := a.track(ctx, "reconcile", "")
+func checkAndRepair(ctx context.Context, f *factory.Factory, r *usecase.Reconciler, apply bool) (rep *usecase.Report, applyErr, err error) {
+	ctx, end := f.Track(ctx, "reconcile", "")
 	defer end()
-	a.status.Step("check")
+	f.Status().Step("check")
 	if rep, err = r.Check(ctx); err != nil {
 		return nil, nil, err
 	}
-	a.logger.Debug("reconcile: checked", "seconds", rep.Elapsed.Seconds(), "cinder_seconds", rep.CinderTime.Seconds())
+	f.Logger().Debug("reconcile: checked", "seconds", rep.Elapsed.Seconds(), "cinder_seconds", rep.CinderTime.Seconds())
 	if apply {
-		a.status.Step("apply")
+		f.Status().Step("apply")
 		applyErr = r.Apply(ctx, rep)
 	}
 	return rep, applyErr, nil
 }
 
 // printReport prints the findings; Result replaces Repair after --apply.
-func printReport(a *app, rep *reconcile.Report, applied bool) error {
+func printReport(f *factory.Factory, rep *usecase.Report, applied bool) error {
 	for _, w := range rep.Warnings {
-		a.logger.Warn("reconcile", "err", w)
+		f.Logger().Warn("reconcile", "err", w)
 	}
 	last := "Repair"
 	if applied {
 		last = "Result"
 	}
 	t := output.Table{Columns: []string{"Status", "Volume", "Kind", "Object", "Paths", "Detail", "Persist", last}}
-	for _, f := range rep.Findings {
-		v := f.Repair
+	for _, fd := range rep.Findings {
+		v := fd.Repair
 		if applied {
-			v = f.Result
+			v = fd.Result
 		}
-		t.Rows = append(t.Rows, []any{f.Status, f.VolumeID, f.Kind, f.Object, strings.Join(f.Paths, " "),
-			a.redactor.Redact(f.Detail), f.Persist, a.redactor.Redact(v)})
+		t.Rows = append(t.Rows, []any{fd.Status, fd.VolumeID, fd.Kind, fd.Object, strings.Join(fd.Paths, " "),
+			f.Redactor.Redact(fd.Detail), fd.Persist, f.Redactor.Redact(v)})
 	}
-	return a.out.PrintTable(a.stdout, t)
+	return f.Output().PrintTable(f.Stdout, t)
 }

@@ -1,21 +1,24 @@
-package main
+package reconcile
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/brick-storage/brick/internal/cmd/connflags"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/spf13/cobra"
 )
 
 // restoreOptions are restore's: the boot and shutdown half of persistent
 // attachments (packaging/systemd/brick-restore.service runs it).
 type restoreOptions struct {
-	f *app
-	reconcileFlags
+	f        *factory.Factory
+	Attacher connflags.Attacher
 	Shutdown bool
 }
 
-func newCmdRestore(f *app, runF func(context.Context, *restoreOptions) error) *cobra.Command {
+// NewCmdRestore is `brick restore`.
+func NewCmdRestore(f *factory.Factory, runF func(context.Context, *restoreOptions) error) *cobra.Command {
 	o := &restoreOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "restore",
@@ -34,21 +37,21 @@ or a service that needs a volume after it.`,
 		Example: `  brick restore
   brick restore --shutdown`,
 		Args: cobra.NoArgs,
-		RunE: runE(o, nil, restoreRun, runF),
+		RunE: factory.RunE(o, o.validate, nil, restoreRun, runF),
 	}
-	addReconcileFlags(f, cmd, &o.reconcileFlags)
+	addFlags(f, cmd, &o.Attacher)
 	cmd.Flags().BoolVar(&o.Shutdown, "shutdown", false, "take persistent attachments down, keeping their Cinder attachments")
 	return cmd
 }
 
-func (o *restoreOptions) validate() error { return o.reconcileFlags.validate(o.f) }
+func (o *restoreOptions) validate() error { return o.Attacher.Volume.Validate(o.f.Host()) }
 
 func restoreRun(ctx context.Context, o *restoreOptions) error {
 	f, op := o.f, "restore"
 	if o.Shutdown {
 		op = "restore --shutdown"
 	}
-	r, err := reconciler(ctx, f, &o.reconcileFlags, op)
+	r, err := reconciler(ctx, f, &o.Attacher, op)
 	if err != nil {
 		return err
 	}
@@ -56,7 +59,7 @@ func restoreRun(ctx context.Context, o *restoreOptions) error {
 	if o.Shutdown {
 		run = r.Shutdown
 	}
-	ctx, end := f.track(ctx, op, "")
+	ctx, end := f.Track(ctx, op, "")
 	rep, err := run(ctx)
 	end()
 	if rep != nil {
