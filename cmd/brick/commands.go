@@ -16,7 +16,7 @@ import (
 func extraCommands(a *app) []*cobra.Command {
 	f := a.factory()
 	return []*cobra.Command{
-		ironic.NewCmd(f, newCmdIronicRegister(a, nil), newCmdBootVolume(a, nil)),
+		ironic.NewCmd(f),
 		volume.NewCmdLocalAttach(f, nil), volume.NewCmdLocalDetach(f, nil), volume.NewCmdGetVolumePaths(f, nil),
 		volume.NewCmdGetAllVolumePaths(f, nil), volume.NewCmdList(f, nil), volume.NewCmdCleanup(f, nil),
 		connect.NewCmdConnect(f, nil), connect.NewCmdDisconnect(f, nil),

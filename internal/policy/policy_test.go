@@ -158,7 +158,7 @@ var allowedImports = map[string][]string{
 	"csi":                              {"apierr", "attach", "cinderapi", "connector", "host", "ident"},
 	"internal/view":                    {"attach", "connector", "internal/output", "ironicattach"},
 	"internal/cmd/factory":             {"attach", "cinderapi", "host", "internal/output", "progress"},
-	"internal/cmd/ironic":              {"connector", "internal/cmd/factory", "internal/output", "ironicapi", "ironicattach"},
+	"internal/cmd/ironic":              {"attach", "connector", "internal/cmd/connflags", "internal/cmd/factory", "internal/output", "internal/view", "ironicapi", "ironicattach", "protocols"},
 	"internal/cmd/factory/factorytest": {"host", "internal/cmd/factory", "internal/output", "progress"},
 	"internal/cmd/connflags":           {"attach", "connector", "connector/...", "host", "internal/cmd/factory", "multipath", "protocols"},
 	"internal/cmd/csi":                 {"attach", "csi", "internal/cmd/connflags", "internal/cmd/factory", "internal/output"},

@@ -18,9 +18,9 @@ import (
 
 // NewCmd is `brick ironic ...`: Ironic volume connectors and targets
 // with the options and columns of `openstack baremetal volume connector|target`,
-// plus the standalone attach-volume and detach-volume; more are the
-// commands that need this host too (register, boot-from-volume).
-func NewCmd(f *factory.Factory, more ...*cobra.Command) *cobra.Command {
+// plus the standalone attach-volume and detach-volume, register and
+// boot-from-volume.
+func NewCmd(f *factory.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ironic",
 		Short: "Manage Ironic volume connectors and targets; register this host with Ironic",
@@ -44,7 +44,7 @@ Authentication: --os-cloud / OS_* for Keystone, or --os-auth-type noauth
 	f.AddOutputFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newCmdIronicConnector(f), newCmdIronicTarget(f))
 	cmd.AddCommand(newCmdIronicAttachVolume(f, nil), newCmdIronicDetachVolume(f, nil))
-	cmd.AddCommand(more...)
+	cmd.AddCommand(newCmdIronicRegister(f, nil), newCmdBootVolume(f, nil))
 	addIronicAuthFlags(f, cmd)
 	return cmd
 }

@@ -1,4 +1,4 @@
-package main
+package ironic
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/brick-storage/brick/attach"
 	"github.com/brick-storage/brick/internal/cmd/connflags"
 	"github.com/brick-storage/brick/internal/cmd/factory"
-	"github.com/brick-storage/brick/internal/cmd/ironic"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/internal/view"
 	"github.com/brick-storage/brick/ironicattach"
@@ -20,14 +19,14 @@ import (
 // bootVolumeOptions are boot-from-volume's: set up (--volume, or --image
 // first), or --undo.
 type bootVolumeOptions struct {
-	f      *app
+	f      *factory.Factory
 	Boot   ironicattach.BootOpts
 	Image  ironicattach.ImageOpts
 	Volume connflags.Volume
 	Undo   bool
 }
 
-func newCmdBootVolume(f *app, runF func(context.Context, *bootVolumeOptions) error) *cobra.Command {
+func newCmdBootVolume(f *factory.Factory, runF func(context.Context, *bootVolumeOptions) error) *cobra.Command {
 	o := &bootVolumeOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "boot-from-volume NODE (--volume VOLUME | --image FILE --size GIB | --undo)",
@@ -38,7 +37,7 @@ func newCmdBootVolume(f *app, runF func(context.Context, *bootVolumeOptions) err
   brick ironic boot-from-volume node-1 --image disk.raw --size 4 --nic eth0
   brick ironic boot-from-volume node-1 --undo`,
 		Args: cobra.ExactArgs(1),
-		RunE: runE(o, func(args []string) { o.Boot.Node = args[0] }, bootVolumeRun, runF),
+		RunE: factory.RunE(o, o.validate, func(args []string) { o.Boot.Node = args[0] }, bootVolumeRun, runF),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Image.Path, "image", "", "raw disk image to write onto a new volume (with --size)")
@@ -99,7 +98,7 @@ func (o *bootVolumeOptions) validate() error {
 	if (o.Image.Path == "") != (o.Image.SizeGiB == 0 && o.Image.Name == "") {
 		return errors.New("--size and --volume-name go with --image, and --image needs --size")
 	}
-	return o.Volume.Validate(o.f.host)
+	return o.Volume.Validate(o.f.Host())
 }
 
 // bootVolumeRun runs the set-up chosen: --undo, --image, or --volume.
@@ -111,7 +110,7 @@ func bootVolumeRun(ctx context.Context, o *bootVolumeOptions) error {
 	case o.Image.Path != "":
 		return bootImage(ctx, o)
 	}
-	m, err := ironic.Manager(ctx, f.factory())
+	m, err := Manager(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -119,22 +118,22 @@ func bootVolumeRun(ctx context.Context, o *bootVolumeOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.out.PrintRecord(f.stdout, view.Boot(res))
+	return f.Output().PrintRecord(f.Stdout, view.Boot(res))
 }
 
 // bootVolumeUndo runs --undo; it needs Ironic only.
 func bootVolumeUndo(ctx context.Context, o *bootVolumeOptions) error {
 	f := o.f
-	sc, err := f.ironicClient(ctx)
+	sc, err := f.Ironic(ctx)
 	if err != nil {
 		return err
 	}
-	m := &ironicattach.Manager{Ironic: sc, Log: f.logger}
+	m := &ironicattach.Manager{Ironic: sc, Log: f.Logger()}
 	res, err := m.UndoBootFromVolume(ctx, o.Boot)
 	if err != nil {
 		return err
 	}
-	return f.out.PrintRecord(f.stdout, output.Record{
+	return f.Output().PrintRecord(f.Stdout, output.Record{
 		{Name: "node_uuid", Value: res.Node.UUID},
 		{Name: "volume_id", Value: res.Record.VolumeID},
 		{Name: "changes", Value: res.Changes},
@@ -155,24 +154,24 @@ func countSet(flags ...bool) int {
 // here), Cinder, Ironic and local-attach's connectors.
 func bootImage(ctx context.Context, o *bootVolumeOptions) error {
 	f := o.f
-	if err := f.needRoot("boot-from-volume --image"); err != nil {
+	if err := f.NeedRoot("boot-from-volume --image"); err != nil {
 		return err
 	}
-	m, err := ironic.Manager(ctx, f.factory())
+	m, err := Manager(ctx, f)
 	if err != nil {
 		return err
 	}
-	c, err := f.cinderClient(ctx)
+	c, err := f.Cinder(ctx)
 	if err != nil {
 		return err
 	}
-	am := &attach.Manager{Host: f.host, Connectors: o.Volume.Opts.Registry(f.host), Cinder: c}
+	am := &attach.Manager{Host: f.Host(), Connectors: o.Volume.Opts.Registry(f.Host()), Cinder: c}
 	h := ironicattach.CinderImageHost{Cinder: c, Local: attach.BlockAttacher{Manager: am, Gather: o.Volume.Gather()}}
-	ctx, end := f.track(f.testHooks(ctx), "boot-from-volume", o.Boot.Node)
+	ctx, end := f.Track(f.TestHooks(ctx), "boot-from-volume", o.Boot.Node)
 	start := time.Now()
 	img := o.Image
 	img.Progress = func(done, total int64) {
-		f.status.Detail(ironicattach.WriteProgress(done, total, time.Since(start)))
+		f.Status().Detail(ironicattach.WriteProgress(done, total, time.Since(start)))
 	}
 	res, ir, err := m.BootFromImage(ctx, o.Boot, img, h)
 	end()
@@ -180,7 +179,7 @@ func bootImage(ctx context.Context, o *bootVolumeOptions) error {
 		return err
 	}
 	rate := float64(ir.Bytes) / (1 << 20) / max(ir.Write.Seconds(), 1e-3)
-	return f.out.PrintRecord(f.stdout, append(view.Boot(res), []output.Field{
+	return f.Output().PrintRecord(f.Stdout, append(view.Boot(res), []output.Field{
 		{Name: "image_bytes", Value: ir.Bytes},
 		{Name: "image_write_seconds", Value: fmt.Sprintf("%.1f", ir.Write.Seconds())},
 		{Name: "image_write_mib_per_s", Value: fmt.Sprintf("%.1f", rate)},

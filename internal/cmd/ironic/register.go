@@ -1,4 +1,4 @@
-package main
+package ironic
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/internal/cmd/connflags"
-	"github.com/brick-storage/brick/internal/cmd/ironic"
+	"github.com/brick-storage/brick/internal/cmd/factory"
 	"github.com/brick-storage/brick/internal/output"
 	"github.com/brick-storage/brick/ironicapi"
 	"github.com/brick-storage/brick/ironicattach"
@@ -18,14 +18,14 @@ import (
 
 // registerOptions are ironic register's.
 type registerOptions struct {
-	f       *app
+	f       *factory.Factory
 	Node    string
 	Gather  connector.GatherOptions
 	Prune   bool
 	SetCaps bool
 }
 
-func newCmdIronicRegister(f *app, runF func(context.Context, *registerOptions) error) *cobra.Command {
+func newCmdIronicRegister(f *factory.Factory, runF func(context.Context, *registerOptions) error) *cobra.Command {
 	o := &registerOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "register --node NODE",
@@ -47,7 +47,7 @@ initiator the host has.`,
   brick ironic register --node node-1 --nic eth1 --set-capabilities
   brick ironic register --node node-1 --prune -f json`,
 		Args: cobra.NoArgs,
-		RunE: runE(o, nil, registerRun, runF),
+		RunE: factory.RunE(o, o.validate, nil, registerRun, runF),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Node, "node", "", "node name or UUID (required)")
@@ -65,52 +65,52 @@ func (o *registerOptions) validate() error {
 	if !ironicapi.ValidNodeIdent(o.Node) {
 		return fmt.Errorf("--node %s is not a node name or UUID", connector.Quote(o.Node))
 	}
-	return connflags.Volume{NIC: o.Gather.NIC, IP: o.Gather.IP}.Validate(o.f.host)
+	return connflags.Volume{NIC: o.Gather.NIC, IP: o.Gather.IP}.Validate(o.f.Host())
 }
 
 // registerRun gathers this host's connector, registers it as the node's
 // volume connectors, prints what was done and, when asked, sets the
 // node's boot capabilities.
 func registerRun(ctx context.Context, o *registerOptions) error {
-	a := o.f
-	props, warns, err := protocols.New(a.host, protocols.Options{}).Gather(a.host.FS, o.Gather)
+	f := o.f
+	props, warns, err := protocols.New(f.Host(), protocols.Options{}).Gather(f.Host().FS, o.Gather)
 	for _, w := range warns {
-		a.logger.Warn("get-connector: left out", "file", w.File, "reason", w.Err.Error())
+		f.Logger().Warn("get-connector: left out", "file", w.File, "reason", w.Err.Error())
 	}
 	if err != nil {
 		return err
 	}
-	specs := ironicattach.HostConnectors(ironicattach.HostView(a.host), props, o.Gather.NIC, a.logger)
+	specs := ironicattach.HostConnectors(ironicattach.HostView(f.Host()), props, o.Gather.NIC, f.Logger())
 	if len(specs) == 0 {
 		return fmt.Errorf("this host has no initiator to register (no /etc/iscsi/initiatorname.iscsi, no Online FC port, no usable IP)")
 	}
-	sc, err := a.ironicClient(ctx)
+	sc, err := f.Ironic(ctx)
 	if err != nil {
 		return err
 	}
-	nodeUUID, err := ironic.ResolveNode(ctx, sc, o.Node)
+	nodeUUID, err := ResolveNode(ctx, sc, o.Node)
 	if err != nil {
 		return err
 	}
 	res, err := ironicattach.Register(ctx, sc, nodeUUID, specs, ironicattach.RegisterOpts{Prune: o.Prune})
 	if res != nil {
 		// Print what was done even when pruning failed half-way.
-		if perr := printRegister(a, res); perr != nil && err == nil {
+		if perr := printRegister(f, res); perr != nil && err == nil {
 			err = perr
 		}
 	}
 	if err != nil || !o.SetCaps {
 		return err
 	}
-	return setBootCapabilities(ctx, a, sc, o.Node, nodeUUID, props)
+	return setBootCapabilities(ctx, f, sc, o.Node, nodeUUID, props)
 }
 
 // setBootCapabilities sets iscsi_boot / fibre_channel_boot for the kinds
 // of initiator the host has.
-func setBootCapabilities(ctx context.Context, a *app, sc *gophercloud.ServiceClient, node, nodeUUID string, props connector.Properties) error {
+func setBootCapabilities(ctx context.Context, f *factory.Factory, sc *gophercloud.ServiceClient, node, nodeUUID string, props connector.Properties) error {
 	caps := ironicattach.RegisterCapabilities(props)
 	if len(caps) == 0 {
-		a.logger.Warn("--set-capabilities: the host has no iSCSI initiator and no FC port; no capability set")
+		f.Logger().Warn("--set-capabilities: the host has no iSCSI initiator and no FC port; no capability set")
 		return nil
 	}
 	changed, err := ironicattach.SetCapabilities(ctx, sc, nodeUUID, caps)
@@ -118,12 +118,12 @@ func setBootCapabilities(ctx context.Context, a *app, sc *gophercloud.ServiceCli
 		return err
 	}
 	if changed {
-		fmt.Fprintf(a.errWriter(), "Set capabilities %s on node %s\n", ironicattach.FormatCapabilities(caps), node)
+		fmt.Fprintf(f.ErrWriter(), "Set capabilities %s on node %s\n", ironicattach.FormatCapabilities(caps), node)
 	}
 	return nil
 }
 
-func printRegister(a *app, res *ironicattach.RegisterResult) error {
+func printRegister(f *factory.Factory, res *ironicattach.RegisterResult) error {
 	t := output.Table{Columns: []string{"UUID", "Type", "Connector ID", "Action"}}
 	add := func(cs []ironicapi.VolumeConnector, action string) {
 		for _, c := range cs {
@@ -133,5 +133,5 @@ func printRegister(a *app, res *ironicattach.RegisterResult) error {
 	add(res.Kept, "kept")
 	add(res.Created, "created")
 	add(res.Pruned, "deleted")
-	return a.out.PrintTable(a.stdout, t)
+	return f.Output().PrintTable(f.Stdout, t)
 }

@@ -1,56 +1,11 @@
 package main
 
 import (
-	"context"
-	"io"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
-
-	"github.com/brick-storage/brick/host"
 )
-
-// parse builds one command with a runF that keeps its options, runs it
-// on args and returns the options and the error: flag parsing and
-// validation, tested apart from what the command does.
-func parse[O any](t *testing.T, build func(*app, func(context.Context, O) error) *cobra.Command, args ...string) (O, error) {
-	t.Helper()
-	f := newApp(io.Discard, io.Discard)
-	f.host = host.New(fixtureHost(t), nil, nil)
-	var got O
-	cmd := build(f, func(_ context.Context, o O) error { got = o; return nil })
-	cmd.SetArgs(args)
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	return got, cmd.ExecuteContext(t.Context())
-}
-
-func TestNewCmdBootVolume(t *testing.T) {
-	o, err := parse(t, newCmdBootVolume, "node-1", "--volume", "v", "--deploy", "--wait", "2m")
-	require.NoError(t, err)
-	require.Equal(t, "node-1", o.Boot.Node)
-	require.Equal(t, "v", o.Boot.Volume)
-	require.True(t, o.Boot.Deploy)
-	require.Equal(t, 2*time.Minute, o.Boot.Wait)
-	o, err = parse(t, newCmdBootVolume, "node-1", "--image", "disk.raw", "--size", "4")
-	require.NoError(t, err)
-	require.Equal(t, 4, o.Image.SizeGiB)
-	_, err = parse(t, newCmdBootVolume, "node-1", "--undo", "--deploy")
-	require.ErrorContains(t, err, "--undo takes no --initiator or --deploy")
-}
-
-func TestNewCmdIronic(t *testing.T) {
-	reg, err := parse(t, newCmdIronicRegister, "--node", "node-1", "--prune")
-	require.NoError(t, err)
-	require.Equal(t, "node-1", reg.Node)
-	require.True(t, reg.Prune)
-	_, err = parse(t, newCmdIronicRegister, "--node", "../x")
-	require.ErrorContains(t, err, "--node \"../x\" is not a node name or UUID")
-}
 
 // TestLocalInputBeforeTheNetwork: every local mistake exits 2 with one
 // line naming the flag, before any cloud is asked (the endpoints here do
