@@ -25,6 +25,9 @@ var ErrSizeMismatch = errors.New("sizes disagree")
 // Growth is what Grow saw: the volume's size before and after, in bytes,
 // and the devices it rescanned and resized.
 type Growth struct {
+	// Device is what the user opens: the map's /dev/dm-N, else the first
+	// path's /dev/sdX.
+	Device           string
 	OldSize, NewSize int64
 	// Paths are the disks rescanned ("sdb").
 	Paths []string
@@ -61,7 +64,7 @@ func (g grower) run(ctx context.Context, v Volume, want int64) (*Growth, error) 
 	if err := g.checkPathsRunning(ctx, v, disks); err != nil {
 		return nil, err
 	}
-	out := &Growth{Paths: disks}
+	out := &Growth{Paths: disks, Device: v.DevicePaths()[0]}
 	first := disks[0]
 	if v.Map != nil {
 		out.Map, first = v.Map.Device, v.Map.Device

@@ -112,7 +112,7 @@ func TestGrow(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, &multipath.Growth{OldSize: gib1 * 512, NewSize: tc.wantNew, Paths: []string{"sdb", "sdc"}, Map: "dm-0"}, g)
+			require.Equal(t, &multipath.Growth{Device: "/dev/dm-0", OldSize: gib1 * 512, NewSize: tc.wantNew, Paths: []string{"sdb", "sdc"}, Map: "dm-0"}, g)
 			// Each path was rescanned.
 			for _, disk := range []string{"sdb", "sdc"} {
 				b, err := os.ReadFile(filepath.Join(root, "/sys/devices/x", disk, "device/rescan"))

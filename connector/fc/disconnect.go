@@ -110,19 +110,11 @@ func (f *finder) consider(disk string, addr scsi.HCTL) {
 // forget the WWID). Other LUNs behind the same target ports are not
 // touched. A volume that is not attached is success.
 func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo, dev *connector.Device, opts connector.DisconnectOptions) error {
-	info, err := c.parse(ci)
+	a, unlock, err := c.lockAttached(ctx, "fc disconnect", ci, dev)
 	if err != nil {
 		return err
 	}
-	unlock, err := c.lock(ctx, info)
-	if err != nil {
-		return fmt.Errorf("fc disconnect: %w", err)
-	}
 	defer unlock()
-	a, err := c.find(info, dev)
-	if err != nil {
-		return fmt.Errorf("fc disconnect: %w", err)
-	}
 	var hctls []string
 	for _, d := range a.vol.Disks {
 		hctls = append(hctls, d+"="+a.hctls[d])
@@ -132,6 +124,26 @@ func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo,
 		return fmt.Errorf("fc disconnect: %w", err)
 	}
 	return nil
+}
+
+// lockAttached parses ci, takes its target ports' locks and finds what of
+// the volume the host has: what Disconnect and Extend work on. The caller
+// unlocks; errors past the parse name op.
+func (c *Connector) lockAttached(ctx context.Context, op string, ci connector.ConnectionInfo, dev *connector.Device) (*attached, func(), error) {
+	info, err := c.parse(ci)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock, err := c.lock(ctx, info)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	a, err := c.find(info, dev)
+	if err != nil {
+		unlock()
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return a, unlock, nil
 }
 
 // DevicePaths returns the volume's devices present on the host: the map

@@ -13,22 +13,14 @@ var _ connector.Extender = (*Connector)(nil)
 // path rescanned, refused while one is not running, then the map resized
 // through multipathd.
 func (c *Connector) Extend(ctx context.Context, ci connector.ConnectionInfo, dev *connector.Device, newSize int64) (*connector.Resize, error) {
-	info, err := c.parse(ci)
+	a, unlock, err := c.lockAttached(ctx, "fc extend", ci, dev)
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := c.lock(ctx, info)
-	if err != nil {
-		return nil, fmt.Errorf("fc extend: %w", err)
-	}
 	defer unlock()
-	a, err := c.find(info, dev)
-	if err != nil {
-		return nil, fmt.Errorf("fc extend: %w", err)
-	}
 	g, err := c.mp.Grow(ctx, a.vol, newSize)
 	if err != nil {
 		return nil, fmt.Errorf("fc extend: %w", err)
 	}
-	return &connector.Resize{Device: a.vol.DevicePaths()[0], OldSize: g.OldSize, NewSize: g.NewSize}, nil
+	return &connector.Resize{Device: g.Device, OldSize: g.OldSize, NewSize: g.NewSize}, nil
 }

@@ -123,25 +123,37 @@ func (c *Connector) DevicePaths(ctx context.Context, ci connector.ConnectionInfo
 // the WWID), then logs out of each session no other LUN uses (deleting its
 // node record). A volume that is not attached is success.
 func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo, dev *connector.Device, opts connector.DisconnectOptions) error {
-	info, err := c.parse(ci)
+	a, unlock, err := c.lockAttached(ctx, "iscsi disconnect", ci, dev)
 	if err != nil {
 		return err
 	}
-	c.resolveForLookup(ctx, info)
-	unlock, err := c.lockTargets(ctx, info.IQNs())
-	if err != nil {
-		return fmt.Errorf("iscsi disconnect: %w", err)
-	}
 	defer unlock()
-	a, err := c.find(info, dev)
-	if err != nil {
-		return fmt.Errorf("iscsi disconnect: %w", err)
-	}
 	c.log.Debug("iscsi disconnect", "disks", strings.Join(a.vol.Disks, ","), "sessions", len(a.sessions), "map", a.vol.Map != nil)
 	if err := c.mp.Teardown(ctx, c.scsi, a.vol, opts.Force); err != nil {
 		return fmt.Errorf("iscsi disconnect: %w", err)
 	}
 	return c.logoutUnused(ctx, a)
+}
+
+// lockAttached parses ci, takes its targets' locks and finds what of the
+// volume the host has: what Disconnect and Extend work on. The caller
+// unlocks; errors past the parse name op.
+func (c *Connector) lockAttached(ctx context.Context, op string, ci connector.ConnectionInfo, dev *connector.Device) (*attached, func(), error) {
+	info, err := c.parse(ci)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.resolveForLookup(ctx, info)
+	unlock, err := c.lockTargets(ctx, info.IQNs())
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	a, err := c.find(info, dev)
+	if err != nil {
+		unlock()
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return a, unlock, nil
 }
 
 // logoutUnused logs out of each session of the volume that no other LUN

@@ -14,22 +14,14 @@ var _ connector.Extender = (*Connector)(nil)
 // resized through multipathd. The target lock keeps a concurrent connect or
 // disconnect of the same targets out.
 func (c *Connector) Extend(ctx context.Context, ci connector.ConnectionInfo, dev *connector.Device, newSize int64) (*connector.Resize, error) {
-	info, err := c.parse(ci)
+	a, unlock, err := c.lockAttached(ctx, "iscsi extend", ci, dev)
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := c.lockTargets(ctx, iqnsOf(info.Targets))
-	if err != nil {
-		return nil, fmt.Errorf("iscsi extend: %w", err)
-	}
 	defer unlock()
-	a, err := c.find(info, dev)
-	if err != nil {
-		return nil, fmt.Errorf("iscsi extend: %w", err)
-	}
 	g, err := c.mp.Grow(ctx, a.vol, newSize)
 	if err != nil {
 		return nil, fmt.Errorf("iscsi extend: %w", err)
 	}
-	return &connector.Resize{Device: a.vol.DevicePaths()[0], OldSize: g.OldSize, NewSize: g.NewSize}, nil
+	return &connector.Resize{Device: g.Device, OldSize: g.OldSize, NewSize: g.NewSize}, nil
 }

@@ -204,17 +204,7 @@ func (i *Info) Secrets() []string {
 }
 
 // IQNs returns the distinct target names, sorted as given.
-func (i *Info) IQNs() []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, t := range i.Targets {
-		if !seen[t.IQN] {
-			seen[t.IQN] = true
-			out = append(out, t.IQN)
-		}
-	}
-	return out
-}
+func (i *Info) IQNs() []string { return iqnsOf(i.Targets) }
 
 // ParseInfo validates iSCSI connection info. Every rejection names the key.
 func ParseInfo(ci connector.ConnectionInfo) (*Info, error) {
