@@ -30,7 +30,7 @@ func (c *Connector) PlanConnect(ctx context.Context, ci connector.ConnectionInfo
 	if d.warning != "" {
 		p.Warnings = append(p.Warnings, d.warning)
 	}
-	c.planDetails(p, info)
+	planDetails(p, info)
 	if info.Encrypted {
 		p.Warnings = append(p.Warnings, connector.CiphertextNote)
 	}
@@ -82,7 +82,8 @@ func chapNote(auth *CHAP, label string) string {
 	return fmt.Sprintf(", CHAP user %s, password ***%s", connector.Quote(auth.Username), label)
 }
 
-func (c *Connector) planDetails(p *connector.Plan, info *Info) {
+// planDetails adds the details every plan shows.
+func planDetails(p *connector.Plan, info *Info) {
 	var portals, iqns []string
 	var luns []int
 	for _, t := range info.Targets {
@@ -114,7 +115,7 @@ func (c *Connector) PlanDisconnect(ctx context.Context, ci connector.ConnectionI
 		return nil, fmt.Errorf("iscsi disconnect: %w", err)
 	}
 	p := &connector.Plan{Protocol: "iscsi", Action: "disconnect", Multipath: a.vol.Map != nil, Warnings: info.Warnings}
-	c.planDetails(p, info)
+	planDetails(p, info)
 	p.Add("disks", a.vol.Disks)
 	if a.vol.Map != nil {
 		p.Add("map", a.vol.Map.Device)
