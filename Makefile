@@ -14,11 +14,16 @@ VERSION ?= $(shell scripts/version.sh)
 # turns VCS stamping off (as on the build machines here).
 BUILDFLAGS ?= -trimpath -buildvcs=auto -ldflags "-s -w -X main.version=$(VERSION)"
 
+# Two binaries from one source: brick, and brick-csi, the same commands
+# with the CSI driver (gRPC and the CSI spec) linked in. brick is built
+# without it (-tags nocsi): `brick csi` runs the brick-csi beside it, and
+# no other command pays the driver's package initialisers at start-up.
 build:
-	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/brick ./cmd/brick
+	CGO_ENABLED=0 $(GO) build -tags nocsi $(BUILDFLAGS) -o bin/brick ./cmd/brick
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/brick-csi ./cmd/brick
 
-install:
-	CGO_ENABLED=0 $(GO) install $(BUILDFLAGS) ./cmd/brick
+install: build
+	install -m 0755 bin/brick bin/brick-csi $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
 
 # The last commit's time dates the man pages and the package's files, so
 # two builds of one commit are the same.

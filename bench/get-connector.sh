@@ -10,7 +10,7 @@ bash test/install.sh >/dev/null
 out=bench/results
 mkdir -p "$out"
 # Built as the Makefile builds it (static, stripped).
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/brick" ./cmd/brick
+CGO_ENABLED=0 go build -tags nocsi -trimpath -ldflags "-s -w" -o "$out/brick" ./cmd/brick
 go build -o "$out/compare" ./bench/compare
 
 # os-brick is given the ip (as Nova passes CONF.my_ip); brick finds its own.

@@ -82,7 +82,7 @@ failed=()
 if want get-connector; then
 echo "bench: get-connector, $runs runs of each tool, interleaved" >&2
 # Built as the Makefile builds it (static, stripped).
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/brick" ./cmd/brick
+CGO_ENABLED=0 go build -tags nocsi -trimpath -ldflags "-s -w" -o "$out/brick" ./cmd/brick
 go build -o "$out/compare" ./bench/compare
 # os-brick is given the ip (as Nova passes CONF.my_ip); brick finds its own.
 osbrick=(/usr/bin/python3 -c 'import json

@@ -4,8 +4,9 @@
 #
 #   packaging/deb.sh [BINARY [OUTDIR]]     (defaults: bin/brick, bin)
 #
-# BINARY is the static binary make build writes; it also writes the
-# completion scripts; the man pages come from TestManPages (needs Go).
+# BINARY is the static brick make build writes, with brick-csi beside it
+# (`brick csi` runs the brick-csi in its own directory); BINARY also writes
+# the completion scripts; the man pages come from TestManPages (needs Go).
 # Prints the .deb's path on the last line.
 # SOURCE_DATE_EPOCH (the Makefile sets the last commit's time) dates every
 # file, so two builds of one commit give the same package.
@@ -26,6 +27,7 @@ root=$stage/brick
 doc=$root/usr/share/doc/brick
 
 install -D -m 0755 "$bin" "$root/usr/sbin/brick"
+install -D -m 0755 "$(dirname "$bin")/brick-csi" "$root/usr/sbin/brick-csi"
 
 # cobra's man page generator runs in a unit test, so the binary does not link it.
 BRICK_MAN_DIR="$stage/man" go test -count=1 -ldflags "-X github.com/brick-storage/brick/cmd/brick.version=$(scripts/version.sh)" \

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brick-storage/brick/internal/cmd/connect"
-	"github.com/brick-storage/brick/internal/cmd/csi"
 	"github.com/brick-storage/brick/internal/cmd/dockerplugin"
 	"github.com/brick-storage/brick/internal/cmd/ironic"
 	"github.com/brick-storage/brick/internal/cmd/reconcile"
@@ -23,6 +22,6 @@ func extraCommands(a *app) []*cobra.Command {
 		volume.NewCmdExtend(f, nil),
 		reconcile.NewCmdReconcile(f, nil), reconcile.NewCmdRestore(f, nil),
 		dockerplugin.NewCmd(f, nil),
-		csi.NewCmd(f, nil),
+		csiCommand(a, f),
 	}
 }

@@ -54,7 +54,11 @@ func (a *app) applySettings(cmd *cobra.Command, cfg *settings.Config) error {
 // Building every command is costly: only a key the running command does
 // not know asks for it.
 func configKeys() []string {
-	root := newApp(io.Discard, io.Discard).rootCommand(nil)
+	return flagNames(newApp(io.Discard, io.Discard).rootCommand(nil))
+}
+
+// flagNames lists the flags of root and its commands, sorted, once each.
+func flagNames(root *cobra.Command) []string {
 	var keys []string
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -37,11 +37,14 @@ func buildDeb(t *testing.T) (path, version string) {
 			return
 		}
 		debPackage.version = strings.TrimSpace(string(v))
+		// As make build: brick without the CSI driver, brick-csi beside it.
 		bin := filepath.Join(dir, "brick")
-		build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version="+debPackage.version, "-o", bin, "../../cmd/brick")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if debPackage.out, debPackage.err = build.CombinedOutput(); debPackage.err != nil {
-			return
+		for out, tags := range map[string]string{bin: "nocsi", filepath.Join(dir, "brick-csi"): ""} {
+			build := exec.Command("go", "build", "-tags", tags, "-trimpath", "-ldflags", "-s -w -X main.version="+debPackage.version, "-o", out, "../../cmd/brick")
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if debPackage.out, debPackage.err = build.CombinedOutput(); debPackage.err != nil {
+				return
+			}
 		}
 		out, err := exec.Command("../../packaging/deb.sh", bin, dir).CombinedOutput()
 		debPackage.out, debPackage.err = out, err
@@ -87,6 +90,7 @@ dpkg -L brick >/brick/pkg-files.txt 2>&1
 echo "PKGVERSION $(/usr/sbin/brick --version)"
 pc=$(/usr/sbin/brick get-connector -f value -c initiator 2>&1)
 echo "PKGCONNECTOR $([[ $pc == "$ISCSI_INITIATOR" ]] && echo ok || echo "bad:$pc")"
+echo "PKGCSI $(/usr/sbin/brick csi --help 2>&1 | grep -c -e '--kubelet-dir')"
 echo "PKGMAN $(ls /usr/share/man/man8/brick*.8.gz | grep -c .)"
 echo "PKGCOMPLETE $(bash -c '. /usr/share/bash-completion/completions/brick && complete -p brick' 2>&1 | grep -c __start_brick)"
 echo "PKGSTATEDIR $(stat -c '%a %U' /var/lib/brick)"
@@ -137,6 +141,7 @@ func checkDeb(t *testing.T, g *guestRun, version string) {
 	require.Equal(t, "0", g.rc("dpkg-i"), "dpkg -i")
 	require.Contains(t, g.out, "PKGVERSION brick version "+version+"\n")
 	require.Contains(t, g.out, "PKGCONNECTOR ok\n")
+	require.Contains(t, g.out, "PKGCSI 1\n", "brick csi runs the packaged brick-csi")
 	require.Regexp(t, `PKGMAN [1-9][0-9]\n`, g.out, "man pages installed")
 	require.Contains(t, g.out, "PKGCOMPLETE 1\n", "bash completion")
 	require.Contains(t, g.out, "PKGSTATEDIR 700 root\n")
