@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/brick-storage/brick/cinderapi/cindertest"
 )
 
 // runVolumeCmd runs the CLI in-process and returns exit code, stdout, stderr.
@@ -23,9 +21,7 @@ func runVolumeCmd(t *testing.T, args ...string) (int, string, string) {
 // TestVolumeCommandErrors checks the one-line errors of the Cinder-backed
 // commands: each names the command, the volume and the step.
 func TestVolumeCommandErrors(t *testing.T) {
-	t.Setenv("BRICK_CONFIG", "")
-	root := fixtureHost(t)
-	fake := cindertest.New(t)
+	root, fake := cinderHost(t)
 	fake.AddVolume("11111111-1111-4111-8111-111111111111", "data")
 	fake.AddVolume("22222222-2222-4222-8222-222222222222", "dup")
 	fake.AddVolume("33333333-3333-4333-8333-333333333333", "dup")
@@ -74,9 +70,7 @@ func TestListOffline(t *testing.T) {
 // TestCinderclientEndpointSpellings: --os-endpoint, CINDER_ENDPOINT and
 // OS_BLOCK_STORAGE_ENDPOINT_OVERRIDE name Cinder as --cinder-endpoint does.
 func TestCinderclientEndpointSpellings(t *testing.T) {
-	t.Setenv("BRICK_CONFIG", "")
-	root := fixtureHost(t)
-	fake := cindertest.New(t)
+	root, fake := cinderHost(t)
 	fake.AddVolume("11111111-1111-4111-8111-111111111111", "data")
 	base := []string{"--host-root", root, "--config", "/dev/null", "--os-auth-type", "noauth", "local-detach", "data"}
 	const want = "local-detach data: not attached to this host" // Cinder was asked

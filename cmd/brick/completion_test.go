@@ -9,15 +9,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/brick-storage/brick/cinderapi/cindertest"
 	"github.com/brick-storage/brick/host/hosttest"
 	"github.com/brick-storage/brick/internal/cmd/factory"
 )
 
 func TestCompletion(t *testing.T) {
-	t.Setenv("BRICK_CONFIG", "")
-	root := fixtureHost(t)
-	fake := cindertest.New(t)
+	root, fake := cinderHost(t)
 	fake.AddVolume("11111111-1111-4111-8111-111111111111", "data")
 	cloud := []string{"--os-auth-type", "noauth", "--cinder-endpoint", fake.Endpoint()}
 	ironic := []string{"--os-auth-type", "noauth", "--ironic-endpoint", fakeNodeList(t)}

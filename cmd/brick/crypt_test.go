@@ -15,9 +15,7 @@ import (
 // TestFixedKeyFileChecked: a key file others may read, or one that is not
 // hex, is a usage error naming the flag, and the key is not echoed.
 func TestFixedKeyFileChecked(t *testing.T) {
-	t.Setenv("BRICK_CONFIG", "")
-	root := fixtureHost(t)
-	fake := cindertest.New(t)
+	root, fake := cinderHost(t)
 	fake.AddVolume("11111111-1111-4111-8111-111111111111", "data")
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "etc/brick"), 0o700))
 	write := func(name, content string, mode os.FileMode) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/cinderapi/cindertest"
 	"github.com/brick-storage/brick/host/hosttest"
 )
 
@@ -36,6 +37,12 @@ func fixtureHost(t *testing.T) string {
 	hosttest.WriteFile(t, root, "/proc/1/net/fib_trie", "Local:\n  |-- 10.0.2.15\n     /32 host LOCAL\n")
 	hosttest.WriteFile(t, root, "/proc/1/net/if_inet6", "20010db8000000000000000000000009 03 40 00 00 eth1\n")
 	return root
+}
+
+// cinderHost is a fixture host and a fake Cinder, with no brick.yaml.
+func cinderHost(t *testing.T) (string, *cindertest.Server) {
+	t.Setenv("BRICK_CONFIG", "")
+	return fixtureHost(t), cindertest.New(t)
 }
 
 func wantFixtureJSON(ip string) string {

@@ -15,9 +15,7 @@ import (
 // query (never as a URL path), nothing runs on the host, and the error is
 // one line with control characters escaped.
 func TestHostileVolumeRefs(t *testing.T) {
-	t.Setenv("BRICK_CONFIG", "")
-	root := fixtureHost(t)
-	fake := cindertest.New(t)
+	root, fake := cinderHost(t)
 	fake.AddVolume("11111111-1111-4111-8111-111111111111", "data")
 	refs := []string{"../../attachments", "data/../../x", "data?all_tenants=1", "data&status=in-use", "data#x", "%2e%2e%2fx",
 		"$(reboot)", "`id`", "data;reboot", "--force", "data\nline2", "data\x00", strings.Repeat("v", 10000)}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/brick-storage/brick/cinderapi/cindertest"
 	"github.com/brick-storage/brick/host/hosttest"
 )
 
@@ -16,9 +15,7 @@ import (
 // with 32 attachments stays under a second, with Cinder (a local fake that
 // answers at once, so Cinder's own time is left out) and without.
 func TestListScale(t *testing.T) {
-	t.Setenv("BRICK_CONFIG", "")
-	root := fixtureHost(t)
-	fake := cindertest.New(t)
+	root, fake := cinderHost(t)
 	const n = 32
 	for i := range n {
 		id := fmt.Sprintf("%08d-aaaa-4aaa-8aaa-aaaaaaaaaaaa", i)

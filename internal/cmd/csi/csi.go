@@ -21,9 +21,9 @@ const shutdownTimeout = 2 * time.Minute
 // options are brick csi's.
 type options struct {
 	f        *factory.Factory
-	Attacher connflags.Attacher
-	Config   csi.Config
 	Endpoint string
+	Config   csi.Config
+	Attacher connflags.Attacher
 }
 
 // NewCmd is `brick csi`.

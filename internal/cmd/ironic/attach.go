@@ -67,16 +67,33 @@ func (o *attachVolumeOptions) validate() error {
 	return nil
 }
 
+// runManager runs do on the attach-volume use case and prints the record
+// it returns.
+func runManager(ctx context.Context, f *factory.Factory, do func(*ironicattach.Manager) (output.Record, error)) error {
+	m, err := Manager(ctx, f)
+	if err != nil {
+		return err
+	}
+	rec, err := do(m)
+	if err != nil {
+		return err
+	}
+	return f.Output().PrintRecord(f.Stdout, rec)
+}
+
 func attachVolumeRun(ctx context.Context, o *attachVolumeOptions) error {
-	m, err := Manager(ctx, o.f)
-	if err != nil {
-		return err
-	}
-	res, err := m.AttachVolume(ctx, o.Opts)
-	if err != nil {
-		return err
-	}
-	return o.f.Output().PrintRecord(o.f.Stdout, output.Record{
+	return runManager(ctx, o.f, func(m *ironicattach.Manager) (output.Record, error) {
+		res, err := m.AttachVolume(ctx, o.Opts)
+		if err != nil {
+			return nil, err
+		}
+		return attachRecord(res), nil
+	})
+}
+
+// attachRecord is what attach-volume prints.
+func attachRecord(res *ironicattach.Result) output.Record {
+	return output.Record{
 		{Name: "node_uuid", Value: res.Node.UUID},
 		{Name: "node_name", Value: res.Node.Name},
 		{Name: "volume_id", Value: res.VolumeID},
@@ -86,7 +103,7 @@ func attachVolumeRun(ctx context.Context, o *attachVolumeOptions) error {
 		{Name: "volume_type", Value: res.Target.VolumeType},
 		{Name: "boot_index", Value: res.Target.BootIndex},
 		{Name: "properties", Value: ironicattach.MaskProperties(res.Target.Properties)},
-	})
+	}
 }
 
 // detachVolumeOptions are ironic detach-volume's.
@@ -116,18 +133,16 @@ job; a volume with nothing left to undo is success.`,
 }
 
 func detachVolumeRun(ctx context.Context, o *detachVolumeOptions) error {
-	m, err := Manager(ctx, o.f)
-	if err != nil {
-		return err
-	}
-	res, err := m.DetachVolume(ctx, o.Opts)
-	if err != nil {
-		return err
-	}
-	return o.f.Output().PrintRecord(o.f.Stdout, output.Record{
-		{Name: "node_uuid", Value: res.Node.UUID},
-		{Name: "volume_id", Value: res.VolumeID},
-		{Name: "deleted_targets", Value: res.DeletedTargets},
-		{Name: "detached_attachments", Value: res.Detached},
+	return runManager(ctx, o.f, func(m *ironicattach.Manager) (output.Record, error) {
+		res, err := m.DetachVolume(ctx, o.Opts)
+		if err != nil {
+			return nil, err
+		}
+		return output.Record{
+			{Name: "node_uuid", Value: res.Node.UUID},
+			{Name: "volume_id", Value: res.VolumeID},
+			{Name: "deleted_targets", Value: res.DeletedTargets},
+			{Name: "detached_attachments", Value: res.Detached},
+		}, nil
 	})
 }

@@ -111,6 +111,8 @@ type localDetachOptions struct {
 	deviceInfoIgnored string
 }
 
+func (o *localDetachOptions) validate() error { return o.Volume.Validate(o.f.Host()) }
+
 // NewCmdLocalDetach is `brick local-detach VOLUME`.
 func NewCmdLocalDetach(f *factory.Factory, runF func(context.Context, *localDetachOptions) error) *cobra.Command {
 	o := &localDetachOptions{f: f}
@@ -144,8 +146,6 @@ left alone, and the command succeeds.`,
 	fl.BoolVar(&o.Detach.Force, "force", false, "detach even if the device is mounted or open or a flush fails (unwritten data may be lost; a multipath map still held open is removed when its holder closes it), or, without brick's record, its WWID cannot be checked against Cinder's")
 	return cmd
 }
-
-func (o *localDetachOptions) validate() error { return o.Volume.Validate(o.f.Host()) }
 
 // localDetachRun detaches; a volume not attached here is success, with a
 // note (as disconnect of a device that is gone succeeds).

@@ -19,8 +19,8 @@ import (
 type extendOptions struct {
 	f            *factory.Factory
 	Extend       attach.ExtendOptions
-	Conn         connflags.Options
 	FixedKeyFile string
+	Conn         connflags.Options
 }
 
 // NewCmdExtend is `brick extend VOLUME`.

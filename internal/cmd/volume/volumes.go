@@ -176,8 +176,8 @@ func listRun(ctx context.Context, o *listOptions) error {
 type cleanupOptions struct {
 	f      *factory.Factory
 	Ref    string
-	Volume connflags.Volume
 	Force  bool
+	Volume connflags.Volume
 }
 
 // NewCmdCleanup is `brick cleanup [VOLUME]`.
