@@ -20,21 +20,6 @@ const maxMethods = 30
 // its closing brace, so each reads at once.
 const maxFuncLines = 60
 
-// beingSplit lists the packages still over the limits while their split
-// into options structs and run functions is under way; an entry goes when
-// the split lands, and nothing new may join it.
-var beingSplit = []string{"cmd/brick", "internal/cmd"}
-
-func splitting(pkg string) bool {
-	pkg = filepath.ToSlash(pkg)
-	for _, p := range beingSplit {
-		if pkg == p || strings.HasPrefix(pkg, p+"/") {
-			return true
-		}
-	}
-	return false
-}
-
 // receiverName returns the named type of a method's receiver.
 func receiverName(fd *ast.FuncDecl) string {
 	if fd.Recv == nil || len(fd.Recv.List) == 0 {
@@ -60,7 +45,7 @@ func receiverName(fd *ast.FuncDecl) string {
 func productionFiles(t *testing.T) []goFile {
 	var out []goFile
 	for _, f := range parseTree(t) {
-		if !f.test && !harnessPackage(f.pkg) && !splitting(f.pkg) {
+		if !f.test && !harnessPackage(f.pkg) {
 			out = append(out, f)
 		}
 	}
