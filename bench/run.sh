@@ -14,9 +14,12 @@
 #          other LUNs attached, commands started. 15-40 minutes under TCG;
 #          then TestNVMeoF with its benchmark rounds (BRICK_BENCH=1): NVMe/TCP
 #          connect+disconnect of brick (whole processes and in-process,
-#          bench/nvmeof/inproc) against os-brick's NVMeOFConnector; then
+#          bench/nvmeof/inproc) against os-brick's NVMeOFConnector, and
+#          in its RDMA run NVMe/RDMA (soft-RoCE) and NVMe/TCP over one
+#          portal each to the same nvmet, the same three ways; then
 #          TestISER's rounds (BRICK_BENCH=1): iSER connect+disconnect over
-#          soft-RoCE to LIO, brick against os-brick in-process; then
+#          soft-RoCE to LIO, brick against os-brick in-process and against
+#          brick over TCP to the same LIO portals; then
 #          TestLocalAttachBenchmark: whole `brick local-attach`/`local-detach`
 #          against python-brick-cinderclient-ext's flow (bench/cinderext)
 #          on the real Cinder, single path and multipath, peak RSS; then
@@ -167,7 +170,15 @@ if ((!quick)); then
 			if (tool == "brick-inproc") print "nvmeof-connect+disconnect-inproc", "brick", $5, "-"
 			else if (tool == "brick") print "nvmeof-connect+disconnect", "brick", $5, "-"
 			else if (tool == "os-brick") { print "nvmeof-connect+disconnect", "os-brick-inproc", $5, "-"; print "nvmeof-connect+disconnect-inproc", "os-brick-inproc", $5, "-" }
-			else if (tool == "os-brick-cli") print "nvmeof-connect+disconnect", "os-brick-cli", $5, "-" }' "$out/nvmeof.txt" >>"$samples"
+			else if (tool == "os-brick-cli") print "nvmeof-connect+disconnect", "os-brick-cli", $5, "-"
+			# The RDMA run (nvmeof_rdma_test.go): one portal each, NVMe/RDMA
+			# over soft-RoCE and NVMe/TCP to the same nvmet, same boot.
+			else if (tool ~ /^(rdma|tcp)-(brick|brick-inproc|os-brick)$/) {
+				tr = substr(tool, 1, 4); sub(/-$/, "", tr); who = substr(tool, length(tr) + 2)
+				op = "nvme-" tr "-1portal-connect+disconnect"
+				if (who == "brick") print op, "brick", $5, "-"
+				else if (who == "brick-inproc") { print op "-inproc", "brick", $5, "-"; print "nvme-rdma-vs-tcp-1portal-inproc", (tr == "rdma" ? "brick" : "brick-tcp"), $5, "-" }
+				else { print op, "os-brick-inproc", $5, "-"; print op "-inproc", "os-brick-inproc", $5, "-" } } }' "$out/nvmeof.txt" >>"$samples"
 	fi
 	if want iser; then
 		echo "bench: iSER over soft-RoCE in the guest, $rounds rounds" >&2
@@ -177,7 +188,9 @@ if ((!quick)); then
 		# "    iser_test.go:N: BENCH <brick-iser|brick-tcp|os-brick-iser> <single|mp> <connect_s> <disconnect_s>"
 		awk '{ sub(/^ *[A-Za-z0-9_]*\.go:[0-9]+: /, "") } $1 == "BENCH" && NF == 5 && $4 ~ /^[0-9.]+$/ && $5 ~ /^[0-9.]+$/ {
 			tool = $2 == "brick-iser" ? "brick" : ($2 == "os-brick-iser" ? "os-brick-inproc" : "")
-			if (tool != "") print "iser-connect+disconnect-" $3, tool, $4 + $5, "-" }' "$out/iser.log" >>"$samples"
+			if (tool != "") print "iser-connect+disconnect-" $3, tool, $4 + $5, "-"
+			# brick over iSER against brick over TCP to the same LIO target.
+			if ($2 == "brick-iser" || $2 == "brick-tcp") print "iser-vs-tcp-same-lio-" $3, ($2 == "brick-iser" ? "brick" : "brick-tcp"), $4 + $5, "-" }' "$out/iser.log" >>"$samples"
 	fi
 	if want localattach; then
 		echo "bench: local-attach + local-detach, brick vs python-brick-cinderclient-ext's flow, in the guest" >&2
@@ -218,20 +231,39 @@ fi
 	BEGIN { while ((getline op < order) > 0) ops[++nops] = op }
 	{ k = $1 SUBSEP $2; v[k, ++cnt[k]] = $3; if ($4 != "-" && $4 > rss[k]) rss[k] = $4
 	  if ($2 != "brick" && !(($1, $2) in other)) { other[$1, $2] = 1; others[$1] = others[$1] " " $2 } }
+	# goal: the issue #39 goal of a row, as the most brick/other may be.
+	function goal(op, other) {
+		if (op == "get-connector") return 0.005
+		if (op == "get-connector-floor") return 1.5
+		if (op ~ /^local-attach/) return 0.3
+		if (op ~ /vs-tcp/ || other == "os-brick-cli") return ""
+		return 0.5
+	}
 	END {
-		printf "%-34s %10s %12s %9s %9s %9s %21s %21s %12s\n", "operation", "brick med", "other med", "brick/other", "speed-up", "runs", "brick min/max", "other min/max", "peak RSS MB"
+		w = length("operation")
 		for (i = 1; i <= nops; i++) {
-			op = ops[i]; b = op SUBSEP "brick"; bm = med(b)
-			n = split(others[op], list, " ")
+			op = ops[i]; n = split(others[op], list, " ")
 			if (n == 0) { list[1] = ""; n = 1 }
 			for (j = 1; j <= n; j++) {
-				o = op SUBSEP list[j]; om = med(o); name = op (list[j] == "" ? "" : " vs " list[j])
-				ratio = (bm != "" && om != "") ? sprintf("%.3f", bm / om) : "-"
-				speed = (bm != "" && om != "") ? sprintf("%.1fx", om / bm) : "-"
-				rs = (rss[b] != "" || rss[o] != "") ? sprintf("%.1f / %s", rss[b] / 1024, rss[o] == "" ? "-" : sprintf("%.1f", rss[o] / 1024)) : "-"
-				printf "%-34s %10s %12s %9s %9s %9s %21s %21s %12s\n", name, t(bm), t(om), ratio, speed, cnt[b] "/" (cnt[o] + 0),
-					t(v[b, 1]) "/" t(v[b, cnt[b]]), (cnt[o] ? t(v[o, 1]) "/" t(v[o, cnt[o]]) : "-"), rs
+				name = op (list[j] == "" ? "" : " vs " list[j]); row[++nrows] = name; rop[nrows] = op; rother[nrows] = list[j]
+				if (length(name) > w) w = length(name)
 			}
+		}
+		f = "%-" w "s %10s %10s %11s %8s %7s %19s %19s %13s %s\n"
+		printf f, "operation", "brick med", "other med", "brick/other", "speed-up", "runs", "brick min/max", "other min/max", "peak RSS MB", "goal"
+		for (r = 1; r <= nrows; r++) {
+			op = rop[r]; b = op SUBSEP "brick"; bm = med(b); o = op SUBSEP rother[r]; om = med(o)
+			ratio = (bm != "" && om != "") ? sprintf("%.3f", bm / om) : "-"
+			speed = (bm != "" && om != "") ? sprintf("%.1fx", om / bm) : "-"
+			rs = (rss[b] != "" || rss[o] != "") ? sprintf("%.1f / %s", rss[b] / 1024, rss[o] == "" ? "-" : sprintf("%.1f", rss[o] / 1024)) : "-"
+			g = goal(op, rother[r]); gs = "-"
+			if (g != "" && ratio != "-") {
+				met = bm / om <= g && (op !~ /^local-attach/ || rss[b] / 1024 <= 30)
+				gs = op == "get-connector" ? ">= 200x" : sprintf("<= %sx%s", g, op ~ /^local-attach/ ? ", <= 30 MB" : "")
+				gs = gs ": " (met ? "met" : "NOT met")
+			}
+			printf f, row[r], t(bm), t(om), ratio, speed, cnt[b] "/" (cnt[o] + 0),
+				t(v[b, 1]) "/" t(v[b, cnt[b]]), (cnt[o] ? t(v[o, 1]) "/" t(v[o, cnt[o]]) : "-"), rs, gs
 		}
 	}'
 	if [[ -s $out/iscsi.txt ]]; then
