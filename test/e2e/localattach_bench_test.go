@@ -95,18 +95,24 @@ done
 # first attach: brick also makes a filesystem and mounts it).
 t0=$EPOCHREALTIME; echo "STEPT0 brick-attach $t0"
 $B --debug local-attach "$VOL_SINGLE" --nic eth0 --mkfs ext4 --mountpoint /mnt/steps -f json >/dev/null 2>/tmp/steps-a.err
-echo "RC steps-brick-attach $?"
+rc=$?
+echo "RC steps-brick-attach $rc"
+((rc == 0)) || grep -v 'level=DEBUG' /tmp/steps-a.err | tail -5 | sed "s/^/ERR steps-brick-attach /"
 echo "WALL brick-attach $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.3f", b-a}')"
 t0=$EPOCHREALTIME; echo "STEPT0 brick-detach $t0"
 $B --debug local-detach "$VOL_SINGLE" --nic eth0 >/dev/null 2>/tmp/steps-d.err
-echo "RC steps-brick-detach $?"
+rc=$?
+echo "RC steps-brick-detach $rc"
+((rc == 0)) || grep -v 'level=DEBUG' /tmp/steps-d.err | tail -5 | sed "s/^/ERR steps-brick-detach /"
 echo "WALL brick-detach $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.3f", b-a}')"
 sed 's/^/DEBUG attach /' /tmp/steps-a.err
 sed 's/^/DEBUG detach /' /tmp/steps-d.err
 for action in attach detach; do
 	t0=$EPOCHREALTIME
 	BENCH_T0=$t0 BENCH_STEPS=1 /usr/bin/python3 /tmp/localattach.py $action "$VOL_SINGLE" >/dev/null 2>/tmp/steps-p.err
-	echo "RC steps-ext-$action $?"
+	rc=$?
+	echo "RC steps-ext-$action $rc"
+	((rc == 0)) || grep -v '^STEP ' /tmp/steps-p.err | tail -8 | sed "s/^/ERR steps-ext-$action /"
 	echo "WALL ext-$action $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.3f", b-a}')"
 	grep '^STEP ' /tmp/steps-p.err | sed "s/^STEP /STEP $action /"
 done
@@ -241,6 +247,18 @@ func logLocalAttachRounds(t *testing.T, out string) {
 	}
 }
 
+// errLines is what the script printed as "ERR <label> ..." lines: the
+// stderr of a step that failed.
+func errLines(out, label string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, "ERR "+label+" "); ok {
+			b.WriteString(rest + "\n")
+		}
+	}
+	return b.String()
+}
+
 // debugLine is one line of brick's --debug log (slog's text format): its
 // time, what ran (a command or an HTTP request) and how long it took.
 var (
@@ -292,8 +310,8 @@ func stepOf(line string) string {
 func logSteps(t *testing.T, out string) {
 	g := parseGuestRun(t, "", []byte(out))
 	for _, action := range []string{"attach", "detach"} {
-		require.Equal(t, "0", g.rc("steps-brick-"+action), "brick --debug local-%s", action)
-		require.Equal(t, "0", g.rc("steps-ext-"+action), "localattach.py %s", action)
+		require.Equal(t, "0", g.rc("steps-brick-"+action), "brick --debug local-%s:\n%s", action, errLines(out, "steps-brick-"+action))
+		require.Equal(t, "0", g.rc("steps-ext-"+action), "localattach.py %s:\n%s", action, errLines(out, "steps-ext-"+action))
 		t0, err := strconv.ParseFloat(g.word("STEPT0 brick-"+action, 0), 64)
 		require.NoError(t, err)
 		wall := g.word("WALL brick-"+action, 0)
