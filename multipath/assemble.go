@@ -13,11 +13,13 @@ import (
 //
 //  1. wait until udev has processed every disk: multipathd reads a path's
 //     WWID from udev's database and refuses a path it cannot identify;
-//  2. add the WWID to the wwids file, so find_multipaths strict or on
+//  2. while the WWID is still unknown, hand every disk to multipathd, which
+//     keeps each as a path of no map yet (see introduce);
+//  3. add the WWID to the wwids file, so find_multipaths strict or on
 //     accepts even a single path;
-//  3. hand each disk not in a map yet to multipathd, all at once (its udev
-//     event may have come and gone before the WWID was known);
-//  4. wait for the map, then for it to hold every disk (N of M: a path that
+//  4. hand each disk not in a map yet to multipathd again, all at once: the
+//     first builds the map and takes in every path it knows;
+//  5. wait for the map, then for it to hold every disk (N of M: a path that
 //     does not join in time only warns).
 //
 // Options.MapTimeout bounds each wait.
@@ -31,6 +33,7 @@ func (m *Multipath) Assemble(ctx context.Context, wwid string, disks ...string) 
 	m.waitUdevAll(ctx, disks)
 	added := false
 	if !m.wwids.Known(wwid) {
+		m.introduce(ctx, disks)
 		if err := m.wwids.Add(ctx, wwid); err != nil {
 			return nil, err
 		}
@@ -101,6 +104,29 @@ func (m *Multipath) addPaths(ctx context.Context, disks []string) {
 		// "fail" here usually means multipathd knew the path already.
 		if err := m.mpd.AddPath(ctx, d); err != nil {
 			m.log.Debug("multipathd add path", "disk", d, "err", err.Error())
+		}
+	})
+}
+
+// introduce hands each disk to multipathd before the WWID is known, so
+// that multipathd lists them all when the map is built. It hears of a path
+// from udev only after udev's RUN programs and then reads it itself
+// (inquiries, ALUA priority, path checker), which is slow over some
+// transports (iSER on soft-RoCE: seconds). A map built from the paths it
+// knew then holds only those; one that joins later waits for the map's
+// own udev event (up to uev_wait_timeout, 30 s). An unknown WWID makes
+// multipathd keep the path as an orphan instead of building a map for it
+// (find_multipaths strict, the default, or on with a single path).
+func (m *Multipath) introduce(ctx context.Context, disks []string) {
+	if len(disks) < 2 {
+		return
+	}
+	eachDisk(disks, func(d string) {
+		if m.maps.held(d) {
+			return
+		}
+		if err := m.mpd.AddPath(ctx, d); err != nil {
+			m.log.Debug("multipathd add path before the WWID", "disk", d, "err", err.Error())
 		}
 	})
 }

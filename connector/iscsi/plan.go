@@ -58,7 +58,7 @@ func (c *Connector) PlanConnect(ctx context.Context, ci connector.ConnectionInfo
 		p.Step(fmt.Sprintf("scan LUN %d on the session's SCSI host and wait for its disk; verify its WWID", t.LUN))
 	}
 	if useMP {
-		p.Step("add the WWID to multipath's wwids, multipathd add path for each disk, wait for the map")
+		p.Step("multipathd add path for each disk, add the WWID to multipath's wwids, add path again (the map over all of them at once), wait for the map")
 	}
 	if info.ReadOnly {
 		p.Step("blockdev --setro on the device (access_mode ro)")
