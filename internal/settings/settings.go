@@ -9,6 +9,7 @@
 package settings
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -47,7 +48,7 @@ type Config struct {
 	ReadableByOthers bool
 
 	keys  map[string]any // normalised key -> value, as in the file
-	viper *viper.Viper
+	viper *viper.Viper   // built on the first value to look up (lookup)
 }
 
 // ConfigPath returns the config file to read: the --config value when
@@ -85,18 +86,41 @@ func Load(r FileReader, path string, explicit bool) (*Config, error) {
 // '_' or '-') to values. Keys are not judged here: see CheckKeys.
 func Parse(path string, data []byte) (*Config, error) {
 	var m map[string]any
-	if err := yaml.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("parse config %s: %w", path, err)
+	if !onlyComments(data) {
+		if err := yaml.Unmarshal(data, &m); err != nil {
+			return nil, fmt.Errorf("parse config %s: %w", path, err)
+		}
 	}
 	keys := make(map[string]any, len(m))
 	for k, val := range m {
 		keys[strings.ReplaceAll(strings.ToLower(k), "_", "-")] = val
 	}
-	v := viper.New()
-	if err := v.MergeConfigMap(keys); err != nil {
-		return nil, fmt.Errorf("load config %s: %w", path, err)
+	return &Config{Path: path, keys: keys}, nil
+}
+
+// onlyComments reports whether data holds no YAML but comments and blank
+// lines, as the packaged brick.yaml does: it sets nothing, and every
+// command's start-up is spared the parser.
+func onlyComments(data []byte) bool {
+	for line := range bytes.Lines(data) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			return false
+		}
 	}
-	return &Config{Path: path, keys: keys, viper: v}, nil
+	return true
+}
+
+// lookup is the viper instance holding the file's keys, built when a value
+// is first looked up: a run whose flags no variable or key sets needs none.
+func (c *Config) lookup() (*viper.Viper, error) {
+	if c.viper == nil {
+		v := viper.New()
+		if err := v.MergeConfigMap(c.keys); err != nil {
+			return nil, fmt.Errorf("load config %s: %w", c.Path, err)
+		}
+		c.viper = v
+	}
+	return c.viper, nil
 }
 
 // Has reports whether the file sets any of keys (to something not null).
@@ -163,16 +187,22 @@ func (c *Config) Apply(sets ...*pflag.FlagSet) ([]*pflag.Flag, error) {
 
 func (c *Config) apply(f *pflag.Flag) (bool, error) {
 	envs := append([]string{EnvName(f.Name)}, f.Annotations[EnvAnnotation]...)
-	if err := c.viper.BindEnv(append([]string{f.Name}, envs...)...); err != nil {
+	if _, inFile := c.keys[f.Name]; !inFile && setEnv(envs) == "" {
+		return false, nil // no source names the flag: nothing to look up
+	}
+	v, err := c.lookup()
+	if err != nil {
+		return false, err
+	}
+	if err := v.BindEnv(append([]string{f.Name}, envs...)...); err != nil {
 		return false, fmt.Errorf("--%s: %w", f.Name, err)
 	}
-	if !c.viper.IsSet(f.Name) {
+	if !v.IsSet(f.Name) {
 		return false, nil
 	}
-	text := c.viper.GetString(f.Name)
-	var err error
+	text := v.GetString(f.Name)
 	if sv, ok := f.Value.(pflag.SliceValue); ok {
-		err = sv.Replace(c.viper.GetStringSlice(f.Name))
+		err = sv.Replace(v.GetStringSlice(f.Name))
 	} else {
 		err = f.Value.Set(text)
 	}
@@ -185,12 +215,21 @@ func (c *Config) apply(f *pflag.Flag) (bool, error) {
 // source names where a flag's value came from: the first of envs that is
 // set and not empty (viper's rule), else the file's key.
 func (c *Config) source(name string, envs []string) string {
+	if e := setEnv(envs); e != "" {
+		return e
+	}
+	return fmt.Sprintf("%s: key %s", c.Path, name)
+}
+
+// setEnv is the first of envs that is set and not empty (viper's rule),
+// or "".
+func setEnv(envs []string) string {
 	for _, e := range envs {
 		if v, ok := os.LookupEnv(e); ok && v != "" {
 			return e
 		}
 	}
-	return fmt.Sprintf("%s: key %s", c.Path, name)
+	return ""
 }
 
 // EnvName is the BRICK_* variable of a flag: BRICK_HOST_ROOT for host-root.

@@ -46,6 +46,10 @@ func TestApply(t *testing.T) {
 		err     string
 	}{
 		{name: "nothing", check: func(t *testing.T, f *testFlags) { require.Equal(t, 30*time.Second, f.wait) }},
+		{name: "comments only", config: "# multipath: true\n\n  #max-width: 3\n", env: map[string]string{"BRICK_MAX_WIDTH": "40"}, applied: []string{"max-width"},
+			check: func(t *testing.T, f *testFlags) { require.False(t, f.on); require.Equal(t, 40, f.n) }},
+		{name: "comment then key", config: "# the ops team's\nmultipath: true # on\n", applied: []string{"multipath"},
+			check: func(t *testing.T, f *testFlags) { require.True(t, f.on) }},
 		{name: "BRICK env", env: map[string]string{"BRICK_MULTIPATH": "true"}, applied: []string{"multipath"},
 			check: func(t *testing.T, f *testFlags) { require.True(t, f.on) }},
 		{name: "empty env is unset", env: map[string]string{"BRICK_OS_CLOUD": ""}, config: "os_cloud: file\n", applied: []string{"os-cloud"},
@@ -231,6 +235,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("multipath: true\nos_cloud: x\n")
 	f.Add("column: [ID, {a: 1}]\nmax-width: 1e400\n")
 	f.Add("device-timeout: ~\n? [a]\n: b\n")
+	f.Add("# multipath: true\n  \n#\n")
 	f.Fuzz(func(t *testing.T, data string) {
 		cfg, err := Parse("c.yaml", []byte(data))
 		if err != nil {
@@ -269,4 +274,19 @@ func splitJoined(args []string) []string {
 		out = append(out, a)
 	}
 	return out
+}
+
+// TestPackagedConfig: the .deb's brick.yaml, every line commented, sets
+// nothing and is settled without the YAML parser.
+func TestPackagedConfig(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "packaging", "brick.yaml"))
+	require.NoError(t, err)
+	require.True(t, onlyComments(data))
+	cfg, err := Parse("brick.yaml", data)
+	require.NoError(t, err)
+	require.False(t, cfg.Has("multipath", "format", "os-auth-type"))
+	require.NoError(t, cfg.CheckKeys(nil))
+	for data, want := range map[string]bool{"": true, "\n  # x\n": true, "a: 1": false, "  #c\n---\n": false, "#c\n\tb: 2\n": false} {
+		require.Equal(t, want, onlyComments([]byte(data)), "%q", data)
+	}
 }
