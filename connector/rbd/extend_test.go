@@ -34,12 +34,14 @@ func newExtendConnector(t *testing.T, driver string, imageSize int64) (*Connecto
 	hosttest.WriteFile(t, root, "/proc/self/mountinfo", "22 1 0:21 / / rw - ext4 /dev/vda1 rw\n")
 	hosttest.Mkdir(t, root, "/dev")
 	hosttest.WriteFile(t, root, "/proc/321/comm", "systemd-udevd\n")
-	return New(h, Options{Driver: driver, DeviceTimeout: time.Second}), r, root
+	return New(h, Options{Driver: driver, DeviceTimeout: 100 * time.Millisecond}), r, root
 }
 
 func setSize(t *testing.T, root, dev string, bytes int64) {
-	hosttest.WriteFile(t, root, "/sys/block/"+strings.TrimPrefix(dev, "/dev/")+"/size", fmt.Sprint(bytes/512))
+	hosttest.WriteFile(t, root, sizeFile(dev), fmt.Sprint(bytes/512))
 }
+
+func sizeFile(dev string) string { return "/sys/block/" + strings.TrimPrefix(dev, "/dev/") + "/size" }
 
 func TestExtend(t *testing.T) {
 	cases := []struct {
@@ -66,10 +68,8 @@ func TestExtend(t *testing.T) {
 			setSize(t, root, dev.Path, gib)
 			hosttest.WriteFile(t, root, "/sys/bus/rbd/devices/0/refresh", "")
 			if tc.grows {
-				go func() {
-					time.Sleep(50 * time.Millisecond)
-					setSize(t, root, dev.Path, 2*gib)
-				}()
+				// The device grows once Extend has read its old size.
+				hosttest.ChangeAfterRead(t, root, sizeFile(dev.Path), fmt.Sprint(gib/512), fmt.Sprint(2*gib/512))
 			}
 
 			rs, err := c.Extend(context.Background(), info, dev, tc.newSize)

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/brick-storage/brick/host"
 )
 
@@ -158,4 +160,53 @@ func Mkdir(t testing.TB, root, hostPath string) {
 func withViews(h *host.Host) *host.Host {
 	h.Locks, h.Block, h.Sys = host.NewLocks(h.FS), host.NewBlockDevices(h.FS), host.NewSystem(h.FS)
 	return h
+}
+
+// ChangeAfterRead makes hostPath under root read before for its first
+// reader and after for every later one: a kernel attribute (a size) that
+// changes once the code under test has recorded the old value, with no
+// wall-clock race. The first read opens a FIFO; the value is swapped for
+// a regular file before that read gets its bytes.
+func ChangeAfterRead(t testing.TB, root, hostPath, before, after string) {
+	t.Helper()
+	p := filepath.Join(root, hostPath)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- serveOnce(p, before, after) }()
+	t.Cleanup(func() {
+		// Release the writer when nothing read the value.
+		if r, err := os.OpenFile(p, os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
+			_ = r.Close()
+		}
+		if err := <-errc; err != nil {
+			t.Errorf("ChangeAfterRead %s: %v", hostPath, err)
+		}
+	})
+}
+
+// serveOnce waits for p's first reader, puts after in p's place, then
+// hands that reader before.
+func serveOnce(p, before, after string) error {
+	w, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	tmp := p + ".after"
+	if err := os.WriteFile(tmp, []byte(after), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return err
+	}
+	_, _ = w.WriteString(before) // a reader released by Cleanup is gone
+	return nil
 }
