@@ -187,12 +187,17 @@ type rig struct {
 }
 
 func newRig(t *testing.T) rig {
+	return newRigWith(t, Options{PortalTimeout: 2 * time.Second, DeviceTimeout: time.Second, DeleteTimeout: time.Second, SettleTimeout: 300 * time.Millisecond})
+}
+
+// newRigWith is newRig with opts' waits.
+func newRigWith(t *testing.T, opts Options) rig {
 	h, root := hosttest.New(t, hosttest.NewRunner(nil))
 	hosttest.WriteFile(t, root, hostNQNFile, "nqn.2014-08.org.nvmexpress:uuid:12345678-1234-4234-8234-123456789abc\n")
 	hosttest.WriteFile(t, root, hostIDFile, "12345678-1234-4234-8234-123456789abc\n")
 	k := newFakeKernel(t, root)
 	k.nss[testNQN] = []fakeNS{{1, uuidA, testNGID}, {2, uuidB, "00000000000000000000000000000000"}}
-	c := New(h, Options{PortalTimeout: 2 * time.Second, DeviceTimeout: time.Second, DeleteTimeout: time.Second, SettleTimeout: 300 * time.Millisecond})
+	c := New(h, opts)
 	c.fab = k
 	return rig{c: c, k: k, root: root}
 }
