@@ -108,8 +108,12 @@ func TestExtendMultipath(t *testing.T) {
 	hosttest.WriteFile(t, fk.root, "/sys/block/dm-0/size", "2097152\n")
 	growable(t, fk, []string{"sda", "sdb"}, "running", 4194304)
 
+	// A path multipathd holds failed is waited for up to MapTimeout,
+	// then refused; nothing here reinstates it, so a short bound proves it.
 	d.states = "sda:active\nsdb:failed\n"
-	_, err = c.Extend(ctx, ci, dev, 2<<30)
+	refusing := opts
+	refusing.MultipathOptions.MapTimeout = 100 * time.Millisecond
+	_, err = iscsi.New(h, refusing).Extend(ctx, ci, dev, 2<<30)
 	require.ErrorIs(t, err, multipath.ErrPathDown)
 	require.ErrorContains(t, err, "path sdb failed")
 	require.False(t, rescanned(t, fk, "sda"))
