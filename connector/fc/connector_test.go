@@ -27,9 +27,13 @@ import (
 // goroutine plays the kernel: it answers writes to each host's scan file
 // (creating the SCSI target and the disk when the array maps that LUN) and
 // to each disk's delete file (removing it), as the real sysfs does.
+// Scans and Deletes first answer what is pending, so a test never waits
+// for the goroutine's next tick.
 type fabric struct {
 	t    *testing.T
 	root string
+
+	stepMu sync.Mutex // one pass over the scan and delete files at a time
 
 	mu      sync.Mutex
 	hbas    map[int]string            // host -> PCI function
@@ -167,23 +171,30 @@ func (f *fabric) kernel(ctx context.Context, done chan struct{}) {
 			return
 		case <-tick.C:
 		}
-		scanFiles, _ := filepath.Glob(filepath.Join(f.root, "/sys/class/scsi_host/host*/scan"))
-		for _, sf := range scanFiles {
-			b, err := os.ReadFile(sf)
-			if err != nil || len(b) == 0 {
-				continue
-			}
-			_ = os.WriteFile(sf, nil, 0o644)
-			h, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(filepath.Dir(sf)), "host"))
-			f.scan(h, string(b))
+		f.step()
+	}
+}
+
+// step answers every pending write to a scan or delete file.
+func (f *fabric) step() {
+	f.stepMu.Lock()
+	defer f.stepMu.Unlock()
+	scanFiles, _ := filepath.Glob(filepath.Join(f.root, "/sys/class/scsi_host/host*/scan"))
+	for _, sf := range scanFiles {
+		b, err := os.ReadFile(sf)
+		if err != nil || len(b) == 0 {
+			continue
 		}
-		deletes, _ := filepath.Glob(filepath.Join(f.root, "/sys/devices/*/*/*/*/*/*/*/delete"))
-		for _, df := range deletes {
-			if b, err := os.ReadFile(df); err == nil && string(b) == "1" {
-				blocks, _ := filepath.Glob(filepath.Join(filepath.Dir(df), "block", "*"))
-				for _, bl := range blocks {
-					f.removeDisk(filepath.Base(bl))
-				}
+		_ = os.WriteFile(sf, nil, 0o644)
+		h, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(filepath.Dir(sf)), "host"))
+		f.scan(h, string(b))
+	}
+	deletes, _ := filepath.Glob(filepath.Join(f.root, "/sys/devices/*/*/*/*/*/*/*/delete"))
+	for _, df := range deletes {
+		if b, err := os.ReadFile(df); err == nil && string(b) == "1" {
+			blocks, _ := filepath.Glob(filepath.Join(filepath.Dir(df), "block", "*"))
+			for _, bl := range blocks {
+				f.removeDisk(filepath.Base(bl))
 			}
 		}
 	}
@@ -223,12 +234,14 @@ func (f *fabric) scan(h int, line string) {
 }
 
 func (f *fabric) Scans() []string {
+	f.step()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.scans...)
 }
 
 func (f *fabric) Deletes() []string {
+	f.step()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.deletes...)
@@ -405,9 +418,10 @@ func TestConnectFindsByPathLink(t *testing.T) {
 func TestConnectWildcardOnlyWhenAllowed(t *testing.T) {
 	h, f := realHost(t, nil)
 	const unknownTgt = "50060160902031ff"
-	// Long enough that a loaded machine still gets to scan before the
-	// deadline (150 ms was not, once).
-	c := fc.New(h, fc.Options{SCSI: scsi.Options{DeviceTimeout: time.Second}})
+	// No target port ever shows up: each connect waits out the bound.
+	// The wildcard scan comes on the first look and Scans answers it at
+	// once, so no bound is too short for it.
+	c := fc.New(h, fc.Options{SCSI: scsi.Options{DeviceTimeout: 100 * time.Millisecond}})
 	_, err := c.Connect(context.Background(), ci(t, `"target_wwn":"`+unknownTgt+`","target_lun":0`))
 	require.ErrorIs(t, err, fc.ErrNoDevice)
 	require.ErrorIs(t, err, host.ErrWaitTimeout)
