@@ -89,12 +89,14 @@ func TestKeystoneUnreachable(t *testing.T) {
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write([]byte("hello"))
 	})
+	release := make(chan struct{})
 	hung := serve(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
-		case <-time.After(2 * time.Second): // Close waits for it
+		case <-release:
 		}
 	})
+	t.Cleanup(func() { close(release) }) // before srv.Close, which waits for the handler
 	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	t.Cleanup(tlsSrv.Close)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
