@@ -4,6 +4,7 @@
 package policy
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -25,15 +27,29 @@ type goFile struct {
 	fset *token.FileSet
 }
 
-// parseTree parses every .go file of the repository (not testdata).
+// parseTree returns every .go file of the repository (not testdata),
+// parsed once per test binary: the tests only read the trees.
 func parseTree(t *testing.T) []goFile {
 	t.Helper()
-	root, err := filepath.Abs("../..")
+	files, err := parsedTree()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return files
+}
+
+// parsedTree is parseRepo's result, computed on first use.
+var parsedTree = sync.OnceValues(parseRepo)
+
+// parseRepo parses every .go file under the repository root; a file that
+// does not parse in full keeps its imports.
+func parseRepo() ([]goFile, error) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("repository root not found: %v", err)
+		return nil, fmt.Errorf("repository root not found: %w", err)
 	}
 	fset := token.NewFileSet()
 	var files []goFile
@@ -51,22 +67,17 @@ func parseTree(t *testing.T) []goFile {
 		if !strings.HasSuffix(p, ".go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly|parser.ParseComments)
+		f, err := parser.ParseFile(fset, p, nil, 0)
 		if err != nil {
-			return err
-		}
-		full, err := parser.ParseFile(fset, p, nil, 0)
-		if err == nil {
-			f = full
+			if f, err = parser.ParseFile(fset, p, nil, parser.ImportsOnly|parser.ParseComments); err != nil {
+				return err
+			}
 		}
 		rel, _ := filepath.Rel(root, p)
 		files = append(files, goFile{path: rel, pkg: filepath.Dir(rel), test: strings.HasSuffix(p, "_test.go"), ast: f, fset: fset})
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
+	return files, err
 }
 
 func imports(f *ast.File) []string {
