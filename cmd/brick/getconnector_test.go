@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -129,19 +128,11 @@ func TestGetConnectorEnforceMultipathAndConfig(t *testing.T) {
 	require.Equal(t, "192.0.2.3\n", out)
 }
 
-// TestGetConnectorBinary runs the built binary, as a user would.
+// TestGetConnectorBinary runs brick in a process of its own, as a user
+// would: exit code, stdout and stderr of the real main.
 func TestGetConnectorBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "brick")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run())
-
 	root := fixtureHost(t)
-	cmd := exec.Command(bin, "get-connector", "--host-root", root, "--multipath", "-f", "json")
-	cmd.Env = append(os.Environ(), "BRICK_CONFIG=")
+	cmd := brickCommand(t, append(os.Environ(), "BRICK_CONFIG="), "get-connector", "--host-root", root, "--multipath", "-f", "json")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -149,7 +140,7 @@ func TestGetConnectorBinary(t *testing.T) {
 	require.Equal(t, wantFixtureJSON("10.0.2.15"), string(out))
 	require.Empty(t, stderr.String())
 
-	help, err := exec.Command(bin, "get-connector", "--help").Output()
+	help, err := brickCommand(t, os.Environ(), "get-connector", "--help").Output()
 	require.NoError(t, err)
 	require.Contains(t, string(help), "no root privileges")
 }
