@@ -29,6 +29,7 @@ func newClient(t *testing.T, fake *cindertest.Server, forced string) *cinderapi.
 	t.Helper()
 	c, err := cinderapi.NewClient(context.Background(), fake.ServiceClient(), forced)
 	require.NoError(t, err)
+	c.PollGap = 5 * time.Millisecond // the fakes answer at once
 	return c
 }
 

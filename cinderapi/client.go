@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/attachments"
@@ -53,6 +54,18 @@ type Client struct {
 	Version Microversion
 	// Min and Max are the server's range (zero when it did not say).
 	Min, Max Microversion
+	// PollGap is the first gap between status reads while brick waits for
+	// Cinder to finish (a create, extend or delete); it doubles up to 2 s.
+	// Zero means each wait's default (100-200 ms).
+	PollGap time.Duration
+}
+
+// pollGap is PollGap, or def when it is not set.
+func (c *Client) pollGap(def time.Duration) time.Duration {
+	if c.PollGap > 0 {
+		return c.PollGap
+	}
+	return def
 }
 
 // Connect builds the client from the factory's Cinder session, forcing

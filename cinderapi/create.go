@@ -62,7 +62,7 @@ func (c *Client) DeleteVolume(ctx context.Context, id string, timeout time.Durat
 // when zero).
 func (c *Client) volumeWait(timeout time.Duration) watched[Volume] {
 	return watched[Volume]{
-		what: "volume", timeout: cmp.Or(max(timeout, 0), DefaultCreateTimeout),
+		what: "volume", timeout: cmp.Or(max(timeout, 0), DefaultCreateTimeout), gap: c.pollGap(100 * time.Millisecond),
 		get:    func(ctx context.Context, id string) (*Volume, error) { return c.Volume(ctx, id) },
 		status: func(v *Volume) string { return v.Status },
 		del: func(ctx context.Context, id string) error {

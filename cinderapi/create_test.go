@@ -77,6 +77,7 @@ func newCreateClient(t *testing.T, c *createCinder) *cinderapi.Client {
 	sc := &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: srv.URL + "/v3/p/", Type: "block-storage"}
 	client, err := cinderapi.NewClient(context.Background(), sc, "")
 	require.NoError(t, err)
+	client.PollGap = 5 * time.Millisecond // the fakes answer at once
 	return client
 }
 

@@ -76,7 +76,7 @@ func (c *Client) waitExtended(ctx context.Context, id string, newSize int, timeo
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	gap := 200 * time.Millisecond
+	gap := c.pollGap(200 * time.Millisecond)
 	timer := time.NewTimer(gap)
 	defer timer.Stop()
 	last := ""

@@ -76,6 +76,7 @@ func newExtendClient(t *testing.T, c *extendCinder, forced string) *cinderapi.Cl
 	sc := &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: srv.URL + "/v3/p/", Type: "block-storage"}
 	cl, err := cinderapi.NewClient(context.Background(), sc, forced)
 	require.NoError(t, err)
+	cl.PollGap = 5 * time.Millisecond // the fakes answer at once
 	return cl
 }
 

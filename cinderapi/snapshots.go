@@ -69,7 +69,7 @@ func (c *Client) DeleteSnapshot(ctx context.Context, id string, timeout time.Dur
 // (DefaultSnapshotTimeout when zero).
 func (c *Client) snapshotWait(timeout time.Duration) watched[Snapshot] {
 	return watched[Snapshot]{
-		what: "snapshot", timeout: cmp.Or(max(timeout, 0), DefaultSnapshotTimeout),
+		what: "snapshot", timeout: cmp.Or(max(timeout, 0), DefaultSnapshotTimeout), gap: c.pollGap(100 * time.Millisecond),
 		get:    func(ctx context.Context, id string) (*Snapshot, error) { return c.GetSnapshot(ctx, id) },
 		status: func(s *Snapshot) string { return s.Status },
 		del: func(ctx context.Context, id string) error {

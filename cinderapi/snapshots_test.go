@@ -81,6 +81,7 @@ func newSnapClient(t *testing.T, c *snapCinder) *cinderapi.Client {
 	sc := &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: srv.URL + "/v3/p/", Type: "block-storage"}
 	client, err := cinderapi.NewClient(context.Background(), sc, "")
 	require.NoError(t, err)
+	client.PollGap = 5 * time.Millisecond // the fakes answer at once
 	return client
 }
 

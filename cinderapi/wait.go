@@ -13,6 +13,7 @@ import (
 type watched[T any] struct {
 	what    string // "volume", "snapshot": for messages
 	timeout time.Duration
+	gap     time.Duration // the first gap between reads
 	get     func(ctx context.Context, id string) (*T, error)
 	status  func(*T) string
 	del     func(ctx context.Context, id string) error
@@ -66,7 +67,7 @@ func (w watched[T]) deleted(ctx context.Context, op, id string) error {
 func (w watched[T]) poll(ctx context.Context, op, id string, done func(*T) (bool, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
-	gap := 100 * time.Millisecond
+	gap := max(w.gap, time.Millisecond)
 	timer := time.NewTimer(gap)
 	defer timer.Stop()
 	last := "nothing"
