@@ -152,19 +152,22 @@ func TestGrowSilentMultipathd(t *testing.T) {
 	tests := []struct {
 		name    string
 		silent  int
-		state   string // sdc's state in sysfs
+		state   string        // sdc's state in sysfs
+		bound   time.Duration // MapTimeout; a query gets a third of it
 		wantErr []string
 	}{
-		{name: "answers on the second query", silent: 1, state: "running"},
-		{name: "silent throughout", silent: 1000, state: "running", wantErr: []string{"multipathd did not answer"}},
-		{name: "silent, path blocked", silent: 1000, state: "blocked", wantErr: []string{"path sdc stayed blocked", "path not running"}},
+		// The silent first query costs a third of the bound; the rest is
+		// the margin the second query has on a loaded machine.
+		{name: "answers on the second query", silent: 1, state: "running", bound: 1500 * time.Millisecond},
+		{name: "silent throughout", silent: 1000, state: "running", bound: 300 * time.Millisecond, wantErr: []string{"multipathd did not answer"}},
+		{name: "silent, path blocked", silent: 1000, state: "blocked", bound: 300 * time.Millisecond, wantErr: []string{"path sdc stayed blocked", "path not running"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h, root := hosttest.New(t, nil)
 			fixtureGrow(t, root, [2]string{two, two}, [2]string{"running", tc.state})
 			d := &resizeDaemon{root: root, states: "sdb:active\nsdc:active\n", mapSize: two, silent: tc.silent}
-			m := multipath.New(h, multipath.Options{Daemon: d, MapTimeout: 300 * time.Millisecond})
+			m := multipath.New(h, multipath.Options{Daemon: d, MapTimeout: tc.bound})
 			_, err := m.Grow(context.Background(), m.FindVolume([]string{"sdb", "sdc"}, ""), 0)
 			if tc.wantErr == nil {
 				require.NoError(t, err)
