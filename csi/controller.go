@@ -3,6 +3,7 @@ package csi
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -25,6 +26,15 @@ const (
 // k8sParamPrefix marks parameters the sidecars add (PVC name, namespace...).
 const k8sParamPrefix = "csi.storage.k8s.io/"
 
+// k8sMetadata are the sidecar parameters (external-provisioner's
+// --extra-create-metadata) copied into the Cinder volume's metadata under
+// their own names, as cinder-csi-plugin does: an admin sees which claim a
+// volume serves.
+var k8sMetadata = []string{k8sParamPrefix + "pvc/name", k8sParamPrefix + "pvc/namespace", k8sParamPrefix + "pv/name"}
+
+// maxMetadataValue is Cinder's limit on a metadata value's length.
+const maxMetadataValue = 255
+
 // controller serves CSI's Controller service.
 type controller struct {
 	csipb.UnimplementedControllerServer
@@ -39,6 +49,7 @@ func (s controller) ControllerGetCapabilities(context.Context, *csipb.Controller
 		csipb.ControllerServiceCapability_RPC_LIST_VOLUMES,
 		csipb.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
 		csipb.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
+		csipb.ControllerServiceCapability_RPC_GET_SNAPSHOT,
 		csipb.ControllerServiceCapability_RPC_CLONE_VOLUME,
 		csipb.ControllerServiceCapability_RPC_EXPAND_VOLUME,
 		csipb.ControllerServiceCapability_RPC_PUBLISH_READONLY,
@@ -50,7 +61,10 @@ func (s controller) ControllerGetCapabilities(context.Context, *csipb.Controller
 }
 
 // createParams are CreateVolume's parameters, checked.
-type createParams struct{ volumeType, zone string }
+type createParams struct {
+	volumeType, zone string
+	meta             map[string]string // the k8sMetadata given
+}
 
 // parseParams refuses unknown parameters, so a typo does not silently
 // make a volume of the default type.
@@ -62,6 +76,11 @@ func parseParams(p map[string]string) (createParams, error) {
 			o.volumeType = v
 		case k == ParamAvailability:
 			o.zone = v
+		case slices.Contains(k8sMetadata, k):
+			if o.meta == nil {
+				o.meta = map[string]string{}
+			}
+			o.meta[k] = ident.Clip(v, maxMetadataValue-len("..."))
 		case strings.HasPrefix(k, k8sParamPrefix):
 		default:
 			return o, invalid("unknown parameter %s: brick csi takes %s and %s", connector.Quote(k), ParamType, ParamAvailability)
@@ -139,10 +158,16 @@ func (s controller) CreateVolume(ctx context.Context, req *csipb.CreateVolumeReq
 	if v, err := s.existing(ctx, name, req); err != nil || v != nil {
 		return s.response(v, req), toStatus(op, err)
 	}
+	meta := map[string]string{MetadataName: name}
+	maps.Copy(meta, p.meta)
 	o := cinderapi.CreateVolumeOpts{Name: name, SizeGiB: size, VolumeType: p.volumeType,
-		AvailabilityZone: zoneFor(p, req.GetAccessibilityRequirements()), Metadata: map[string]string{MetadataName: name}}
-	if err := s.source(ctx, req.GetVolumeContentSource(), &o); err != nil {
+		AvailabilityZone: zoneFor(p, req.GetAccessibilityRequirements()), Metadata: meta}
+	srcSize, err := s.source(ctx, req.GetVolumeContentSource(), &o)
+	if err != nil {
 		return nil, toStatus(op, err)
+	}
+	if o.SizeGiB, err = fitSource(size, srcSize, req.GetCapacityRange()); err != nil {
+		return nil, err
 	}
 	v, err := s.d.cinder.CreateVolume(ctx, o, 0)
 	if err != nil {
@@ -177,31 +202,50 @@ func (s controller) existing(ctx context.Context, name string, req *csipb.Create
 	return v, nil
 }
 
-// source sets the snapshot or the volume to start from.
-func (s controller) source(ctx context.Context, src *csipb.VolumeContentSource, o *cinderapi.CreateVolumeOpts) error {
+// source sets the snapshot or the volume to start from and returns its
+// size in GiB (0 without one).
+func (s controller) source(ctx context.Context, src *csipb.VolumeContentSource, o *cinderapi.CreateVolumeOpts) (int, error) {
 	switch {
 	case src.GetSnapshot() != nil:
 		id := src.GetSnapshot().GetSnapshotId()
 		if !ident.IsUUID(id) {
-			return notFound("source snapshot %s: no such snapshot", connector.Quote(id))
+			return 0, notFound("source snapshot %s: no such snapshot", connector.Quote(id))
 		}
-		if _, err := s.d.cinder.GetSnapshot(ctx, id); err != nil {
-			return err
+		snap, err := s.d.cinder.GetSnapshot(ctx, id)
+		if err != nil {
+			return 0, err
 		}
 		o.SnapshotID = id
+		return snap.Size, nil
 	case src.GetVolume() != nil:
 		id, err := volumeID(src.GetVolume().GetVolumeId())
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if _, err := s.d.cinder.Volume(ctx, id); err != nil {
-			return err
+		v, err := s.d.cinder.Volume(ctx, id)
+		if err != nil {
+			return 0, err
 		}
 		o.SourceVolID = id
+		return v.Size, nil
 	case src != nil:
-		return invalid("volume content source: give a snapshot or a volume")
+		return 0, invalid("volume content source: give a snapshot or a volume")
 	}
-	return nil
+	return 0, nil
+}
+
+// fitSource sizes a volume made from a source of srcSize GiB: Cinder
+// makes none smaller than its source, and required_bytes is only a
+// minimum, so a smaller request gets the source's size unless
+// limit_bytes forbids it.
+func fitSource(size, srcSize int, r *csipb.CapacityRange) (int, error) {
+	if srcSize <= size {
+		return size, nil
+	}
+	if lim := r.GetLimitBytes(); lim > 0 && int64(srcSize)*gib > lim {
+		return 0, status.Errorf(codes.OutOfRange, "capacity range: the source is %d GiB, more than limit_bytes %d; Cinder makes no volume smaller than its source", srcSize, lim)
+	}
+	return srcSize, nil
 }
 
 func (s controller) response(v *cinderapi.Volume, req *csipb.CreateVolumeRequest) *csipb.CreateVolumeResponse {
@@ -241,12 +285,15 @@ func (s controller) DeleteVolume(ctx context.Context, req *csipb.DeleteVolumeReq
 }
 
 func (s controller) ValidateVolumeCapabilities(ctx context.Context, req *csipb.ValidateVolumeCapabilitiesRequest) (*csipb.ValidateVolumeCapabilitiesResponse, error) {
-	id, err := volumeID(req.GetVolumeId())
-	if err != nil {
-		return nil, err
+	if req.GetVolumeId() == "" {
+		return nil, invalid("volume ID missing")
 	}
 	if len(req.GetVolumeCapabilities()) == 0 {
 		return nil, invalid("volume capabilities missing")
+	}
+	id, err := volumeID(req.GetVolumeId())
+	if err != nil {
+		return nil, err
 	}
 	if _, err := s.d.cinder.Volume(ctx, id); err != nil {
 		return nil, toStatus("validate volume "+id, err)

@@ -2,6 +2,7 @@ package csi
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -22,15 +23,22 @@ func TestCreateVolume(t *testing.T) {
 		wantGiB  int64
 		wantZone string
 		wantType string
+		wantMeta map[string]string // beside MetadataName
 	}{
-		{"no capacity: 1 GiB", &csipb.CreateVolumeRequest{}, 1, "nova", ""},
-		{"rounded up", &csipb.CreateVolumeRequest{CapacityRange: &csipb.CapacityRange{RequiredBytes: 1<<30 + 1}}, 2, "nova", ""},
-		{"limit only", &csipb.CreateVolumeRequest{CapacityRange: &csipb.CapacityRange{LimitBytes: 3 << 30}}, 1, "nova", ""},
-		{"parameters", &csipb.CreateVolumeRequest{Parameters: map[string]string{"type": "fast", "availability": "zone-b", "csi.storage.k8s.io/pvc/name": "x"}}, 1, "zone-b", "fast"},
+		{"no capacity: 1 GiB", &csipb.CreateVolumeRequest{}, 1, "nova", "", nil},
+		{"rounded up", &csipb.CreateVolumeRequest{CapacityRange: &csipb.CapacityRange{RequiredBytes: 1<<30 + 1}}, 2, "nova", "", nil},
+		{"limit only", &csipb.CreateVolumeRequest{CapacityRange: &csipb.CapacityRange{LimitBytes: 3 << 30}}, 1, "nova", "", nil},
+		{"parameters", &csipb.CreateVolumeRequest{Parameters: map[string]string{"type": "fast", "availability": "zone-b",
+			"csi.storage.k8s.io/pvc/name": "x", "csi.storage.k8s.io/pvc/namespace": "ns", "csi.storage.k8s.io/pv/name": "pv-1",
+			"csi.storage.k8s.io/fstype": "xfs"}}, 1, "zone-b", "fast",
+			map[string]string{"csi.storage.k8s.io/pvc/name": "x", "csi.storage.k8s.io/pvc/namespace": "ns", "csi.storage.k8s.io/pv/name": "pv-1"}},
 		{"topology", &csipb.CreateVolumeRequest{AccessibilityRequirements: &csipb.TopologyRequirement{
 			Requisite: []*csipb.Topology{{Segments: map[string]string{TopologyZoneKey: "zone-r"}}},
 			Preferred: []*csipb.Topology{{Segments: map[string]string{TopologyZoneKey: "zone-p"}}},
-		}}, 1, "zone-p", ""},
+		}}, 1, "zone-p", "", nil},
+		{"a claim name Cinder cannot hold is clipped", &csipb.CreateVolumeRequest{Parameters: map[string]string{
+			"csi.storage.k8s.io/pvc/name": strings.Repeat("n", 300)}}, 1, "nova", "",
+			map[string]string{"csi.storage.k8s.io/pvc/name": strings.Repeat("n", 252) + "..."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
@@ -44,7 +52,9 @@ func TestCreateVolume(t *testing.T) {
 			cv, err := f.cinder.Volume(ctx, v.GetVolumeId())
 			require.NoError(t, err)
 			require.Equal(t, tc.wantType, cv.VolumeType)
-			require.Equal(t, "pvc-1", cv.Metadata[MetadataName])
+			want := map[string]string{MetadataName: "pvc-1"}
+			maps.Copy(want, tc.wantMeta)
+			require.Equal(t, want, cv.Metadata)
 		})
 	}
 }
@@ -84,30 +94,45 @@ func TestCreateVolumeFromSource(t *testing.T) {
 	for _, tc := range []struct {
 		name                string
 		source              *csipb.VolumeContentSource
+		rng                 *csipb.CapacityRange
 		wantSnap, wantClone string
+		wantGiB             int64
 		wantCode            codes.Code
 	}{
-		{"snapshot", &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Snapshot{Snapshot: &csipb.VolumeContentSource_SnapshotSource{SnapshotId: sid}}}, sid, "", codes.OK},
-		{"clone", &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Volume{Volume: &csipb.VolumeContentSource_VolumeSource{VolumeId: src}}}, "", src, codes.OK},
-		{"missing snapshot", &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Snapshot{Snapshot: &csipb.VolumeContentSource_SnapshotSource{SnapshotId: otherNode}}}, "", "", codes.NotFound},
-		{"snapshot not a UUID", &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Snapshot{Snapshot: &csipb.VolumeContentSource_SnapshotSource{SnapshotId: "snap"}}}, "", "", codes.NotFound},
-		{"missing volume", &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Volume{Volume: &csipb.VolumeContentSource_VolumeSource{VolumeId: otherNode}}}, "", "", codes.NotFound},
+		{"snapshot", snapSource(sid), &csipb.CapacityRange{RequiredBytes: 2 << 30}, sid, "", 2, codes.OK},
+		{"clone", volSource(src), &csipb.CapacityRange{RequiredBytes: 2 << 30}, "", src, 2, codes.OK},
+		{"larger than the snapshot", snapSource(sid), &csipb.CapacityRange{RequiredBytes: 3 << 30}, sid, "", 3, codes.OK},
+		{"smaller than the snapshot: its size", snapSource(sid), &csipb.CapacityRange{RequiredBytes: 1 << 30}, sid, "", 2, codes.OK},
+		{"no range: the clone's size", volSource(src), nil, "", src, 2, codes.OK},
+		{"the source above limit_bytes", snapSource(sid), &csipb.CapacityRange{LimitBytes: 1 << 30}, "", "", 0, codes.OutOfRange},
+		{"missing snapshot", snapSource(otherNode), nil, "", "", 0, codes.NotFound},
+		{"snapshot not a UUID", snapSource("snap"), nil, "", "", 0, codes.NotFound},
+		{"missing volume", volSource(otherNode), nil, "", "", 0, codes.NotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, err := f.c.CreateVolume(ctx, &csipb.CreateVolumeRequest{Name: "new-" + tc.name, VolumeCapabilities: []*csipb.VolumeCapability{mountCap()},
-				CapacityRange: &csipb.CapacityRange{RequiredBytes: 2 << 30}, VolumeContentSource: tc.source})
+				CapacityRange: tc.rng, VolumeContentSource: tc.source})
 			if tc.wantCode != codes.OK {
 				requireCode(t, err, tc.wantCode)
 				return
 			}
 			require.NoError(t, err)
 			require.Equal(t, tc.source, resp.GetVolume().GetContentSource())
+			require.Equal(t, tc.wantGiB<<30, resp.GetVolume().GetCapacityBytes())
 			v, err := f.cinder.Volume(ctx, resp.GetVolume().GetVolumeId())
 			require.NoError(t, err)
 			require.Equal(t, tc.wantSnap, v.SnapshotID)
 			require.Equal(t, tc.wantClone, v.SourceVolID)
 		})
 	}
+}
+
+func snapSource(id string) *csipb.VolumeContentSource {
+	return &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Snapshot{Snapshot: &csipb.VolumeContentSource_SnapshotSource{SnapshotId: id}}}
+}
+
+func volSource(id string) *csipb.VolumeContentSource {
+	return &csipb.VolumeContentSource{Type: &csipb.VolumeContentSource_Volume{Volume: &csipb.VolumeContentSource_VolumeSource{VolumeId: id}}}
 }
 
 func TestPublishUnpublish(t *testing.T) {
@@ -304,6 +329,13 @@ func TestSnapshots(t *testing.T) {
 		resp, err := f.c.ListSnapshots(ctx, tc.req)
 		require.NoError(t, err, tc.name)
 		require.Len(t, resp.GetEntries(), tc.want, tc.name)
+	}
+	got, err := f.c.GetSnapshot(ctx, &csipb.GetSnapshotRequest{SnapshotId: s1.GetSnapshot().GetSnapshotId()})
+	require.NoError(t, err)
+	require.Equal(t, v1, got.GetSnapshot().GetSourceVolumeId())
+	for id, want := range map[string]codes.Code{"": codes.InvalidArgument, "none-exist-id": codes.NotFound, otherNode: codes.NotFound} {
+		_, err = f.c.GetSnapshot(ctx, &csipb.GetSnapshotRequest{SnapshotId: id})
+		requireCode(t, err, want)
 	}
 	for _, id := range []string{s1.GetSnapshot().GetSnapshotId(), s1.GetSnapshot().GetSnapshotId(), "not-a-uuid"} {
 		_, err = f.c.DeleteSnapshot(ctx, &csipb.DeleteSnapshotRequest{SnapshotId: id})

@@ -77,6 +77,12 @@ func (f *fakeCinder) CreateVolume(_ context.Context, o cinderapi.CreateVolumeOpt
 		f.failCreate = nil
 		return nil, err
 	}
+	if sn := f.snaps[o.SnapshotID]; sn != nil && sn.Size > o.SizeGiB {
+		return nil, &apierr.Error{Service: cinderapi.Service, Op: "create", Volume: o.Name, Status: 400, Kind: apierr.ErrInvalid, Message: "smaller than the snapshot"}
+	}
+	if sv := f.vols[o.SourceVolID]; sv != nil && sv.Size > o.SizeGiB {
+		return nil, &apierr.Error{Service: cinderapi.Service, Op: "create", Volume: o.Name, Status: 400, Kind: apierr.ErrInvalid, Message: "smaller than the source volume"}
+	}
 	f.creates++
 	v := &cinderapi.Volume{ID: f.id(), Name: o.Name, Size: o.SizeGiB, Status: "available", VolumeType: o.VolumeType,
 		AvailabilityZone: o.AvailabilityZone, SnapshotID: o.SnapshotID, SourceVolID: o.SourceVolID, Metadata: o.Metadata}

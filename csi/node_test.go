@@ -210,6 +210,18 @@ func TestBadRequests(t *testing.T) {
 			_, err := f.c.ControllerPublishVolume(ctx, &csipb.ControllerPublishVolumeRequest{VolumeId: id, NodeId: testNode})
 			return err
 		}, codes.InvalidArgument},
+		{"publish: no node before the fake volume", func(f *fixture, _ string, _ map[string]string) error {
+			_, err := f.c.ControllerPublishVolume(ctx, &csipb.ControllerPublishVolumeRequest{VolumeId: "fake-vol-id", VolumeCapability: mc})
+			return err
+		}, codes.InvalidArgument},
+		{"publish: no capability before the fake volume", func(f *fixture, _ string, _ map[string]string) error {
+			_, err := f.c.ControllerPublishVolume(ctx, &csipb.ControllerPublishVolumeRequest{VolumeId: "fake-vol-id", NodeId: testNode})
+			return err
+		}, codes.InvalidArgument},
+		{"validate: no capability before the fake volume", func(f *fixture, _ string, _ map[string]string) error {
+			_, err := f.c.ValidateVolumeCapabilities(ctx, &csipb.ValidateVolumeCapabilitiesRequest{VolumeId: "fake-vol-id"})
+			return err
+		}, codes.InvalidArgument},
 		{"validate: missing volume", func(f *fixture, _ string, _ map[string]string) error {
 			_, err := f.c.ValidateVolumeCapabilities(ctx, &csipb.ValidateVolumeCapabilitiesRequest{VolumeId: otherNode, VolumeCapabilities: caps})
 			return err

@@ -77,7 +77,7 @@ func (s node) bind(ctx context.Context, src, target string, block, ro bool) erro
 	if err != nil {
 		return err
 	}
-	if mounted, err := s.mounted(target); err != nil || mounted {
+	if mounted, err := s.d.host.Sys.IsMounted(target); err != nil || mounted {
 		return err
 	}
 	var opts []string
@@ -93,20 +93,6 @@ func (s node) bind(ctx context.Context, src, target string, block, ro bool) erro
 	}
 	_, err = s.d.host.Runner.Run(ctx, host.Command{Name: "mount", Args: append(args, "--", src, target), Timeout: mountTimeout})
 	return err
-}
-
-// mounted reports whether something is mounted at p.
-func (s node) mounted(p string) (bool, error) {
-	mounts, err := s.d.host.Sys.Mounts()
-	if err != nil {
-		return false, err
-	}
-	for _, m := range mounts {
-		if m.MountPoint == p {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // NodeUnpublishVolume unmounts the target path and removes it; a path
@@ -127,7 +113,7 @@ func (s node) NodeUnpublishVolume(ctx context.Context, req *csipb.NodeUnpublishV
 	defer unlock()
 	// A target bind-mounted twice (a retried publish elsewhere) needs two.
 	for range 4 {
-		mounted, err := s.mounted(target)
+		mounted, err := s.d.host.Sys.IsMounted(target)
 		if err != nil {
 			return nil, toStatus(op, err)
 		}

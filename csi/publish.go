@@ -30,15 +30,23 @@ func nodeID(id string) (string, error) {
 // hands its ID to the node, which exports and completes it with its own
 // connector at NodeStage.
 func (s controller) ControllerPublishVolume(ctx context.Context, req *csipb.ControllerPublishVolumeRequest) (*csipb.ControllerPublishVolumeResponse, error) {
+	// Every field is checked (InvalidArgument) before an ID is looked
+	// at (NotFound), as the spec's codes go.
+	switch {
+	case req.GetVolumeId() == "":
+		return nil, invalid("volume ID missing")
+	case req.GetNodeId() == "":
+		return nil, invalid("node ID missing")
+	}
+	if err := checkCap(req.GetVolumeCapability()); err != nil {
+		return nil, err
+	}
 	id, err := volumeID(req.GetVolumeId())
 	if err != nil {
 		return nil, err
 	}
 	node, err := nodeID(req.GetNodeId())
 	if err != nil {
-		return nil, err
-	}
-	if err := checkCap(req.GetVolumeCapability()); err != nil {
 		return nil, err
 	}
 	mode := "rw"

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/brick-storage/brick/cinderapi"
+	"github.com/brick-storage/brick/connector"
 	"github.com/brick-storage/brick/ident"
 )
 
@@ -81,6 +82,23 @@ func (s controller) DeleteSnapshot(ctx context.Context, req *csipb.DeleteSnapsho
 		return nil, toStatus("delete snapshot "+id, err)
 	}
 	return &csipb.DeleteSnapshotResponse{}, nil
+}
+
+// GetSnapshot answers one snapshot by ID; an ID no Cinder snapshot can
+// have is NotFound.
+func (s controller) GetSnapshot(ctx context.Context, req *csipb.GetSnapshotRequest) (*csipb.GetSnapshotResponse, error) {
+	id := req.GetSnapshotId()
+	if id == "" {
+		return nil, invalid("snapshot ID missing")
+	}
+	if !ident.IsUUID(id) {
+		return nil, notFound("snapshot %s: no such snapshot (Cinder snapshot IDs are UUIDs)", connector.Quote(id))
+	}
+	snap, err := s.d.cinder.GetSnapshot(ctx, id)
+	if err != nil {
+		return nil, toStatus("get snapshot "+id, err)
+	}
+	return &csipb.GetSnapshotResponse{Snapshot: snapshotOf(snap)}, nil
 }
 
 func (s controller) ListSnapshots(ctx context.Context, req *csipb.ListSnapshotsRequest) (*csipb.ListSnapshotsResponse, error) {

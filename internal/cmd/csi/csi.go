@@ -36,8 +36,8 @@ func NewCmd(f *factory.Factory, runF func(context.Context, *options) error) *cob
 
 The controller (--mode controller) creates, deletes, clones, snapshots and
 extends Cinder volumes; ControllerPublish reserves a Cinder v3 attachment
-named after the node (its instance_uuid is the node ID) and hands its ID to
-the node. The node (--mode node, one per host) completes that attachment
+for the node (recorded in the volume's metadata under the node ID) and
+hands its ID to the node. The node (--mode node, one per host) completes that attachment
 with its own connector at NodeStage and attaches the volume as local-attach
 does (every protocol, multipath, LUKS, rollback), formats it only when
 blank and mounts it nosuid,nodev at the staging path; NodePublish bind
