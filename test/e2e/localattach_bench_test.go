@@ -44,6 +44,9 @@ cp /brick/localattach.py /tmp/localattach.py
 B=/tmp/brick
 export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null BRICK_CINDER_ENDPOINT=http://10.0.2.2:8776/v3 PROJECT
 eval "$("$BRICK_FIXTURES/iscsi.sh")" >/dev/null
+# The extension finds its address from the route towards 8.8.8.8 (a UDP
+# connect, no packet sent): give the guest the default route a host has.
+ip route replace default via 10.0.2.2 dev eth0
 echo "LOAD start $(cut -d' ' -f1-3 /proc/loadavg)"
 nsessions() { iscsiadm -m session 2>/dev/null | grep -c . || true; }
 # hload: the host's 1-minute load average, from the share.
@@ -53,7 +56,8 @@ over() { [[ $1 =~ ^([0-9]+)\.([0-9]{2})$ ]] && (( 10#${BASH_REMATCH[1]}${BASH_RE
 timed() { # OUT COMMAND...: runs COMMAND, leaves "<seconds> <max RSS KiB> <rc>" in OUT
 	local out=$1; shift
 	/usr/bin/time -f "%e %M" -o "$out.t" "$@" >"$out.out" 2>"$out.err"
-	echo "$(tail -1 "$out.t") $?" >"$out"
+	local rc=$?
+	echo "$(tail -1 "$out.t") $rc" >"$out"
 }
 run() { # MODE TOOL VOLUME
 	local mode=$1 tool=$2 vol=$3 mp=()
