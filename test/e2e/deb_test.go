@@ -90,7 +90,7 @@ dpkg -L brick >/brick/pkg-files.txt 2>&1
 echo "PKGVERSION $(/usr/sbin/brick --version)"
 pc=$(/usr/sbin/brick get-connector -f value -c initiator 2>&1)
 echo "PKGCONNECTOR $([[ $pc == "$ISCSI_INITIATOR" ]] && echo ok || echo "bad:$pc")"
-echo "PKGCSI $(/usr/sbin/brick csi --help 2>&1 | grep -c -e '--kubelet-dir')"
+echo "PKGCSI $(/usr/sbin/brick csi --help 2>&1 | grep -c -e '^ *--kubelet-dir string')"
 echo "PKGMAN $(ls /usr/share/man/man8/brick*.8.gz | grep -c .)"
 echo "PKGCOMPLETE $(bash -c '. /usr/share/bash-completion/completions/brick && complete -p brick' 2>&1 | grep -c __start_brick)"
 echo "PKGSTATEDIR $(stat -c '%a %U' /var/lib/brick)"
