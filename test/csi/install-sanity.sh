@@ -3,7 +3,8 @@
 # (github.com/kubernetes-csi/csi-test), once per version, and prints the
 # binary's path. Idempotent: a warm run only checks the cached binary (a few
 # milliseconds); a cold one builds a static binary from the Go module proxy
-# (about 3 minutes on 2 cores).
+# (about 3 minutes on 2 idle cores, 13 under load). test/e2e.sh runs it
+# before its tests.
 #
 # Settings (environment):
 #   BRICK_TB_CSI_SANITY_VERSION  csi-test module version       (v5.6.0)
