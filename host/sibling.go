@@ -2,9 +2,12 @@ package host
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // SiblingPath is where brick's companion program name is installed: the
@@ -22,15 +25,43 @@ func SiblingPath(name string) (string, error) {
 // ExecSibling replaces the running process with the companion program
 // name (SiblingPath), passing args and the environment on unchanged: it
 // is brick going on in a second binary, not a child, so it keeps brick's
-// settings and credentials. It returns only when the program cannot be
-// started; the error wraps fs.ErrNotExist when it is not installed.
+// settings and credentials. Whoever can change that program runs as root
+// next, so it must pass TrustedProgram first. It returns only when the
+// program cannot be started; the error wraps fs.ErrNotExist when it is
+// not installed and ErrUntrustedPath when it is not trusted.
 func ExecSibling(name string, args []string) error {
 	p, err := SiblingPath(name)
 	if err != nil {
 		return err
 	}
+	if err := TrustedProgram(p); err != nil {
+		return fmt.Errorf("start %s: %w", p, err)
+	}
 	if err := syscall.Exec(p, append([]string{p}, args...), os.Environ()); err != nil {
 		return fmt.Errorf("start %s: %w", p, err)
 	}
 	return nil
+}
+
+// TrustedProgram refuses a program root should not run: after its links,
+// it must be a regular file owned by root (or brick's user), writable by
+// no one else, in directories only they can change (CheckTrustedPath).
+func TrustedProgram(p string) error {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(real, &st); err != nil {
+		return &fs.PathError{Op: "stat", Path: real, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return fmt.Errorf("%w: %s is not a regular file", ErrUntrustedPath, real)
+	case int(st.Uid) != os.Geteuid() && st.Uid != 0:
+		return fmt.Errorf("%w: %s is owned by uid %d, who could replace what root runs: reinstall it owned by root", ErrUntrustedPath, real, st.Uid)
+	case st.Mode&0o022 != 0:
+		return fmt.Errorf("%w: %s has mode %04o, writable by others: chmod go-w %s", ErrUntrustedPath, real, st.Mode&0o7777, real)
+	}
+	return NewFS("").CheckTrustedPath(filepath.Dir(real))
 }
