@@ -1,11 +1,11 @@
 package output
 
 import (
+	"bytes"
 	"io"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // writeTable draws an openstackclient-style table in box-drawing
@@ -22,29 +22,96 @@ func writeTable(w io.Writer, header []string, rows [][]string, width int) error 
 		}
 	}
 	fitTable(header, rows, width)
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-	)
-	hdr := make([]any, len(header))
-	for i, h := range header {
-		hdr[i] = h
-	}
-	t.Header(hdr...)
+	var b bytes.Buffer
+	t := tablewriter.NewWriter(&b)
+	t.SetAutoFormatHeaders(false)
+	t.SetAutoWrapText(false)
+	t.SetHeaderAlignment(tablewriter.ALIGN_LEFT)
+	t.SetAlignment(tablewriter.ALIGN_LEFT)
+	t.SetCenterSeparator("┼")
+	t.SetColumnSeparator("│")
+	t.SetRowSeparator("─")
+	t.SetHeader(evenLines(header, len(header)))
+	t.SetHeaderLine(len(rows) > 0)
 	for _, r := range rows {
-		cells := make([]string, len(header))
-		for i := range cells {
-			if i < len(r) {
-				cells[i] = r[i]
+		t.Append(dropBlankLines(evenLines(r, len(header))))
+	}
+	t.Render()
+	_, err := w.Write(boxCorners(b.Bytes()))
+	return err
+}
+
+// evenLines trims each of n cells (missing cells are empty) and gives
+// them all as many lines as the tallest: tablewriter pads a shorter cell
+// with lines two columns wide, which overflow a column one wide.
+func evenLines(cells []string, n int) []string {
+	out := make([]string, n)
+	height := 1
+	for i := range out {
+		if i < len(cells) {
+			out[i] = strings.TrimSpace(cells[i])
+		}
+		height = max(height, strings.Count(out[i], "\n")+1)
+	}
+	for i, c := range out {
+		out[i] = c + strings.Repeat("\n", height-1-strings.Count(c, "\n"))
+	}
+	return out
+}
+
+// dropBlankLines leaves out the lines after a row's first that are blank
+// in every cell: they would only stretch the row.
+func dropBlankLines(cells []string) []string {
+	if len(cells) == 0 {
+		return cells
+	}
+	lines := make([][]string, len(cells))
+	for i, c := range cells {
+		lines[i] = strings.Split(c, "\n")
+	}
+	keep := make([][]string, len(cells))
+	for j := range lines[0] {
+		blank := j > 0
+		for i := range lines {
+			blank = blank && strings.TrimSpace(lines[i][j]) == ""
+		}
+		for i := range lines {
+			if !blank {
+				keep[i] = append(keep[i], lines[i][j])
 			}
 		}
-		if err := t.Append(cells); err != nil {
-			return err
-		}
 	}
-	return t.Render()
+	for i := range cells {
+		cells[i] = strings.Join(keep[i], "\n")
+	}
+	return cells
+}
+
+// boxCorners gives tablewriter's rules their box-drawing corners and
+// tees: it draws every junction as one character. Rules are the lines
+// that start with it (a row starts with "│").
+func boxCorners(table []byte) []byte {
+	lines := bytes.SplitAfter(table, []byte("\n"))
+	last := len(lines) - 1
+	for last > 0 && len(lines[last]) == 0 {
+		last--
+	}
+	for i, l := range lines[:last+1] {
+		if !bytes.HasPrefix(l, []byte("┼")) {
+			continue
+		}
+		left, mid, right := "├", "┼", "┤"
+		switch i {
+		case 0:
+			left, mid, right = "┌", "┬", "┐"
+		case last:
+			left, mid, right = "└", "┴", "┘"
+		}
+		s := strings.TrimSuffix(string(l), "\n")
+		s = strings.TrimSuffix(strings.TrimPrefix(s, "┼"), "┼")
+		lines[i] = []byte(left + strings.ReplaceAll(s, "┼", mid) + right + "\n")
+	}
+	return bytes.Join(lines, nil)
 }
 
 // expandTabs turns each tab into eight spaces: tablewriter counts a tab as
