@@ -40,10 +40,23 @@ func (h HBA) Online() bool { return h.PortState == "Online" }
 
 const fcHostDir = "/sys/class/fc_host"
 
-var (
-	hostDirRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^host([0-9]{1,9})$`) })
-	pciRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`) })
-)
+var pciRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`) })
+
+// hostDir reports whether name is a SCSI host's sysfs name: "host" and a
+// number of at most nine digits. Checked byte by byte: get-connector lists
+// fc_host on every host, and compiling a regexp there would grow its stack.
+func hostDir(name string) bool {
+	n, ok := strings.CutPrefix(name, "host")
+	if !ok || n == "" || len(n) > 9 {
+		return false
+	}
+	for i := range len(n) {
+		if n[i] < '0' || n[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // AttrError is an attribute of an FC port that could not be read or
 // parsed: File is its sysfs path.
@@ -91,7 +104,7 @@ func readPorts(fsys host.FS) ([]port, error) {
 		h, err := readHBA(fsys, n)
 		return port{hba: h, err: err}, true
 	}
-	return host.ReadEntries(fsys, fcHostDir, hostDirRE().MatchString, read)
+	return host.ReadEntries(fsys, fcHostDir, hostDir, read)
 }
 
 func readHBA(fsys host.FS, n int) (HBA, *AttrError) {
@@ -136,7 +149,7 @@ func pciOf(devPath string) (platform, pci string) {
 		if hasPlatform && strings.HasPrefix(p, "pci") && i > 0 && platform == "" {
 			platform = "platform-" + parts[i-1]
 		}
-		if (p == "net" || hostDirRE().MatchString(p)) && i > 0 {
+		if (p == "net" || hostDir(p)) && i > 0 {
 			if pciRE().MatchString(parts[i-1]) {
 				return platform, parts[i-1]
 			}

@@ -1,6 +1,7 @@
 package fc
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,6 +37,33 @@ func FuzzPCIOf(f *testing.F) {
 		}
 		if pci == "" && platform != "" {
 			t.Fatalf("platform %q without a PCI address", platform)
+		}
+	})
+}
+
+// hostDirPattern is what hostDir checks, as a regexp.
+var hostDirPattern = regexp.MustCompile(`^host([0-9]{1,9})$`)
+
+func TestHostDir(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"host0", true}, {"host123456789", true}, {"host", false}, {"host1234567890", false},
+		{"hostx", false}, {"host-1", false}, {"Host1", false}, {"rport-0:0-1", false}, {"host1 ", false}, {"", false},
+	} {
+		require.Equal(t, tc.want, hostDir(tc.in), tc.in)
+	}
+}
+
+// FuzzHostDir: hostDir agrees with the pattern it stands for.
+func FuzzHostDir(f *testing.F) {
+	for _, s := range []string{"host0", "host12", "host", "hostx1", "host1234567890", "host\x001"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := hostDir(s), hostDirPattern.MatchString(s); got != want {
+			t.Fatalf("hostDir(%q) = %v, want %v", s, got, want)
 		}
 	})
 }
