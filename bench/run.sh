@@ -197,12 +197,15 @@ if ((!quick)); then
 		if ! BRICK_BENCH=1 BRICK_BENCH_LA_ROUNDS=$rounds BRICK_BENCH_MAX_LOAD=$maxload go test -tags e2e -run '^TestLocalAttachBenchmark$' -v -timeout 240m ./test/e2e/ >"$out/localattach.log" 2>&1; then
 			failed+=(localattach-guest)
 		fi
-		# RUN <mode> <tool> <attach_s> <detach_s> <total_s> <attach_rss_kb> <detach_rss_kb> rc=.. sessions=.. load=<before>/<after> try=N
-		sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}\(RUN\|EXECVE\|LOAD\|REPEAT\) /\2 /p' "$out/localattach.log" >"$out/localattach.txt"
+		# RUN <mode> <tool> <attach_s> <detach_s> <total_s> <attach_rss_kb> <detach_rss_kb> rc=.. sessions=.. status=.. load=<before>/<after> try=N
+		sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}\(RUN\|EXECVE\|LOAD\|REPEAT\|REPEATED\|FAILED\|RESET\) /\2 /p' "$out/localattach.log" >"$out/localattach.txt"
 		# The steps of one attach and detach of each tool: a STEPS line and its
 		# indented lines.
 		awk '/: STEPS / { p = 1; sub(/^.*: STEPS /, "STEPS "); print; next } p && /^ {6,}/ { sub(/^ +/, "    "); print; next } { p = 0 }' "$out/localattach.log" >"$out/steps.txt"
-		awk '$1 == "RUN" && NF >= 10 && $9 == "rc=0/0" { print "local-attach+detach-" $2, $3, $6, ($7 > $8 ? $7 : $8) }' "$out/localattach.txt" >>"$samples"
+		# Only runs that succeeded and left the volume available count; the
+		# others are listed under the table as FAILED.
+		awk '$1 == "RUN" && NF >= 11 && $9 == "rc=0/0" && $10 == "sessions=0" && $11 == "status=available/detached" {
+			print "local-attach+detach-" $2, $3, $6, ($7 > $8 ? $7 : $8) }' "$out/localattach.txt" >>"$samples"
 	fi
 	if want extend; then
 		echo "bench: online extend of a multipath volume, brick vs os-brick's extend_volume, in the guest" >&2
@@ -285,7 +288,11 @@ fi
 	if [[ -s $out/localattach.txt ]]; then
 		echo
 		echo "local-attach rounds: the host's load before/after each (a round above $maxload is taken again; REPEAT lines), programs started per attach+detach:"
-		awk '$1 == "RUN" { print "  " $2, $3, $NF, $(NF - 1) } $1 ~ /^(REPEAT|EXECVE|LOAD)$/ { print "  " $0 }' "$out/localattach.txt"
+		awk '$1 == "RUN" { ok = $9 == "rc=0/0" && $10 == "sessions=0" && $11 == "status=available/detached"
+			print "  " $2, $3, $NF, $(NF - 1), (ok ? "ok" : "FAILED (not counted) " $9 " " $10 " " $11) }
+			$1 ~ /^(REPEAT|REPEATED|FAILED|RESET|EXECVE|LOAD)$/ { print "  " $0 }' "$out/localattach.txt"
+		n=$(awk '$1 == "RUN" && !($9 == "rc=0/0" && $10 == "sessions=0" && $11 == "status=available/detached")' "$out/localattach.txt" | grep -c . || true)
+		((n == 0)) || echo "  $n local-attach runs FAILED and are not counted (their errors: $out/localattach.log)"
 	fi
 	if [[ -s $out/steps.txt ]]; then
 		echo

@@ -10,8 +10,12 @@ test/e2e/iscsi_bench_test.go can time it as a whole process against
 aid, not part of brick; bench/cinderext/README.md says where it may differ
 from the real command.
 
-Usage: localattach.py attach|detach VOLUME_ID [--multipath]
+Usage: localattach.py attach|detach VOLUME_ID [--multipath] [--nvme]
+--nvme lets an NVMe-oF connection through to os-brick's NVMe-oF connector
+(the extension itself refuses every protocol but iSCSI and RBD).
 Environment: BRICK_CINDER_ENDPOINT (http://host:8776/v3), PROJECT;
+OSLO_LOCK_PATH, the directory of os-brick's inter-process locks
+(default /tmp/localattach-locks; attach and detach must share it);
 BENCH_STEPS=1 prints "STEP <name> <seconds>" to stderr for each step,
 BENCH_T0 (epoch seconds, taken just before the interpreter started) adds
 the interpreter's start-up as the first step.
@@ -30,6 +34,7 @@ from cinderclient import client as cinder_client
 from cinderclient.contrib import noauth
 from keystoneauth1 import session as ks_session
 from os_brick.initiator import connector
+from oslo_concurrency import lockutils
 
 _STEPS = os.environ.get("BENCH_STEPS") == "1"
 _last = [time.time()]
@@ -75,13 +80,15 @@ def brick_connector(protocol, multipath):
         use_multipath=multipath, device_scan_attempts=3, do_local_attach=True)
 
 
-def verify(protocol):
+def verify(protocol, nvme):
     # VerifyProtocol: the extension accepts iSCSI and RBD only.
+    if nvme and protocol.upper() == "NVMEOF":
+        return
     if protocol.upper() not in ("ISCSI", "RBD"):
         sys.exit("protocol %s not supported" % protocol)
 
 
-def attach(cs, volume_id, multipath):
+def attach(cs, volume_id, multipath, nvme):
     props = connector.get_connector_properties(
         ROOT_HELPER, my_ip(), multipath=multipath, enforce_multipath=False,
         execute=None)
@@ -89,7 +96,7 @@ def attach(cs, volume_id, multipath):
     info = cs.attachments.create(volume_id, props, str(uuid.uuid4()))
     step("cinder-attachments-create")
     conn = info["connection_info"]
-    verify(conn["driver_volume_type"])
+    verify(conn["driver_volume_type"], nvme)
     dev = brick_connector(conn["driver_volume_type"], multipath).connect_volume(conn)
     step("os-brick-connect-volume")
     cs.attachments.complete(conn["attachment_id"])
@@ -113,11 +120,17 @@ def detach(cs, volume_id, multipath):
 
 def main():
     action, volume_id = sys.argv[1:3]
+    # os-brick's connectors take oslo.concurrency file locks, which need a
+    # lock_path; a service sets it in its config file, the extension's
+    # user in theirs. Without one, connect_volume fails after the
+    # attachment exists and leaves the volume 'attaching'.
+    lockutils.set_defaults(os.environ.get("OSLO_LOCK_PATH") or "/tmp/localattach-locks")
     multipath = "--multipath" in sys.argv[3:]
+    nvme = "--nvme" in sys.argv[3:]
     cs = volumes_client()
     step("cinder-client")
     if action == "attach":
-        print(json.dumps(attach(cs, volume_id, multipath)))
+        print(json.dumps(attach(cs, volume_id, multipath, nvme)))
     elif action == "detach":
         detach(cs, volume_id, multipath)
     else:
