@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/brick-storage/brick/internal/testbed"
 	"github.com/brick-storage/brick/internal/testbed/guest"
 )
 
@@ -48,7 +49,16 @@ B=/tmp/brick
 API=http://10.0.2.2:8776/v3
 export OS_AUTH_TYPE=noauth BRICK_CONFIG=/dev/null BRICK_CINDER_ENDPOINT=$API PROJECT
 export OSLO_LOCK_PATH=/tmp/localattach-locks
-[[ $MODES == nvme ]] || eval "$("$BRICK_FIXTURES/iscsi.sh")" >/dev/null
+if [[ $MODES == nvme ]]; then
+	# The guest's kernel nvmet serves the volume the test bed Cinder
+	# exports over NVMe/TCP (brick_tb_driver.GuestNVMeT), as in TestNVMeoF.
+	eval "$("$BRICK_FIXTURES/nvmet.sh" ports 4420)" >/dev/null
+	mkdir -p /brick/exports
+	"$BRICK_FIXTURES/nvmet.sh" serve /brick/exports 2>/brick/nvmet.log &
+	NVMET_SERVE=$!
+else
+	eval "$("$BRICK_FIXTURES/iscsi.sh")" >/dev/null
+fi
 # The extension finds its address from the route towards 8.8.8.8 (a UDP
 # connect, no packet sent): give the guest the default route a host has.
 ip route replace default via 10.0.2.2 dev eth0
@@ -184,6 +194,11 @@ execs brick "$B" "$B local-attach $VOL_single --nic eth0; $B local-detach $VOL_s
 clean execs-brick "$VOL_single"
 execs ext /usr/bin/python3 "/usr/bin/python3 /tmp/localattach.py attach $VOL_single; /usr/bin/python3 /tmp/localattach.py detach $VOL_single"
 clean execs-ext "$VOL_single"
+`
+
+// localAttachEndScript ends each script.
+const localAttachEndScript = `
+[[ -z ${NVMET_SERVE:-} ]] || kill "$NVMET_SERVE"
 echo "LEFT sessions=$(nsessions)"
 echo "LOAD end $(cut -d' ' -f1-3 /proc/loadavg)"
 echo DONE
@@ -193,9 +208,11 @@ echo DONE
 // BRICK_BENCH=1; BRICK_BENCH_LA_ROUNDS rounds, default 5;
 // BRICK_BENCH_MAX_LOAD, default 4.00, the host load above which a round
 // is taken again, BRICK_BENCH_RETRIES times at most, default 3): see
-// localAttachRoundsScript. It logs one LOCALATTACH line per mode with both
-// tools' medians, min/max, the ratio and peak RSS, and the steps of one
-// attach and detach of each.
+// localAttachRoundsScript. In one guest boot: iSCSI single path and
+// multipath with the steps of one attach and detach, then (unless
+// BRICK_BENCH_LA_NVME=0) the test bed Cinder restarted to export over
+// NVMe/TCP and the nvme rounds. It logs one LOCALATTACH line per mode with
+// both tools' medians, min/max, the ratio and peak RSS.
 func TestLocalAttachBenchmark(t *testing.T) {
 	lane(t, laneServices)
 	if os.Getenv("BRICK_BENCH") == "" {
@@ -204,37 +221,72 @@ func TestLocalAttachBenchmark(t *testing.T) {
 	rounds := max(1, benchInt("BRICK_BENCH_LA_ROUNDS", 5))
 	maxLoad, err := strconv.ParseFloat(cmpOr(os.Getenv("BRICK_BENCH_MAX_LOAD"), "4"), 64)
 	require.NoError(t, err, "BRICK_BENCH_MAX_LOAD")
-	c := needCinder(t, guestCinderOptions)
-	vs, vm := newVolume(t, c, "brick-bench-la-single"), newVolume(t, c, "brick-bench-la-mp")
 	ext, err := filepath.Abs("../../bench/cinderext/localattach.py")
 	require.NoError(t, err)
-	// One round (four whole Python processes) took 12 minutes under TCG
-	// with the host's load at 25.
-	limit := time.Duration(15+15*rounds) * time.Minute
 	// No deadline for the wait for the guest slot, which a busy machine's
-	// suites hold for an hour: the script has its limit, go test -timeout
+	// suites hold for an hour: each script has its limit, go test -timeout
 	// bounds the rest.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	share := t.TempDir()
+	// The share Cinder's NVMe export records go through; emptied first.
+	share := testbed.NVMeShareDir
+	require.NoError(t, os.RemoveAll(share))
+	require.NoError(t, os.MkdirAll(share, 0o755))
 	stop := writeHostLoad(ctx, filepath.Join(share, "hostload"))
 	defer stop()
+	s, err := guest.Start(ctx, guest.Options{NICs: 2, ShareDir: share})
+	require.NoError(t, err, "boot the guest")
+	defer func() { require.NoError(t, s.Close(), "power the guest off") }()
+	// Cinder after the boot, which waits for the machine's guest slot: a
+	// suite holding the slot meanwhile restarts Cinder as its tests need.
+	c := needCinder(t, guestCinderOptions)
+	vs, vm := newVolume(t, c, "brick-bench-la-single"), newVolume(t, c, "brick-bench-la-mp")
 	t.Logf("HOSTLOAD start %s", hostLoad())
-	res, err := runGuest(t, ctx, guest.Options{
-		Script: localAttachRoundsScript + localAttachStepsScript, NICs: 2, Timeout: limit, ShareDir: share,
-		Files: map[string]string{buildBrick(t): "brick", ext: "localattach.py"},
-		Env: map[string]string{"PROJECT": c.ProjectID, "VOL_single": vs.ID, "VOL_mp": vm.ID, "MODES": "single mp", "ROUNDS": strconv.Itoa(rounds),
-			"MAXLOAD": strconv.Itoa(int(maxLoad * 100)), "RETRIES": strconv.Itoa(benchInt("BRICK_BENCH_RETRIES", 3))},
+	files := map[string]string{buildBrick(t): "brick", ext: "localattach.py"}
+	env := func(kv ...string) map[string]string {
+		m := map[string]string{"ROUNDS": strconv.Itoa(rounds), "MAXLOAD": strconv.Itoa(int(maxLoad * 100)),
+			"RETRIES": strconv.Itoa(benchInt("BRICK_BENCH_RETRIES", 3))}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	// One round of a mode (four whole Python processes) took 12 minutes
+	// under TCG with the host's load at 25.
+	limit := time.Duration(10+8*rounds) * time.Minute
+	out := localAttachExec(t, ctx, s, guest.Exec{
+		Script: localAttachRoundsScript + localAttachStepsScript + localAttachEndScript, Files: files, Timeout: 2 * limit,
+		Env: env("PROJECT", c.ProjectID, "VOL_single", vs.ID, "VOL_mp", vm.ID, "MODES", "single mp"),
 	})
+	logLocalAttachRounds(t, out, []string{"single", "mp"})
+	if os.Getenv("BRICK_BENCH_LA_NVME") != "0" {
+		cctx, ccancel := context.WithTimeout(ctx, serviceStartTimeout)
+		defer ccancel()
+		cn, err := testbed.EnsureCinderNVMe(cctx, testbed.CinderOptions{TargetIP: "127.0.0.1", SecondaryIPs: []string{"127.0.0.2"}}, testbed.NVMeNew, 4420)
+		require.NoError(t, err, "restart Cinder exporting over NVMe/TCP")
+		vn := nvmeVolume(t, cn, testbed.NVMeNew)
+		nout := localAttachExec(t, ctx, s, guest.Exec{
+			Script: localAttachRoundsScript + localAttachEndScript, Files: files, Timeout: limit,
+			Env: env("PROJECT", cn.ProjectID, "VOL_nvme", vn.ID, "MODES", "nvme"),
+		})
+		logLocalAttachRounds(t, nout, []string{"nvme"})
+	}
 	t.Logf("HOSTLOAD end %s", hostLoad())
+	logSteps(t, out)
+}
+
+// localAttachExec runs one of the benchmark's scripts in s, logs its
+// output and returns it; the script must end with DONE.
+func localAttachExec(t *testing.T, ctx context.Context, s *guest.Session, e guest.Exec) string {
+	t.Helper()
+	res, err := s.Exec(ctx, e)
 	if res != nil {
-		t.Logf("guest output:\n%s", res.Output)
+		t.Logf("guest exec: wall %s, exit %d, leftovers %q; output:\n%s", res.Duration.Round(time.Millisecond), res.ExitCode, res.Leftovers, res.Output)
 	}
 	requireSuccess(t, res, err)
 	out := string(res.Output)
 	require.Contains(t, out, "\nDONE")
-	logLocalAttachRounds(t, out, []string{"single", "mp"})
-	logSteps(t, out)
+	return out
 }
 
 // cmpOr is v, or def when v is empty.
