@@ -22,7 +22,10 @@
 #          brick over TCP to the same LIO portals; then
 #          TestLocalAttachBenchmark: whole `brick local-attach`/`local-detach`
 #          against python-brick-cinderclient-ext's flow (bench/cinderext)
-#          on the real Cinder, single path and multipath, peak RSS; then
+#          on the real Cinder, iSCSI single path and multipath, then
+#          NVMe/TCP (Cinder restarted for it; the Python side is the
+#          extension's steps with os-brick's NVMe-oF connector), peak RSS,
+#          runs that fail listed as FAILED and not counted; then
 #          TestExtendGuest's rounds (BRICK_BENCH=1, 3 rounds): host-side
 #          extend of a multipath volume, brick against os-brick's
 #          extend_volume on the same map after Cinder grew it.
