@@ -207,7 +207,7 @@ if ((!quick)); then
 		awk '/: STEPS / { p = 1; sub(/^.*: STEPS /, "STEPS "); print; next } p && /^ {6,}/ { sub(/^ +/, "    "); print; next } { p = 0 }' "$out/localattach.log" >"$out/steps.txt"
 		# Only runs that succeeded and left the volume available count; the
 		# others are listed under the table as FAILED.
-		awk '$1 == "RUN" && NF >= 11 && $9 == "rc=0/0" && $10 == "sessions=0" && $11 == "status=available/detached" {
+		awk '$1 == "RUN" && NF >= 11 && $9 == "rc=0/0" && $10 == "sessions=0" && $11 == "status=available" {
 			print "local-attach+detach-" $2, $3, $6, ($7 > $8 ? $7 : $8) }' "$out/localattach.txt" >>"$samples"
 	fi
 	if want extend; then
@@ -291,10 +291,10 @@ fi
 	if [[ -s $out/localattach.txt ]]; then
 		echo
 		echo "local-attach rounds: the host's load before/after each (a round above $maxload is taken again; REPEAT lines), programs started per attach+detach:"
-		awk '$1 == "RUN" { ok = $9 == "rc=0/0" && $10 == "sessions=0" && $11 == "status=available/detached"
+		awk '$1 == "RUN" { ok = $9 == "rc=0/0" && $10 == "sessions=0" && $11 == "status=available"
 			print "  " $2, $3, $NF, $(NF - 1), (ok ? "ok" : "FAILED (not counted) " $9 " " $10 " " $11) }
 			$1 ~ /^(REPEAT|REPEATED|FAILED|RESET|EXECVE|LOAD)$/ { print "  " $0 }' "$out/localattach.txt"
-		n=$(awk '$1 == "RUN" && !($9 == "rc=0/0" && $10 == "sessions=0" && $11 == "status=available/detached")' "$out/localattach.txt" | grep -c . || true)
+		n=$(awk '$1 == "RUN" && !($9 == "rc=0/0" && $10 == "sessions=0" && $11 == "status=available")' "$out/localattach.txt" | grep -c . || true)
 		((n == 0)) || echo "  $n local-attach runs FAILED and are not counted (their errors: $out/localattach.log)"
 	fi
 	if [[ -s $out/steps.txt ]]; then

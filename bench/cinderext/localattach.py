@@ -13,7 +13,11 @@ from the real command.
 Usage: localattach.py attach|detach VOLUME_ID [--multipath] [--nvme]
 --nvme lets an NVMe-oF connection through to os-brick's NVMe-oF connector
 (the extension itself refuses every protocol but iSCSI and RBD).
-Environment: BRICK_CINDER_ENDPOINT (http://host:8776/v3), PROJECT;
+Environment: BRICK_CINDER_ENDPOINT (http://host:8776/v3), PROJECT (noauth);
+or OS_CLOUD and OS_CLIENT_CONFIG_FILE (a clouds.yaml entry: Keystone
+password auth, Cinder and Barbican from the catalog; an encrypted volume
+is then opened with os-brick's encryptor, its key read from Barbican, as
+Nova does; the extension itself has no encryption support);
 OSLO_LOCK_PATH, the directory of os-brick's inter-process locks
 (default /tmp/localattach-locks; attach and detach must share it);
 BENCH_STEPS=1 prints "STEP <name> <seconds>" to stderr for each step,
@@ -57,11 +61,81 @@ ROOT_HELPER = "sudo"  # what the extension passes (brick_utils.get_root_helper)
 API_VERSION = "3.44"  # the first microversion the extension's v3 flow uses
 
 
+def keystone_session():
+    """A Keystone password session for OS_CLOUD of OS_CLIENT_CONFIG_FILE
+    (the clouds.yaml brick reads), and the cloud's region."""
+    import yaml
+    from keystoneauth1.identity import v3
+    with open(os.environ["OS_CLIENT_CONFIG_FILE"]) as f:
+        cloud = yaml.safe_load(f)["clouds"][os.environ["OS_CLOUD"]]
+    a = cloud["auth"]
+    auth = v3.Password(
+        auth_url=a["auth_url"], username=a["username"], password=a["password"],
+        project_name=a["project_name"], user_domain_id="default",
+        project_domain_id="default")
+    return ks_session.Session(auth=auth), cloud.get("region_name")
+
+
 def volumes_client():
+    """Cinder's client and, with OS_CLOUD, the Keystone session and region
+    (the key manager is found through them); noauth otherwise."""
+    if os.environ.get("OS_CLOUD"):
+        sess, region = keystone_session()
+        return cinder_client.Client(
+            API_VERSION, session=sess, region_name=region,
+            service_type="block-storage"), sess, region
     auth = noauth.CinderNoAuthPlugin(
         user_id="brick", project_id=os.environ["PROJECT"],
         endpoint=os.environ["BRICK_CINDER_ENDPOINT"])
-    return cinder_client.Client(API_VERSION, session=ks_session.Session(auth=auth))
+    return cinder_client.Client(API_VERSION, session=ks_session.Session(auth=auth)), None, None
+
+
+class _Key(object):
+    def __init__(self, key):
+        self._key = key
+
+    def get_encoded(self):
+        return self._key
+
+
+class BarbicanKeys(object):
+    """The key manager os-brick's encryptors ask: the secret's payload read
+    from Barbican with the user's session (castellan's Barbican backend
+    needs python3-barbicanclient, which Debian's guest does not have)."""
+
+    def __init__(self, sess, region):
+        self._sess, self._region = sess, region
+
+    def get(self, context, key_id):
+        url = self._sess.get_endpoint(
+            service_type="key-manager", interface="public",
+            region_name=self._region).rstrip("/")
+        resp = self._sess.get(
+            url + "/v1/secrets/%s/payload" % key_id,
+            headers={"Accept": "application/octet-stream"})
+        return _Key(resp.content)
+
+
+def crypt_link(volume_id):
+    # os-brick's encryptors replace the link they are given with one to
+    # the dm-crypt device (named crypt-<link name>): give them a link of
+    # their own, never the device node.
+    return "/run/localattach/%s" % volume_id
+
+
+def encryptor(cs, sess, region, volume_id):
+    """os-brick's encryptor for the volume, or None when it is not
+    encrypted (the metadata Nova reads: GET /volumes/{id}/encryption)."""
+    meta = cs.volumes.get_encryption_metadata(volume_id)
+    meta = getattr(meta, "_info", meta)
+    if not meta or not meta.get("provider"):
+        return None, None
+    from os_brick import encryptors
+    enc = encryptors.get_volume_encryptor(
+        root_helper=ROOT_HELPER,
+        connection_info={"data": {"device_path": crypt_link(volume_id)}},
+        keymgr=BarbicanKeys(sess, region), **meta)
+    return enc, meta
 
 
 def my_ip():
@@ -88,7 +162,7 @@ def verify(protocol, nvme):
         sys.exit("protocol %s not supported" % protocol)
 
 
-def attach(cs, volume_id, multipath, nvme):
+def attach(cs, sess, region, volume_id, multipath, nvme):
     props = connector.get_connector_properties(
         ROOT_HELPER, my_ip(), multipath=multipath, enforce_multipath=False,
         execute=None)
@@ -99,12 +173,22 @@ def attach(cs, volume_id, multipath, nvme):
     verify(conn["driver_volume_type"], nvme)
     dev = brick_connector(conn["driver_volume_type"], multipath).connect_volume(conn)
     step("os-brick-connect-volume")
+    if sess is not None:
+        enc, meta = encryptor(cs, sess, region, volume_id)
+        if enc is not None:
+            os.makedirs(os.path.dirname(crypt_link(volume_id)), exist_ok=True)
+            if os.path.lexists(crypt_link(volume_id)):
+                os.unlink(crypt_link(volume_id))
+            os.symlink(dev["path"], crypt_link(volume_id))
+            enc.attach_volume(None, **meta)
+            dev["path"] = os.path.realpath(crypt_link(volume_id))
+            step("os-brick-encryptor-attach")
     cs.attachments.complete(conn["attachment_id"])
     step("cinder-attachments-complete")
     return dev
 
 
-def detach(cs, volume_id, multipath):
+def detach(cs, sess, region, volume_id, multipath):
     atts = cs.attachments.list(search_opts={"volume_id": volume_id})
     if len(atts) != 1:
         sys.exit("volume %s has %d attachments" % (volume_id, len(atts)))
@@ -112,6 +196,12 @@ def detach(cs, volume_id, multipath):
     att = cs.attachments.show(atts[0].id)
     step("cinder-attachments-show")
     conn = att.connection_info
+    if sess is not None and os.path.lexists(crypt_link(volume_id)):
+        enc, meta = encryptor(cs, sess, region, volume_id)
+        if enc is not None:
+            enc.detach_volume(**meta)
+            os.unlink(crypt_link(volume_id))
+            step("os-brick-encryptor-detach")
     brick_connector(conn["driver_volume_type"], multipath).disconnect_volume(conn, {})
     step("os-brick-disconnect-volume")
     cs.attachments.delete(atts[0].id)
@@ -127,12 +217,12 @@ def main():
     lockutils.set_defaults(os.environ.get("OSLO_LOCK_PATH") or "/tmp/localattach-locks")
     multipath = "--multipath" in sys.argv[3:]
     nvme = "--nvme" in sys.argv[3:]
-    cs = volumes_client()
+    cs, sess, region = volumes_client()
     step("cinder-client")
     if action == "attach":
-        print(json.dumps(attach(cs, volume_id, multipath, nvme)))
+        print(json.dumps(attach(cs, sess, region, volume_id, multipath, nvme)))
     elif action == "detach":
-        detach(cs, volume_id, multipath)
+        detach(cs, sess, region, volume_id, multipath)
     else:
         sys.exit("unknown action " + action)
 

@@ -38,7 +38,7 @@ import (
 //
 // Output: RUN <mode> <tool> <attach_s> <detach_s> <total_s> <attach_rss_kb>
 // <detach_rss_kb> rc=<attach>/<detach> sessions=<n> status=<volume
-// status>/<attach status> load=<before>/<after> try=<n>; REPEAT <mode>
+// status> load=<before>/<after> try=<n>; REPEAT <mode>
 // <round> <before>/<after> and the discarded runs as REPEATED RUN ...;
 // FAILED, ERR and RESET lines.
 const localAttachRoundsScript = `
@@ -71,8 +71,8 @@ nsessions() {
 	echo "$n"
 }
 api() { curl -sf -m 30 -H "X-Auth-Token: brick:$PROJECT" -H "OpenStack-API-Version: volume 3.70" "$@"; }
-# vstatus: a volume's status/attach_status ("available/detached" between runs).
-vstatus() { api "$API/$PROJECT/volumes/$1" | jq -r '.volume.status + "/" + .volume.attach_status' 2>/dev/null || echo api-error; }
+# vstatus: a volume's status ("available" between runs).
+vstatus() { api "$API/$PROJECT/volumes/$1" | jq -er '.volume.status' 2>/dev/null || echo api-error; }
 # reset VOLUME: undoes what a failed run left, so that the next run starts
 # from an available volume: maps, sessions and controllers, the volume's
 # attachments, then its state (noauth is admin).
@@ -89,12 +89,12 @@ reset() {
 	done
 	api -X POST -H 'Content-Type: application/json' -d '{"os-reset_status":{"status":"available","attach_status":"detached"}}' \
 		"$API/$PROJECT/volumes/$1/action" >/dev/null
-	for ((i = 0; i < 60; i++)); do [[ $(vstatus "$1") == available/detached ]] && break; sleep 1; done
+	for ((i = 0; i < 30; i++)); do [[ $(vstatus "$1") == available ]] && break; sleep 1; done
 	echo "RESET $1 status=$(vstatus "$1") sessions=$(nsessions)"
 }
 # clean LABEL VOLUME: reset VOLUME unless it is available with no session.
 clean() {
-	[[ $(vstatus "$2") == available/detached && $(nsessions) == 0 ]] && return
+	[[ $(vstatus "$2") == available && $(nsessions) == 0 ]] && return
 	echo "FAILED $1: left the volume $(vstatus "$2") with $(nsessions) sessions; resetting it"
 	reset "$2"
 }
@@ -339,7 +339,7 @@ func parseLARun(line string) (laRun, bool) {
 	rd, err2 := strconv.ParseFloat(f[7], 64)
 	r := laRun{mode: f[1], tool: f[2], total: tot, rss: max(ra, rd)}
 	r.ok = err == nil && err1 == nil && err2 == nil &&
-		f[8] == "rc=0/0" && f[9] == "sessions=0" && f[10] == "status=available/detached"
+		f[8] == "rc=0/0" && f[9] == "sessions=0" && f[10] == "status=available"
 	return r, true
 }
 
