@@ -22,6 +22,13 @@ const NVMeShareDir = "/var/tmp/brick-testbed/nvmet-share"
 // opts.SecondaryIPs on port. The next EnsureCinder call (any other test)
 // restarts it with its own settings.
 func EnsureCinderNVMe(ctx context.Context, opts CinderOptions, format string, port int) (*Cinder, error) {
+	return EnsureCinderNVMeExports(ctx, opts, format, port, filepath.Join(NVMeShareDir, "exports"))
+}
+
+// EnsureCinderNVMeExports is EnsureCinderNVMe with Cinder's export records
+// going to exports (a directory of the caller's guest share) instead of
+// NVMeShareDir's.
+func EnsureCinderNVMeExports(ctx context.Context, opts CinderOptions, format string, port int, exports string) (*Cinder, error) {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.cinderUser != nil {
@@ -33,7 +40,7 @@ func EnsureCinderNVMe(ctx context.Context, opts CinderOptions, format string, po
 	env := opts.env()
 	env["BRICK_TB_STARTER"] = starterToken
 	env["BRICK_TB_NVMEOF"] = format
-	env["BRICK_TB_NVMET_DIR"] = filepath.Join(NVMeShareDir, "exports")
+	env["BRICK_TB_NVMET_DIR"] = exports
 	env["BRICK_TB_TARGET_PORT"] = fmt.Sprint(port)
 	if _, err := runScript(ctx, "test/cinder/up.sh", env); err != nil {
 		return nil, err

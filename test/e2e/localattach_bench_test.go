@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -58,16 +59,18 @@ if [[ $MODES == nvme ]]; then
 	NVMET_SERVE=$!
 else
 	eval "$("$BRICK_FIXTURES/iscsi.sh")" >/dev/null
+	modprobe -a dm_crypt xts 2>/dev/null
 fi
 # The extension finds its address from the route towards 8.8.8.8 (a UDP
 # connect, no packet sent): give the guest the default route a host has.
 ip route replace default via 10.0.2.2 dev eth0
 echo "LOAD start $(cut -d' ' -f1-3 /proc/loadavg)"
-# nsessions: iSCSI sessions plus NVMe controllers.
+# nsessions: iSCSI sessions, NVMe controllers and dm-crypt maps.
 nsessions() {
 	local n c
 	n=$(iscsiadm -m session 2>/dev/null | grep -c . || true)
 	for c in /sys/class/nvme/nvme*; do [[ -e $c ]] && ((n++)); done
+	for c in /sys/block/dm-*/dm/uuid; do [[ -e $c && $(<"$c") == CRYPT-* ]] && ((n++)); done
 	echo "$n"
 }
 api() { curl -sf -m 30 -H "X-Auth-Token: brick:$PROJECT" -H "OpenStack-API-Version: volume 3.70" "$@"; }
@@ -79,6 +82,7 @@ vstatus() { api "$API/$PROJECT/volumes/$1" | jq -er '.volume.status' 2>/dev/null
 reset() {
 	local id i
 	umount /mnt/steps >/dev/null 2>&1
+	for id in $(dmsetup ls --target crypt 2>/dev/null | awk '$1 != "No" { print $1 }'); do cryptsetup close "$id"; done
 	multipath -F >/dev/null 2>&1
 	iscsiadm -m node --logoutall=all >/dev/null 2>&1
 	iscsiadm -m node -o delete >/dev/null 2>&1
@@ -109,15 +113,17 @@ timed() { # OUT COMMAND...: runs COMMAND, leaves "<seconds> <max RSS KiB> <rc>" 
 	echo "$(tail -n 1 "$out.t") $rc" >"$out"
 }
 run() { # MODE TOOL VOLUME
-	local mode=$1 tool=$2 vol=$3 opt=()
+	local mode=$1 tool=$2 vol=$3 opt=() as=()
 	[[ $mode == mp ]] && opt=(--multipath)
+	# luks2: both tools as Keystone's member user (its key is in Barbican).
+	[[ $mode == luks2 ]] && as=(env -u OS_AUTH_TYPE -u BRICK_CINDER_ENDPOINT OS_CLOUD=member OS_CLIENT_CONFIG_FILE=/brick/clouds.yaml)
 	if [[ $tool == brick ]]; then
-		timed /tmp/a $B local-attach "$vol" --nic eth0 "${opt[@]}" -f json
-		timed /tmp/d $B local-detach "$vol" --nic eth0 "${opt[@]}"
+		timed /tmp/a "${as[@]}" $B local-attach "$vol" --nic eth0 "${opt[@]}" -f json
+		timed /tmp/d "${as[@]}" $B local-detach "$vol" --nic eth0 "${opt[@]}"
 	else
 		[[ $mode == nvme ]] && opt=(--nvme)
-		timed /tmp/a /usr/bin/python3 /tmp/localattach.py attach "$vol" "${opt[@]}"
-		timed /tmp/d /usr/bin/python3 /tmp/localattach.py detach "$vol" "${opt[@]}"
+		timed /tmp/a "${as[@]}" /usr/bin/python3 /tmp/localattach.py attach "$vol" "${opt[@]}"
+		timed /tmp/d "${as[@]}" /usr/bin/python3 /tmp/localattach.py detach "$vol" "${opt[@]}"
 	fi
 	local as ar arc ds dr drc
 	read -r as ar arc </tmp/a
@@ -209,9 +215,11 @@ echo DONE
 // BRICK_BENCH_MAX_LOAD, default 4.00, the host load above which a round
 // is taken again, BRICK_BENCH_RETRIES times at most, default 3): see
 // localAttachRoundsScript. In one guest boot: iSCSI single path and
-// multipath with the steps of one attach and detach, then (unless
-// BRICK_BENCH_LA_NVME=0) the test bed Cinder restarted to export over
-// NVMe/TCP and the nvme rounds. It logs one LOCALATTACH line per mode with
+// multipath with the steps of one attach and detach; then (unless
+// BRICK_BENCH_LA_LUKS=0) a LUKS2 volume whose key is in Barbican, both
+// tools as Keystone's member user; then (unless BRICK_BENCH_LA_NVME=0)
+// the test bed Cinder restarted to export over NVMe/TCP and the nvme
+// rounds. It logs one LOCALATTACH line per mode with
 // both tools' medians, min/max, the ratio and peak RSS.
 func TestLocalAttachBenchmark(t *testing.T) {
 	lane(t, laneServices)
@@ -228,10 +236,9 @@ func TestLocalAttachBenchmark(t *testing.T) {
 	// bounds the rest.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// The share Cinder's NVMe export records go through; emptied first.
-	share := testbed.NVMeShareDir
-	require.NoError(t, os.RemoveAll(share))
-	require.NoError(t, os.MkdirAll(share, 0o755))
+	// The share also carries Cinder's NVMe export records (exports/).
+	share := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(share, "exports"), 0o755))
 	stop := writeHostLoad(ctx, filepath.Join(share, "hostload"))
 	defer stop()
 	s, err := guest.Start(ctx, guest.Options{NICs: 2, ShareDir: share})
@@ -241,6 +248,12 @@ func TestLocalAttachBenchmark(t *testing.T) {
 	// suite holding the slot meanwhile restarts Cinder as its tests need.
 	c := needCinder(t, guestCinderOptions)
 	vs, vm := newVolume(t, c, "brick-bench-la-single"), newVolume(t, c, "brick-bench-la-mp")
+	// Keystone and Barbican start before the rounds, not beside them.
+	var bb *barbicanSide
+	var bbErr error
+	if os.Getenv("BRICK_BENCH_LA_LUKS") != "0" {
+		bb, bbErr = luksSide(t, c, share)
+	}
 	t.Logf("HOSTLOAD start %s", hostLoad())
 	files := map[string]string{buildBrick(t): "brick", ext: "localattach.py"}
 	env := func(kv ...string) map[string]string {
@@ -259,10 +272,20 @@ func TestLocalAttachBenchmark(t *testing.T) {
 		Env: env("PROJECT", c.ProjectID, "VOL_single", vs.ID, "VOL_mp", vm.ID, "MODES", "single mp"),
 	})
 	logLocalAttachRounds(t, out, []string{"single", "mp"})
+	if bbErr != nil {
+		t.Errorf("LOCALATTACH luks2: no row, Keystone/Barbican side: %v", bbErr)
+	} else if bb != nil {
+		lout := localAttachExec(t, ctx, s, guest.Exec{
+			Script: localAttachRoundsScript + localAttachEndScript, Files: files, Timeout: limit,
+			Env: env("PROJECT", bb.project, "VOL_luks2", bb.volID, "MODES", "luks2"),
+		})
+		logLocalAttachRounds(t, lout, []string{"luks2"})
+	}
 	if os.Getenv("BRICK_BENCH_LA_NVME") != "0" {
 		cctx, ccancel := context.WithTimeout(ctx, serviceStartTimeout)
 		defer ccancel()
-		cn, err := testbed.EnsureCinderNVMe(cctx, testbed.CinderOptions{TargetIP: "127.0.0.1", SecondaryIPs: []string{"127.0.0.2"}}, testbed.NVMeNew, 4420)
+		cn, err := testbed.EnsureCinderNVMeExports(cctx, testbed.CinderOptions{TargetIP: "127.0.0.1", SecondaryIPs: []string{"127.0.0.2"}},
+			testbed.NVMeNew, 4420, filepath.Join(share, "exports"))
 		require.NoError(t, err, "restart Cinder exporting over NVMe/TCP")
 		vn := nvmeVolume(t, cn, testbed.NVMeNew)
 		nout := localAttachExec(t, ctx, s, guest.Exec{
@@ -273,6 +296,31 @@ func TestLocalAttachBenchmark(t *testing.T) {
 	}
 	t.Logf("HOSTLOAD end %s", hostLoad())
 	logSteps(t, out)
+}
+
+// luksSide starts Keystone and Barbican and has Keystone's member user
+// create a LUKS2 volume, its key ordered from Barbican by Cinder, as
+// TestEncryptedVolumes does (barbicanSide); the guest then finds
+// /brick/clouds.yaml.
+func luksSide(t *testing.T, c *testbed.Cinder, share string) (*barbicanSide, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), serviceStartTimeout)
+	defer cancel()
+	bb := &barbicanSide{c: c, luks2: cryptType(ctx, t, c, "luks2")}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if bb.volID != "" {
+			_ = c.InProject(bb.project).DeleteVolume(ctx, bb.volID)
+		}
+		if bb.other != nil {
+			_ = bb.other(ctx)
+		}
+		if bb.started {
+			_ = exec.CommandContext(ctx, "../barbican/down.sh").Run()
+		}
+	})
+	return bb, bb.prepare(ctx, t, share)
 }
 
 // localAttachExec runs one of the benchmark's scripts in s, logs its
