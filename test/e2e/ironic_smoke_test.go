@@ -21,7 +21,7 @@ import (
 // is created with microversion 1.32, listed for the node, and deleted.
 func TestIronicSmoke(t *testing.T) {
 	lane(t, laneServices)
-	ir := needIronic(t, testbed.IronicOptions{})
+	ir := needIronic(t, testbed.IronicOptions{MaxLimit: ironicMaxLimit})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const mv = testbed.IronicVolumeMicroversion

@@ -358,21 +358,6 @@ fi
 echo DONE
 `
 
-func TestNVMeoF(t *testing.T) {
-	lane(t, laneServices)
-	g := bootNVMeGuest(t)
-	ctx, cancel := context.WithTimeout(context.Background(), serviceStartTimeout)
-	defer cancel()
-	start := time.Now()
-	c, err := testbed.EnsureCinderNVMe(ctx, testbed.CinderOptions{TargetIP: "127.0.0.1", SecondaryIPs: []string{"127.0.0.2"}}, testbed.NVMeOld, 4420)
-	require.NoError(t, err)
-	t.Logf("Cinder (nvmeof) ready in %s", time.Since(start).Round(time.Millisecond))
-	for _, format := range []string{testbed.NVMeOld, testbed.NVMeNew} {
-		t.Run(format, func(t *testing.T) { nvmeGuestRun(t, g, c, format) })
-	}
-	t.Run("rdma-md", func(t *testing.T) { nvmeRDMARun(t, g) })
-}
-
 // nvmeGuestFiles are the files both NVMe scripts get: brick, a random 1
 // MiB pattern and os-brick's benchmark driver.
 func nvmeGuestFiles(t *testing.T) map[string]string {

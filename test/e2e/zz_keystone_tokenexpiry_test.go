@@ -24,8 +24,9 @@ import (
 // Keystone itself refuses every first token (not a fixed sleep), so the
 // calls after it are made with expired tokens for certain.
 //
-// Its file name sorts after the other Keystone tests': they share the
-// run's Keystone with default tokens, and this one restarts it (once, last).
+// Its file name (zz_) sorts after every other test file: the others share
+// the run's Keystone with default tokens, and this one restarts it with
+// 10-second tokens, so nothing after it has to restart it back.
 func TestKeystoneTokenExpiry(t *testing.T) {
 	lane(t, laneServices)
 	k := needKeystone(t, testbed.KeystoneOptions{TokenExpiration: 10 * time.Second})
