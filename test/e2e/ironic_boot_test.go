@@ -66,6 +66,7 @@ echo DONE
 
 func TestIronicBootFromVolumeImage(t *testing.T) {
 	lane(t, laneServices)
+	sharedGuest.prestart() // boots while the host prepares, unless up
 	c := needCinder(t, guestCinderOptions)
 	ir := needIronic(t, testbed.IronicOptions{MaxLimit: ironicMaxLimit})
 	bed := ironicBed{endpoint: ir.Endpoint, maxLimit: ir.MaxLimit}
@@ -78,14 +79,16 @@ func TestIronicBootFromVolumeImage(t *testing.T) {
 	volName := fmt.Sprintf("brick-e2e-bfv-%d", time.Now().UnixNano())
 	port := bed.endpoint[strings.LastIndex(bed.endpoint, ":")+1:]
 
-	share := t.TempDir()
+	share := guestShare(t)
 	marker := fmt.Sprintf("BRICK-BFV-MARKER-%d", time.Now().UnixNano())
-	disk, err := guest.BuildBootDisk(ctx, share, marker)
+	disk, err := guest.BuildBootDisk(ctx, t.TempDir(), marker)
 	require.NoError(t, err)
 
-	res, err := guest.Run(ctx, guest.Options{
+	// The suite's shared guest (no boot of its own); the script leaves no
+	// session or record, which the session's check between tests enforces.
+	res, err := runSmokeGuest(t, ctx, guest.Options{
 		Script:   bootFromImageScript,
-		Files:    map[string]string{brick: "brick"},
+		Files:    map[string]string{brick: "brick", disk.Path: "boot.img"},
 		NICs:     1,
 		Env:      map[string]string{"NODE": node.Name, "IQN": iqn, "VOLNAME": volName, "IRONIC_PORT": port},
 		Timeout:  6 * time.Minute,
