@@ -37,10 +37,15 @@ func buildDeb(t *testing.T) (path, version string) {
 			return
 		}
 		debPackage.version = strings.TrimSpace(string(v))
-		// As make build: brick without the CSI driver, brick-csi beside it.
+		// As make build: brick without the CSI driver, brick-csi beside it,
+		// stripped, with the version. Not -trimpath: it changes every
+		// package's compile, so it would rebuild the whole dependency tree
+		// (about half a minute on a cold cache) instead of reusing what the
+		// test binary's and buildBrick's builds just compiled; it only
+		// changes the source paths recorded in the binary.
 		bin := filepath.Join(dir, "brick")
 		for out, tags := range map[string]string{bin: "nocsi", filepath.Join(dir, "brick-csi"): ""} {
-			build := exec.Command("go", "build", "-tags", tags, "-trimpath", "-ldflags", "-s -w -X main.version="+debPackage.version, "-o", out, "../../cmd/brick")
+			build := exec.Command("go", "build", "-tags", tags, "-ldflags", "-s -w -X main.version="+debPackage.version, "-o", out, "../../cmd/brick")
 			build.Env = append(os.Environ(), "CGO_ENABLED=0")
 			if debPackage.out, debPackage.err = build.CombinedOutput(); debPackage.err != nil {
 				return
