@@ -76,11 +76,13 @@ func (f FS) WaitFor(ctx context.Context, watchDirs []string, b Backoff, check fu
 			}
 		case <-timer.C:
 		}
-		gap *= 2
-		if gap > b.Max {
-			gap = b.Max
-		}
+		gap = b.next(gap)
 	}
+}
+
+// next is the gap after gap: doubled, capped at Max.
+func (b Backoff) next(gap time.Duration) time.Duration {
+	return min(2*gap, b.Max)
 }
 
 // dirWatch turns inotify events on a few directories into wake-ups. When

@@ -35,7 +35,7 @@ func TestWaitForWakesOnInotify(t *testing.T) {
 
 func TestWaitForTimeoutAndError(t *testing.T) {
 	fsys := NewFS(t.TempDir())
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	var calls atomic.Int32
 	err := fsys.WaitFor(ctx, nil, Backoff{}, func() (bool, error) {
@@ -43,11 +43,43 @@ func TestWaitForTimeoutAndError(t *testing.T) {
 		return false, nil
 	})
 	require.ErrorIs(t, err, ErrWaitTimeout)
-	require.Greater(t, calls.Load(), int32(2), "growing gaps start small")
+	require.Positive(t, calls.Load(), "checked before the deadline")
+
+	// Polls again without inotify: done on the third check.
+	calls.Store(0)
+	err = fsys.WaitFor(context.Background(), nil, Backoff{}, func() (bool, error) {
+		return calls.Add(1) == 3, nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, int32(3), calls.Load())
 
 	boom := errors.New("boom")
 	err = fsys.WaitFor(context.Background(), nil, Backoff{}, func() (bool, error) { return false, boom })
 	require.ErrorIs(t, err, boom)
+}
+
+func TestBackoffGrowsFromSmallGaps(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		name string
+		b    Backoff
+		want []time.Duration
+	}{
+		{"defaults", Backoff{}, []time.Duration{5 * ms, 10 * ms, 20 * ms, 40 * ms, 80 * ms, 160 * ms, 250 * ms, 250 * ms}},
+		{"custom", Backoff{Min: 100 * ms, Max: 300 * ms}, []time.Duration{100 * ms, 200 * ms, 300 * ms, 300 * ms}},
+		{"max below min", Backoff{Min: 400 * ms, Max: ms}, []time.Duration{400 * ms, 400 * ms}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.b.withDefaults()
+			gap := b.Min
+			var got []time.Duration
+			for range tc.want {
+				got = append(got, gap)
+				gap = b.next(gap)
+			}
+			require.Equal(t, tc.want, got)
+		})
+	}
 }
 
 func TestLockSerialises(t *testing.T) {
