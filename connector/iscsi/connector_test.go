@@ -244,23 +244,26 @@ func (fk *fakeKernel) deleter(ctx context.Context) {
 	}
 }
 
-// makeMap builds dm-0 over every disk showing LUN 1's WWID.
+// makeMap builds dm-0 over every disk showing LUN 1's WWID and, as
+// multipathd's "add path" does, joins a disk that came later to it.
 func (fk *fakeKernel) makeMap() {
-	if fk.maps > 0 {
-		return
-	}
-	fk.maps++
 	t, root := fk.t, fk.root
-	wwid := fk.luns[1]
-	hosttest.WriteFile(t, root, "/sys/devices/virtual/block/dm-0/dm/uuid", "mpath-"+wwid+"\n")
-	hosttest.WriteFile(t, root, "/sys/devices/virtual/block/dm-0/dm/name", wwid+"\n")
-	hosttest.WriteFile(t, root, "/sys/devices/virtual/block/dm-0/ro", "0\n")
-	hosttest.WriteFile(t, root, "/sys/devices/virtual/block/dm-0/dev", "254:0\n")
-	hosttest.Symlink(t, root, "/sys/block/dm-0", "../devices/virtual/block/dm-0")
-	hosttest.WriteFile(t, root, "/dev/dm-0", "")
+	if fk.maps == 0 {
+		fk.maps++
+		wwid := fk.luns[1]
+		hosttest.WriteFile(t, root, "/sys/devices/virtual/block/dm-0/dm/uuid", "mpath-"+wwid+"\n")
+		hosttest.WriteFile(t, root, "/sys/devices/virtual/block/dm-0/dm/name", wwid+"\n")
+		hosttest.WriteFile(t, root, "/sys/devices/virtual/block/dm-0/ro", "0\n")
+		hosttest.WriteFile(t, root, "/sys/devices/virtual/block/dm-0/dev", "254:0\n")
+		hosttest.Symlink(t, root, "/sys/block/dm-0", "../devices/virtual/block/dm-0")
+		hosttest.WriteFile(t, root, "/dev/dm-0", "")
+	}
 	matches, _ := filepath.Glob(fk.path("/sys/devices/platform/host*/session*/target*/*:1/block/*"))
 	for _, m := range matches {
 		name := filepath.Base(m)
+		if _, err := os.Lstat(m + "/holders/dm-0"); err == nil {
+			continue
+		}
 		require.NoError(t, os.Symlink("../../../../../../../../virtual/block/dm-0", m+"/holders/dm-0"))
 		hosttest.Symlink(t, root, "/sys/devices/virtual/block/dm-0/slaves/"+name, "../../../../../.."+strings.TrimPrefix(m, root))
 	}
