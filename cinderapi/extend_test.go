@@ -26,7 +26,9 @@ type extendCinder struct {
 	max        string
 	size       int
 	status     string
-	pending    int // GETs until the extend completes
+	pending    int  // GETs until the extend completes
+	polls      int  // GETs of the volume seen
+	stuck      bool // the extend never completes
 	target     int
 	failStatus string
 	extends    []string // microversion of each os-extend
@@ -52,7 +54,8 @@ func (c *extendCinder) serve(w http.ResponseWriter, r *http.Request) {
 		c.target, c.status, c.pending = body.Extend.NewSize, "extending", 2
 		w.WriteHeader(202)
 	case r.Method == "GET":
-		if c.status == "extending" {
+		c.polls++
+		if c.status == "extending" && !c.stuck {
 			if c.pending--; c.pending <= 0 {
 				c.status = "in-use"
 				if c.failStatus != "" {
@@ -116,20 +119,14 @@ func TestExtendVolumeTimesOut(t *testing.T) {
 	fake := &extendCinder{max: "3.70", size: 1, status: "in-use"}
 	cl := newExtendClient(t, fake, "")
 	fake.mu.Lock()
-	fake.failStatus = ""
+	fake.failStatus, fake.stuck = "", true
 	fake.mu.Unlock()
-	// The fake never finishes while pending stays high.
-	go func() {
-		for range 50 {
-			fake.mu.Lock()
-			fake.pending = 100
-			fake.mu.Unlock()
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
 	_, err := cl.ExtendVolume(context.Background(), extVol, 2, 500*time.Millisecond)
 	require.ErrorIs(t, err, apierr.ErrUnreachable)
 	require.ErrorContains(t, err, "did not finish within 500ms (last seen: extending, 1 GiB)")
+	fake.mu.Lock()
+	require.Positive(t, fake.polls, "polled until the limit")
+	fake.mu.Unlock()
 
 	_, err = cl.ExtendVolume(context.Background(), extVol, 0, time.Second)
 	require.ErrorIs(t, err, apierr.ErrInvalid)

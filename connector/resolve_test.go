@@ -48,7 +48,7 @@ func TestResolveHost(t *testing.T) {
 	start := time.Now()
 	_, err = connector.ResolveHost(context.Background(), r, "hang", 50*time.Millisecond)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Less(t, time.Since(start), time.Second)
+	require.Less(t, time.Since(start), 10*time.Second, "bounded by the timeout, not the hang")
 }
 
 func TestHostName(t *testing.T) {

@@ -260,7 +260,7 @@ func TestWaitUdevDone(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		hosttest.WriteFile(t, root, "/run/udev/data/b8:16", "E:ID_SERIAL="+wwid+"\n")
 	}()
-	m = multipath.New(h, multipath.Options{MapTimeout: 5 * time.Second})
+	m = multipath.New(h, multipath.Options{MapTimeout: 30 * time.Second})
 	require.NoError(t, m.WaitUdevDone(ctx, "sdb"))
 
 	require.Error(t, m.WaitUdevDone(ctx, "../etc"))
@@ -281,7 +281,7 @@ func TestSettleWaitsForTheUdevQueue(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		_ = os.Remove(filepath.Join(root, "/run/udev/queue"))
 	}()
-	m = multipath.New(h, multipath.Options{SettleTimeout: 5 * time.Second})
+	m = multipath.New(h, multipath.Options{SettleTimeout: 30 * time.Second})
 	require.NoError(t, m.Settle(ctx))
 }
 

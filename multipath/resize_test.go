@@ -128,7 +128,7 @@ func TestGrowWaitsForARecoveringPath(t *testing.T) {
 	two := strconv.Itoa(gib2)
 	fixtureGrow(t, root, [2]string{two, two}, [2]string{"running", "blocked"})
 	d := &resizeDaemon{root: root, states: "sdb:active\nsdc:failed\n", mapSize: two}
-	m := multipath.New(h, multipath.Options{Daemon: d, MapTimeout: 5 * time.Second})
+	m := multipath.New(h, multipath.Options{Daemon: d, MapTimeout: 30 * time.Second})
 	go func() {
 		time.Sleep(50 * time.Millisecond)
 		// Atomically: a reader must never see a half-written state.

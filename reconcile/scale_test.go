@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
@@ -40,9 +39,9 @@ func scaleWorld(t testing.TB, n int) *world {
 // Report.CinderTime is what a real one adds).
 func TestCheck32Volumes(t *testing.T) {
 	w := scaleWorld(t, 32)
-	start, cpu0 := time.Now(), cpuTime(t)
+	start, cpu0 := time.Now(), hosttest.CPUTime(t)
 	rep, err := w.reconciler().Check(context.Background())
-	took, cpu := time.Since(start), cpuTime(t)-cpu0
+	took, cpu := time.Since(start), hosttest.CPUTime(t)-cpu0
 	require.NoError(t, err)
 	require.Len(t, rep.Findings, 32)
 	for _, f := range rep.Findings {
@@ -56,13 +55,6 @@ func TestCheck32Volumes(t *testing.T) {
 	// does wall time: it catches a per-volume scan of the whole tree, not
 	// a busy CI host. BenchmarkCheck32Volumes measures.
 	require.Less(t, cpu, 5*time.Second)
-}
-
-// cpuTime is the user and system CPU time this process used so far.
-func cpuTime(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func BenchmarkCheck32Volumes(b *testing.B) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -209,4 +210,16 @@ func serveOnce(p, before, after string) error {
 	}
 	_, _ = w.WriteString(before) // a reader released by Cleanup is gone
 	return nil
+}
+
+// CPUTime is the user and system CPU time this process used so far. A
+// speed bound on it, not on wall time, catches a slow algorithm without
+// failing on a busy machine (other processes do not add to it).
+func CPUTime(t testing.TB) time.Duration {
+	t.Helper()
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		t.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

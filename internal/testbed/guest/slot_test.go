@@ -96,12 +96,10 @@ func TestAcquireSlot(t *testing.T) {
 		t.Setenv(EnvSlotLock, path)
 		holdSlot(t, path, fmt.Sprintf("pid %d since now: go test's parent", os.Getppid()))
 		var log strings.Builder
-		start := time.Now()
 		release, err := acquireSlot(context.Background(), &log)
 		require.NoError(t, err)
 		release()
-		require.Less(t, time.Since(start), slotPoll)
-		require.Empty(t, log.String())
+		require.Empty(t, log.String(), "any wait says so first")
 	})
 }
 
