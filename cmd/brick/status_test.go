@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,8 +41,63 @@ func openPTY(t *testing.T) (master, tty *os.File) {
 	return master, tty
 }
 
+// screen is what a terminal (or a pipe) shows, and lets a fake wait until
+// some text has been shown: the test moves on events, not on the clock.
+type screen struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{} // closed at each write
+}
+
+func newScreen() *screen { return &screen{changed: make(chan struct{})} }
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return s.buf.Write(p)
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// waitFor returns once re matches what was shown, or when ctx ends.
+func (s *screen) waitFor(ctx context.Context, re *regexp.Regexp) {
+	for {
+		s.mu.Lock()
+		seen, changed := re.Match(s.buf.Bytes()), s.changed
+		s.mu.Unlock()
+		if seen {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// onTerminal gives a pseudo-terminal to write to and the screen that
+// shows what was written; done closes the terminal and waits for the
+// screen to have it all.
+func onTerminal(t *testing.T) (tty *os.File, sc *screen, done func()) {
+	master, tty := openPTY(t)
+	sc = newScreen()
+	copied := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(sc, master) // ends with EIO once the tty is closed
+		close(copied)
+	}()
+	return tty, sc, func() { tty.Close(); <-copied }
+}
+
 // TestStatusLine runs local-attach with stderr on a pseudo-terminal while
-// another process holds the volume's lock and iSCSI logins are slow: the
+// another process holds the volume's lock and the iSCSI login is slow: the
 // user is told at once who holds the lock, and one status line redrawn in
 // place shows the step, the volume and the elapsed time, then is erased.
 // With stderr a pipe, or -f json, no status line is drawn.
@@ -49,20 +106,14 @@ func TestStatusLine(t *testing.T) {
 	const id = "11111111-1111-4111-8111-111111111111"
 	fake := cindertest.New(t)
 	fake.AddVolume(id, "data")
-	// fakeTools (secrets_test.go) refuses every login; here each takes
-	// 1.2 s first.
-	slowLogins := func(f *fakeTools) func(ctx context.Context, cmd host.Command) (host.Result, error) {
-		return func(ctx context.Context, cmd host.Command) (host.Result, error) {
-			if cmd.Name == "iscsiadm" && strings.HasSuffix(strings.Join(cmd.Args, " "), "--login") {
-				select {
-				case <-time.After(1200 * time.Millisecond):
-				case <-ctx.Done():
-				}
-			}
-			return f.run(ctx, cmd)
-		}
-	}
-	attach := func(t *testing.T, stderr io.Writer, extra ...string) string {
+	waiting := "brick: waiting for brick pid 1 attaching data"
+	// The status line during the login, once a second has passed.
+	connectLine := regexp.MustCompile(`\r\x1b\[Kbrick: local-attach data: connect( \([^)]*\))? [1-9]\d*s`)
+	// attach runs local-attach with stderr going to sc (through w). The
+	// lock is released once the wait is shown; with slowLogin, each login
+	// lasts until the status line shows it with the elapsed time (or the
+	// login times out); fakeTools (secrets_test.go) then refuses it.
+	attach := func(t *testing.T, w io.Writer, sc *screen, slowLogin bool, extra ...string) string {
 		root := fixtureHost(t)
 		held, err := host.New(root, nil, nil).Locks.Lock(t.Context(), "volume-"+id)
 		require.NoError(t, err)
@@ -70,33 +121,35 @@ func TestStatusLine(t *testing.T) {
 		// itself is not announced).
 		lockFile := filepath.Join(root, host.LockDir, "volume-"+id+".lock")
 		require.NoError(t, os.WriteFile(lockFile, []byte("1 brick local-attach data\n"), 0o600))
-		go func() { time.Sleep(700 * time.Millisecond); held() }()
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		go func() { sc.waitFor(ctx, regexp.MustCompile(regexp.QuoteMeta(waiting))); held() }()
+		tools := &fakeTools{t: t, root: root}
 		var out bytes.Buffer
-		a := newApp(&out, stderr)
-		a.runner = hosttest.NewRunner(slowLogins(&fakeTools{t: t, root: root}))
+		a := newApp(&out, w)
+		a.runner = hosttest.NewRunner(func(ctx context.Context, cmd host.Command) (host.Result, error) {
+			if slowLogin && cmd.Name == "iscsiadm" && strings.HasSuffix(strings.Join(cmd.Args, " "), "--login") {
+				sc.waitFor(ctx, connectLine)
+			}
+			return tools.run(ctx, cmd)
+		})
 		args := append([]string{"--host-root", root, "--config", "/dev/null", "--os-auth-type", "noauth",
-			"--cinder-endpoint", fake.Endpoint(), "local-attach", "data", "--iscsi-login-timeout", "5s"}, extra...)
+			"--cinder-endpoint", fake.Endpoint(), "local-attach", "data", "--iscsi-login-timeout", "10s"}, extra...)
 		code := runApp(t.Context(), a, args)
 		require.Equal(t, 1, code, "the logins fail")
 		return out.String()
 	}
-	waiting := "brick: waiting for brick pid 1 attaching data"
 
 	t.Run("terminal", func(t *testing.T) {
-		master, tty := openPTY(t)
-		screen := make(chan string)
-		go func() {
-			b, _ := io.ReadAll(master) // ends with EIO once the tty is closed
-			screen <- string(b)
-		}()
-		attach(t, tty)
-		tty.Close()
-		s := <-screen
+		tty, sc, done := onTerminal(t)
+		attach(t, tty, sc, true)
+		done()
+		s := sc.String()
 		t.Logf("%q", s)
 		require.Contains(t, s, waiting, "the lock holder is named")
 		require.Contains(t, s, "\r\x1b[Kbrick: local-attach data: authenticating at "+fake.Endpoint(), "the line starts at authentication")
 		require.Contains(t, s, "\r\x1b[Kbrick: local-attach data: (waiting for brick pid", "the status line shows the wait")
-		require.Regexp(t, `\r\x1b\[Kbrick: local-attach data: connect( \([^)]*\))? 1s`, s, "step, volume and elapsed time")
+		require.Regexp(t, connectLine, s, "step, volume and elapsed time")
 		last := s[strings.LastIndex(s, "\r\x1b[K")+len("\r\x1b[K"):]
 		require.Regexp(t, `^brick: local-attach data: connect: iscsi connect: [^\r]*\r\n$`, last, "erased, then the error alone")
 		for _, l := range strings.Split(s, "\n") {
@@ -104,32 +157,26 @@ func TestStatusLine(t *testing.T) {
 		}
 	})
 	t.Run("pipe", func(t *testing.T) {
-		var errb bytes.Buffer
-		attach(t, &errb)
-		require.Contains(t, errb.String(), waiting)
-		require.NotContains(t, errb.String(), "\x1b[K")
+		sc := newScreen()
+		attach(t, sc, sc, false)
+		require.Contains(t, sc.String(), waiting)
+		require.NotContains(t, sc.String(), "\x1b[K")
 	})
 	t.Run("json on a terminal", func(t *testing.T) {
-		master, tty := openPTY(t)
-		screen := make(chan string)
-		go func() {
-			b, _ := io.ReadAll(master)
-			screen <- string(b)
-		}()
-		attach(t, tty, "-f", "json")
-		tty.Close()
-		s := <-screen
-		require.Contains(t, s, waiting)
-		require.NotContains(t, s, "\x1b[K")
+		tty, sc, done := onTerminal(t)
+		attach(t, tty, sc, false, "-f", "json")
+		done()
+		require.Contains(t, sc.String(), waiting)
+		require.NotContains(t, sc.String(), "\x1b[K")
 	})
 	t.Run("verbose", func(t *testing.T) {
-		var errb bytes.Buffer
-		attach(t, &errb, "-v")
+		sc := newScreen()
+		attach(t, sc, sc, false, "-v")
 		for _, step := range []string{"authenticating at " + fake.Endpoint(), "reserve", "export", "connect"} {
-			require.Contains(t, errb.String(), "brick: local-attach data: "+step+" (at ")
+			require.Contains(t, sc.String(), "brick: local-attach data: "+step+" (at ")
 		}
-		require.NotContains(t, errb.String(), "\x1b[K")
-		require.NotContains(t, errb.String(), "argv=", "no --debug trace")
+		require.NotContains(t, sc.String(), "\x1b[K")
+		require.NotContains(t, sc.String(), "argv=", "no --debug trace")
 	})
 }
 
