@@ -164,7 +164,7 @@ done
 
 // localAttachStepsScript follows the iSCSI rounds: one attach + detach of
 // each tool with its steps timed (brick's --debug log, the Python flow's
-// STEP lines), and the programs each tool starts. Output: STEPT0
+// STEP lines), and (EXECS=1) the programs each tool starts. Output: STEPT0
 // <tool>-<action> <epoch s>; DEBUG <action> <a --debug line of brick>;
 // STEP <action> <name> <s>; WALL <tool>-<action> <s>; EXECVE <tool> <n>
 // <programs>.
@@ -202,10 +202,13 @@ execs() { # TOOL COMMAND: the programs COMMAND started, without sh and the tool'
 		awk -v tool="$2" '!sh && $0 ~ /\/sh$/ { sh = 1; next } $0 == tool && n < 2 { n++; next } { print }')
 	echo "EXECVE $1 $(printf '%s' "$progs" | grep -c . || true) $(printf '%s\n' "$progs" | xargs -rn1 basename | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')"
 }
-execs brick "$B" "$B local-attach $VOL_single --nic eth0; $B local-detach $VOL_single --nic eth0"
-clean execs-brick "$VOL_single"
-execs ext /usr/bin/python3 "/usr/bin/python3 /tmp/localattach.py attach $VOL_single; /usr/bin/python3 /tmp/localattach.py detach $VOL_single"
-clean execs-ext "$VOL_single"
+# The Python flow under strace -f takes minutes under TCG: only on request.
+if [[ ${EXECS:-0} == 1 ]]; then
+	execs brick "$B" "$B local-attach $VOL_single --nic eth0; $B local-detach $VOL_single --nic eth0"
+	clean execs-brick "$VOL_single"
+	execs ext /usr/bin/python3 "/usr/bin/python3 /tmp/localattach.py attach $VOL_single; /usr/bin/python3 /tmp/localattach.py detach $VOL_single"
+	clean execs-ext "$VOL_single"
+fi
 `
 
 // localAttachEndScript ends each script.
@@ -225,7 +228,8 @@ echo DONE
 // BRICK_BENCH_LA_LUKS=0) a LUKS2 volume whose key is in Barbican, both
 // tools as Keystone's member user; then (unless BRICK_BENCH_LA_NVME=0)
 // the test bed Cinder restarted to export over NVMe/TCP and the nvme
-// rounds. It logs one LOCALATTACH line per mode with
+// rounds. BRICK_BENCH_LA_EXECS=1 adds the programs each tool starts
+// (strace -f; minutes for the Python flow under TCG). It logs one LOCALATTACH line per mode with
 // both tools' medians, min/max, the ratio and peak RSS.
 func TestLocalAttachBenchmark(t *testing.T) {
 	lane(t, laneServices)
@@ -275,7 +279,7 @@ func TestLocalAttachBenchmark(t *testing.T) {
 	limit := time.Duration(10+8*rounds) * time.Minute
 	out := localAttachExec(t, ctx, s, guest.Exec{
 		Script: localAttachRoundsScript + localAttachStepsScript + localAttachEndScript, Files: files, Timeout: 2 * limit,
-		Env: env("PROJECT", c.ProjectID, "VOL_single", vs.ID, "VOL_mp", vm.ID, "MODES", "single mp"),
+		Env: env("PROJECT", c.ProjectID, "VOL_single", vs.ID, "VOL_mp", vm.ID, "MODES", "single mp", "EXECS", os.Getenv("BRICK_BENCH_LA_EXECS")),
 	})
 	logLocalAttachRounds(t, out, []string{"single", "mp"})
 	if bbErr != nil {
