@@ -201,7 +201,7 @@ if ((!quick)); then
 			failed+=(localattach-guest)
 		fi
 		# RUN <mode> <tool> <attach_s> <detach_s> <total_s> <attach_rss_kb> <detach_rss_kb> rc=.. sessions=.. status=.. load=<before>/<after> try=N
-		sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}\(RUN\|EXECVE\|LOAD\|REPEAT\|REPEATED\|FAILED\|RESET\) /\2 /p' "$out/localattach.log" >"$out/localattach.txt"
+		sed -n 's/^ *\([A-Za-z0-9_]*\.go:[0-9]*: \)\{0,1\}\(RUN\|EXECVE\|LOAD\|REPEAT\|REPEATED\|FAILED\|RESET\|FORMAT\) /\2 /p' "$out/localattach.log" >"$out/localattach.txt"
 		# The steps of one attach and detach of each tool: a STEPS line and its
 		# indented lines.
 		awk '/: STEPS / { p = 1; sub(/^.*: STEPS /, "STEPS "); print; next } p && /^ {6,}/ { sub(/^ +/, "    "); print; next } { p = 0 }' "$out/localattach.log" >"$out/steps.txt"
@@ -293,7 +293,7 @@ fi
 		echo "local-attach rounds: the host's load before/after each (a round above $maxload is taken again; REPEAT lines), programs started per attach+detach:"
 		awk '$1 == "RUN" { ok = $9 == "rc=0/0" && $10 == "sessions=0" && $11 == "status=available"
 			print "  " $2, $3, $NF, $(NF - 1), (ok ? "ok" : "FAILED (not counted) " $9 " " $10 " " $11) }
-			$1 ~ /^(REPEAT|REPEATED|FAILED|RESET|EXECVE|LOAD)$/ { print "  " $0 }' "$out/localattach.txt"
+			$1 ~ /^(REPEAT|REPEATED|FAILED|RESET|FORMAT|EXECVE|LOAD)$/ { print "  " $0 }' "$out/localattach.txt"
 		n=$(awk '$1 == "RUN" && !($9 == "rc=0/0" && $10 == "sessions=0" && $11 == "status=available")' "$out/localattach.txt" | grep -c . || true)
 		((n == 0)) || echo "  $n local-attach runs FAILED and are not counted (their errors: $out/localattach.log)"
 	fi
