@@ -136,8 +136,13 @@ run() { # MODE TOOL VOLUME
 }
 # A fresh encrypted volume is formatted at its first attach: do that once,
 # untimed, so that every timed run opens an existing LUKS2 header.
+# (Right after luksFormat, luksOpen may find the disk still held by udev's
+# probe: "in use". A second try opens what the first formatted.)
 if [[ $MODES == luks2 ]]; then
-	run luks2 brick "$VOL_luks2" | sed 's/^RUN /FORMAT /'
+	for try in 1 2; do
+		run luks2 brick "$VOL_luks2" | sed 's/^RUN /FORMAT /' | tee /tmp/format
+		grep -q ' rc=0/0 ' /tmp/format && break
+	done
 fi
 for ((i = 1; i <= ROUNDS; i++)); do
 	order="brick ext"
