@@ -22,10 +22,12 @@
 #          brick over TCP to the same LIO portals; then
 #          TestLocalAttachBenchmark: whole `brick local-attach`/`local-detach`
 #          against python-brick-cinderclient-ext's flow (bench/cinderext)
-#          on the real Cinder, iSCSI single path and multipath, then
-#          NVMe/TCP (Cinder restarted for it; the Python side is the
-#          extension's steps with os-brick's NVMe-oF connector), peak RSS,
-#          runs that fail listed as FAILED and not counted; then
+#          on the real Cinder, iSCSI single path and multipath, a LUKS2
+#          volume with its key in Barbican (BRICK_BENCH_LA_LUKS=0: not),
+#          NVMe/TCP with BRICK_BENCH_LA_NVME=1 (Cinder restarted for it;
+#          the Python side is the extension's steps with os-brick's NVMe-oF
+#          connector), peak RSS, runs that fail listed as FAILED and not
+#          counted; then
 #          TestExtendGuest's rounds (BRICK_BENCH=1, 3 rounds): host-side
 #          extend of a multipath volume, brick against os-brick's
 #          extend_volume on the same map after Cinder grew it.
