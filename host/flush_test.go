@@ -35,7 +35,7 @@ func TestFlushBuffersContext(t *testing.T) {
 	start := time.Now()
 	err := h.Block.FlushBuffersContext(ctx, "/dev/dm-0")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Less(t, time.Since(start), 5*time.Second)
+	require.Less(t, time.Since(start), 20*time.Second, "the limit, not the hang")
 }
 
 func TestFlushFailedKeepsTextAndCause(t *testing.T) {

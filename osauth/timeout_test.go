@@ -78,7 +78,7 @@ func TestHungServerNamesURLAndLimit(t *testing.T) {
 			require.NoError(t, err)
 			start := time.Now()
 			_, err = cinderapi.NewClient(ctx, sc, "")
-			require.Less(t, time.Since(start), 5*time.Second)
+			require.Less(t, time.Since(start), 20*time.Second, "the limit, not the hang")
 			require.ErrorIs(t, err, apierr.ErrUnreachable)
 			require.Contains(t, err.Error(), "cinder version discovery: no answer from "+base+"/ within 100ms (the time limit of one request, --api-timeout); "+
 				"check --cinder-endpoint, or the catalog's block-storage endpoint for --os-region-name and --os-interface, and that Cinder runs there")
