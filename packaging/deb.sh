@@ -10,6 +10,9 @@
 # Prints the .deb's path on the last line.
 # SOURCE_DATE_EPOCH (the Makefile sets the last commit's time) dates every
 # file, so two builds of one commit give the same package.
+# BRICK_DEB_COMPRESSION is dpkg-deb's -Z (default xz, as Debian ships);
+# the end-to-end tests use none: xz spends ~20 s of CPU here and more to
+# unpack in their emulated guest, for a package that is deleted after.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/.."
@@ -69,5 +72,5 @@ find "$root" -exec touch -h -d "@$epoch" {} +
 
 mkdir -p "$out"
 deb=$out/brick_${version}_${arch}.deb
-dpkg-deb --root-owner-group --build "$root" "$deb" >/dev/null
+dpkg-deb --root-owner-group -Z"${BRICK_DEB_COMPRESSION:-xz}" --build "$root" "$deb" >/dev/null
 echo "$deb"
