@@ -123,15 +123,17 @@ func kumoScaleInfo(t *testing.T, count int, legs ...[2]any) connector.Connection
 		"writable": true, "volume_replicas": replicas, "replica_count": count}, nil)
 }
 
-var legPortOnce sync.Map
+var legPorts sync.Map // *testing.T -> port, while the test runs
 
-// legPort is one listening port per test.
+// legPort is one listening port per test, forgotten when the test ends
+// (with -count=2 the same test name runs again, its old listener closed).
 func legPort(t *testing.T) int {
-	if p, ok := legPortOnce.Load(t.Name()); ok {
+	if p, ok := legPorts.Load(t); ok {
 		return p.(int)
 	}
 	_, p := listener(t)
-	legPortOnce.Store(t.Name(), p)
+	legPorts.Store(t, p)
+	t.Cleanup(func() { legPorts.Delete(t) })
 	return p
 }
 
