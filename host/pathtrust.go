@@ -53,10 +53,20 @@ func trustedDir(p string, st unix.Stat_t) error {
 		return fmt.Errorf("%w: %s is a symlink: give the real path", ErrUntrustedPath, p)
 	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
 		return fmt.Errorf("%w: %s is not a directory", ErrUntrustedPath, p)
+	case st.Mode&unix.S_ISVTX != 0 && (int(st.Uid) == os.Geteuid() || st.Uid == 0):
+		return nil // /tmp: others may write, but not redirect what is ours
+	}
+	return onlyRootChanges(p, st, "use a path whose directories only root can change")
+}
+
+// onlyRootChanges refuses p unless it belongs to root (or brick's user)
+// and neither group nor others may write it; fix says what to do instead.
+func onlyRootChanges(p string, st unix.Stat_t, fix string) error {
+	switch {
 	case int(st.Uid) != os.Geteuid() && st.Uid != 0:
-		return fmt.Errorf("%w: %s is owned by uid %d, who could redirect it: use a path whose directories only root can change", ErrUntrustedPath, p, st.Uid)
-	case st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0:
-		return fmt.Errorf("%w: %s has mode %04o, writable by others: use a path whose directories only root can change", ErrUntrustedPath, p, st.Mode&0o7777)
+		return fmt.Errorf("%w: %s is owned by uid %d, who could redirect it: %s", ErrUntrustedPath, p, st.Uid, fix)
+	case st.Mode&0o022 != 0:
+		return fmt.Errorf("%w: %s has mode %04o, writable by others: %s", ErrUntrustedPath, p, st.Mode&0o7777, fix)
 	}
 	return nil
 }

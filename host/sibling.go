@@ -47,21 +47,19 @@ func ExecSibling(name string, args []string) error {
 // it must be a regular file owned by root (or brick's user), writable by
 // no one else, in directories only they can change (CheckTrustedPath).
 func TrustedProgram(p string) error {
-	real, err := filepath.EvalSymlinks(p)
+	resolved, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return err
 	}
 	var st unix.Stat_t
-	if err := unix.Stat(real, &st); err != nil {
-		return &fs.PathError{Op: "stat", Path: real, Err: err}
+	if err := unix.Stat(resolved, &st); err != nil {
+		return &fs.PathError{Op: "stat", Path: resolved, Err: err}
 	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return fmt.Errorf("%w: %s is not a regular file", ErrUntrustedPath, real)
-	case int(st.Uid) != os.Geteuid() && st.Uid != 0:
-		return fmt.Errorf("%w: %s is owned by uid %d, who could replace what root runs: reinstall it owned by root", ErrUntrustedPath, real, st.Uid)
-	case st.Mode&0o022 != 0:
-		return fmt.Errorf("%w: %s has mode %04o, writable by others: chmod go-w %s", ErrUntrustedPath, real, st.Mode&0o7777, real)
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("%w: %s is not a regular file", ErrUntrustedPath, resolved)
 	}
-	return NewFS("").CheckTrustedPath(filepath.Dir(real))
+	if err := onlyRootChanges(resolved, st, "reinstall it owned by root, mode 0755"); err != nil {
+		return err
+	}
+	return NewFS("").CheckTrustedPath(filepath.Dir(resolved))
 }
