@@ -17,6 +17,9 @@
 # (internal/testbed/guest/slot.go) queues in the same directory.
 
 guest_slot_lock=${BRICK_GUEST_SLOT_LOCK:-/run/lock/brick-testbed-guest.lock}
+# Seconds between a waiter's tries (the unit tests of the queue wait less).
+guest_slot_poll=${BRICK_GUEST_SLOT_POLL:-1}
+[[ $guest_slot_poll =~ ^[0-9]+(\.[0-9]+)?$ ]] || guest_slot_poll=1
 guest_slot_queue=$guest_slot_lock.queue
 
 # guest_slot_stat PID: /proc/PID/stat's fields after the command name into
@@ -105,9 +108,9 @@ guest_slot_acquire() {
     # The first in the queue waits in the kernel's queue, beside runs that
     # use flock alone; the others poll.
     if ((${#guest_slot_waiting[@]} == 0)); then
-      flock -w 1 "$guest_slot_fd" && break
+      flock -w "$guest_slot_poll" "$guest_slot_fd" && break
     else
-      sleep 1
+      sleep "$guest_slot_poll"
     fi
   done
   [[ -z $ticket ]] || rm -f "$ticket"

@@ -40,6 +40,11 @@ var slot struct {
 // go test); otherwise it queues first come, first served (slotQueue), says
 // who holds the slot and, once it got it, how long it waited, on log.
 func acquireSlot(ctx context.Context, log io.Writer) (release func(), err error) {
+	return acquireSlotEvery(ctx, log, slotPoll)
+}
+
+// acquireSlotEvery is acquireSlot retrying every poll (tests wait briefly).
+func acquireSlotEvery(ctx context.Context, log io.Writer, poll time.Duration) (release func(), err error) {
 	slot.mu.Lock()
 	defer slot.mu.Unlock()
 	if slot.users > 0 {
@@ -84,10 +89,10 @@ func acquireSlot(ctx context.Context, log io.Writer) (release func(), err error)
 		case <-ctx.Done():
 			f.Close()
 			return nil, fmt.Errorf("guest slot %s: waited %v for %s: %w", path, time.Since(start).Round(time.Second), holder, ctx.Err())
-		case <-time.After(slotPoll):
+		case <-time.After(poll):
 		}
 	}
-	if waited := time.Since(start); waited > slotPoll {
+	if waited := time.Since(start); waited > slotPoll { // a wait worth a line
 		fmt.Fprintf(log, "guest slot: acquired after %v\n", waited.Round(time.Second))
 	}
 	line := fmt.Sprintf("pid %d since %s: %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339), what)

@@ -52,14 +52,17 @@ func holdSlot(t *testing.T, path, holder string) {
 	require.NoError(t, err)
 }
 
+// testPoll is how often the tests' waiters retry the slot.
+const testPoll = 20 * time.Millisecond
+
 // acquireGivesUp waits for the slot for 3 polls, which must not be enough;
 // it returns the error's text and what the waiter logged.
 func acquireGivesUp(t *testing.T) (msg, log string) {
 	t.Helper()
 	var b strings.Builder
-	ctx, cancel := context.WithTimeout(context.Background(), 3*slotPoll)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*testPoll)
 	defer cancel()
-	_, err := acquireSlot(ctx, &b)
+	_, err := acquireSlotEvery(ctx, &b, testPoll)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	return err.Error(), b.String()
 }
@@ -207,6 +210,7 @@ func TestSlotFirstComeFirstServed(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "slot.lock")
 	t.Setenv(EnvSlotLock, path)
+	t.Setenv("BRICK_GUEST_SLOT_POLL", "0.02") // the shell waiters' testPoll
 	script, err := filepath.Abs("../../../test/guest-slot.sh")
 	require.NoError(t, err)
 	order := filepath.Join(dir, "order")
@@ -228,7 +232,7 @@ func TestSlotFirstComeFirstServed(t *testing.T) {
 	waitFor("the first shell's ticket", func() bool { return tickets() == 1 })
 	done := make(chan error, 1)
 	go func() {
-		release, err := acquireSlot(context.Background(), io.Discard)
+		release, err := acquireSlotEvery(context.Background(), io.Discard, testPoll)
 		if err == nil {
 			f, ferr := os.OpenFile(order, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 			if ferr == nil {
