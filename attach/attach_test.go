@@ -137,12 +137,11 @@ func (f *fixture) run(_ context.Context, cmd host.Command) (host.Result, error) 
 		f.blank, f.fsType = false, strings.TrimPrefix(cmd.Name, "mkfs.")
 		return host.Result{}, nil
 	case "mount":
-		n := len(cmd.Args)
-		f.mounts[cmd.Args[n-1]] = cmd.Args[n-2]
+		f.mounts[hosttest.Arg(f.t, cmd, -1)] = hosttest.Arg(f.t, cmd, -2)
 		f.writeMountinfo()
 		return host.Result{}, nil
 	case "umount":
-		delete(f.mounts, cmd.Args[len(cmd.Args)-1])
+		delete(f.mounts, hosttest.Arg(f.t, cmd, -1))
 		f.writeMountinfo()
 		return host.Result{}, nil
 	}

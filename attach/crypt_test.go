@@ -74,8 +74,8 @@ func newCryptFixture(t *testing.T) *cryptFixture {
 }
 
 func (c *cryptFixture) cryptsetup(cmd host.Command) (host.Result, error) {
-	switch {
-	case cmd.Args[0] == "luksOpen":
+	switch op := hosttest.Arg(c.t, cmd, 0); {
+	case op == "luksOpen":
 		if !c.luks {
 			return host.Result{}, hosttest.Fail(cmd, 1, "not a valid LUKS device")
 		}
@@ -83,11 +83,11 @@ func (c *cryptFixture) cryptsetup(cmd host.Command) (host.Result, error) {
 			return host.Result{}, hosttest.Fail(cmd, 2, "No key available with this passphrase.")
 		}
 		c.open = true
-	case cmd.Args[0] == "isLuks" && !c.luks:
+	case op == "isLuks" && !c.luks:
 		return host.Result{}, hosttest.Fail(cmd, 1, "")
-	case cmd.Args[1] == "luksFormat":
+	case hosttest.Arg(c.t, cmd, 1) == "luksFormat":
 		c.luks, c.pass = true, string(cmd.Stdin)
-	case cmd.Args[0] == "close":
+	case op == "close":
 		c.open = false
 	}
 	return host.Result{}, nil

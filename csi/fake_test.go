@@ -344,12 +344,11 @@ func (m *mountTable) run(_ context.Context, cmd host.Command) (host.Result, erro
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.argv = append(m.argv, strings.Join(cmd.Argv(), " "))
-	n := len(cmd.Args)
 	switch cmd.Name {
 	case "mount":
-		m.mounts[cmd.Args[n-1]] = cmd.Args[n-2]
+		m.mounts[hosttest.Arg(m.t, cmd, -1)] = hosttest.Arg(m.t, cmd, -2)
 	case "umount":
-		delete(m.mounts, cmd.Args[n-1])
+		delete(m.mounts, hosttest.Arg(m.t, cmd, -1))
 	default:
 		return host.Result{}, fmt.Errorf("unexpected command %v", cmd.Argv())
 	}

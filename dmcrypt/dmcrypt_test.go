@@ -111,6 +111,7 @@ func TestSpecValidate(t *testing.T) {
 
 // disk scripts cryptsetup and blkid over one fake device.
 type disk struct {
+	t       testing.TB
 	luks    bool   // has a LUKS header
 	pass    string // its passphrase
 	sig     string // another signature blkid finds
@@ -139,8 +140,8 @@ func (d *disk) run(_ context.Context, cmd host.Command) (host.Result, error) {
 	case cmd.Name != "cryptsetup":
 		return host.Result{}, hosttest.Fail(cmd, 127, "unexpected")
 	}
-	switch {
-	case cmd.Args[0] == "luksOpen":
+	switch op := hosttest.Arg(d.t, cmd, 0); {
+	case op == "luksOpen":
 		if !d.luks {
 			return host.Result{}, hosttest.Fail(cmd, 1, "Device /dev/sdx is not a valid LUKS device.")
 		}
@@ -149,24 +150,24 @@ func (d *disk) run(_ context.Context, cmd host.Command) (host.Result, error) {
 		}
 		d.open = true
 		return host.Result{}, nil
-	case cmd.Args[0] == "isLuks":
+	case op == "isLuks":
 		if d.luks {
 			return host.Result{}, nil
 		}
 		return host.Result{}, hosttest.Fail(cmd, 1, "")
-	case len(cmd.Args) > 1 && cmd.Args[1] == "luksFormat":
+	case hosttest.Arg(d.t, cmd, 1) == "luksFormat":
 		if d.failFmt {
 			return host.Result{}, hosttest.Fail(cmd, 5, "Cannot format device /dev/sdx in use.")
 		}
 		d.luks, d.pass = true, string(cmd.Stdin)
 		return host.Result{}, nil
-	case cmd.Args[0] == "close":
+	case op == "close":
 		if !d.open {
 			return host.Result{ExitCode: 4}, nil
 		}
 		d.open = false
 		return host.Result{}, nil
-	case cmd.Args[0] == "status":
+	case op == "status":
 		if d.open {
 			return host.Result{}, nil
 		}
@@ -219,6 +220,7 @@ func TestOpen(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := tc.disk
+			d.t = t
 			r := hosttest.NewRunner(d.run)
 			c := &Crypt{Run: r, Blank: &d, ForceFormat: tc.force}
 			got, err := c.Open(context.Background(), "/dev/sdx", "crypt-v", spec, tc.key, tc.ro)
@@ -257,7 +259,7 @@ func TestOpenRefusesBadInput(t *testing.T) {
 }
 
 func TestCloseAndStatus(t *testing.T) {
-	d := &disk{luks: true, pass: pass, open: true}
+	d := &disk{t: t, luks: true, pass: pass, open: true}
 	c := &Crypt{Run: hosttest.NewRunner(d.run)}
 	ctx := context.Background()
 	open, err := c.IsOpen(ctx, "crypt-v")

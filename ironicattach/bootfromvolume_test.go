@@ -169,6 +169,10 @@ func (f *bfvIronic) volumeCall(w http.ResponseWriter, method string, parts []str
 		*list = append(*list, item)
 		writeJSONBody(w, 201, item)
 	case "DELETE":
+		if len(parts) != 2 {
+			ironictest.Fault(w, 400, fmt.Sprintf("fake Ironic: DELETE of /v1/volume/%s names no one item", strings.Join(parts, "/")))
+			return
+		}
 		if f.node["power_state"] != "power off" {
 			ironictest.Fault(w, 400, fmt.Sprintf(`The requested action "volume target deletion" can not be performed on node "%s" while it is in state "%s".`, nodeUUID, f.node["power_state"]))
 			return

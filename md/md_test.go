@@ -39,13 +39,14 @@ func FuzzParseExport(f *testing.F) {
 
 func TestCommandsAndSysfs(t *testing.T) {
 	r := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
-		if cmd.Args[0] == "--examine" && cmd.Args[2] == "/dev/nvme2n1" {
+		op := hosttest.Arg(t, cmd, 0)
+		if op == "--examine" && hosttest.Arg(t, cmd, 2) == "/dev/nvme2n1" {
 			return host.Result{}, hosttest.Fail(cmd, 1, "mdadm: No md superblock detected on /dev/nvme2n1.")
 		}
-		if cmd.Args[0] == "--examine" && cmd.Args[2] == "/dev/nvme3n1" {
+		if op == "--examine" && hosttest.Arg(t, cmd, 2) == "/dev/nvme3n1" {
 			return host.Result{}, hosttest.Fail(cmd, 2, "mdadm: cannot open /dev/nvme3n1: Input/output error")
 		}
-		if cmd.Args[0] == "--manage" && cmd.Args[2] == "--re-add" {
+		if op == "--manage" && hosttest.Arg(t, cmd, 2) == "--re-add" {
 			return host.Result{}, hosttest.Fail(cmd, 1, "mdadm: --re-add for /dev/nvme2n1 to /dev/md/v is not possible")
 		}
 		return host.Result{Stdout: []byte("MD_UUID=a:b:c:d\nMD_NAME=any:v\n")}, nil

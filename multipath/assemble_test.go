@@ -24,7 +24,7 @@ func TestAssemble(t *testing.T) {
 	var known []string // the paths multipathd was handed, each once
 	early := false     // a map was built before multipathd knew every path
 	runner := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
-		if cmd.Name != "multipathd" || cmd.Args[0] != "add" {
+		if cmd.Name != "multipathd" || hosttest.Arg(t, cmd, 0) != "add" {
 			return host.Result{}, nil
 		}
 		mu.Lock()
@@ -32,8 +32,8 @@ func TestAssemble(t *testing.T) {
 		// As multipathd with find_multipaths strict: a path of an unknown
 		// WWID is kept as an orphan; once the WWID is known the map is
 		// built over every path known by then.
-		if !slices.Contains(known, cmd.Args[2]) {
-			known = append(known, cmd.Args[2])
+		if p := hosttest.Arg(t, cmd, 2); !slices.Contains(known, p) {
+			known = append(known, p)
 		}
 		if _, err := os.Stat(filepath.Join(root, "/sys/block/dm-0")); err != nil && m.WWIDs().Known(wwid) {
 			early = early || len(known) < 2
@@ -102,7 +102,7 @@ func TestAssembleDaemonGoneForgetsWWID(t *testing.T) {
 func TestAssembleHandsOnlyNewPaths(t *testing.T) {
 	var root string
 	runner := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
-		if cmd.Name == "multipathd" && cmd.Args[0] == "add" && cmd.Args[2] == "/dev/sdd" {
+		if cmd.Name == "multipathd" && hosttest.Arg(t, cmd, 0) == "add" && hosttest.Arg(t, cmd, 2) == "/dev/sdd" {
 			joinFixtureMap(t, root, "sdd")
 		}
 		return host.Result{Stdout: []byte("ok\n")}, nil
@@ -127,7 +127,7 @@ func TestAssembleWaitsForUdevBeforeTheWWID(t *testing.T) {
 	var root string
 	var once sync.Once
 	runner := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
-		if cmd.Name == "multipathd" && cmd.Args[0] == "add" {
+		if cmd.Name == "multipathd" && hosttest.Arg(t, cmd, 0) == "add" {
 			once.Do(func() { fixtureMap(t, root, "0") })
 		}
 		return host.Result{Stdout: []byte("ok\n")}, nil

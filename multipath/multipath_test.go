@@ -134,7 +134,7 @@ func TestFlushRetriesUntilGone(t *testing.T) {
 	var root string
 	var flushes atomic.Int32
 	r := hosttest.NewRunner(func(_ context.Context, cmd host.Command) (host.Result, error) {
-		if cmd.Name == "multipath" && cmd.Args[0] == "-f" {
+		if cmd.Name == "multipath" && hosttest.Arg(t, cmd, 0) == "-f" {
 			if flushes.Add(1) < 3 {
 				return host.Result{}, hosttest.Fail(cmd, 1, "mpatha: map in use")
 			}

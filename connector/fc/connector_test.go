@@ -207,9 +207,10 @@ func (f *fabric) scan(h int, line string) {
 	var todo []scsi.HCTL
 	var wwids []string
 	fields := strings.Fields(line)
-	lun, _ := strconv.Atoi(fields[2])
+	c, tgt := hosttest.Word(f.t, fields, 0), hosttest.Word(f.t, fields, 1)
+	lun, _ := strconv.Atoi(hosttest.Word(f.t, fields, 2))
 	for key, wwpn := range f.ports {
-		if key[0] != h || (fields[0] != "-" && fields[0] != strconv.Itoa(key[1])) || (fields[1] != "-" && fields[1] != strconv.Itoa(key[2])) {
+		if key[0] != h || (c != "-" && c != strconv.Itoa(key[1])) || (tgt != "-" && tgt != strconv.Itoa(key[2])) {
 			continue
 		}
 		a := scsi.HCTL{Host: h, Channel: key[1], Target: key[2], LUN: lun}

@@ -120,7 +120,7 @@ func (fk *fakeKernel) run(_ context.Context, cmd host.Command) (host.Result, err
 			}
 			return host.Result{}, nil
 		case strings.HasPrefix(args, "-m session -r ") && strings.HasSuffix(args, "--logout"):
-			id, err := strconv.Atoi(cmd.Args[3])
+			id, err := strconv.Atoi(hosttest.Arg(fk.t, cmd, 3))
 			require.NoError(fk.t, err)
 			blocks, _ := filepath.Glob(fk.path(fmt.Sprintf("/sys/devices/platform/host%d/session%d/target*/*/block/*", id, id)))
 			for _, b := range blocks {
@@ -148,9 +148,9 @@ func (fk *fakeKernel) run(_ context.Context, cmd host.Command) (host.Result, err
 			return host.Result{}, nil
 		}
 	case "multipath":
-		switch cmd.Args[0] {
+		switch hosttest.Arg(fk.t, cmd, 0) {
 		case "-a":
-			hosttest.WriteFile(fk.t, fk.root, "/etc/multipath/wwids", "/"+cmd.Args[1]+"/\n")
+			hosttest.WriteFile(fk.t, fk.root, "/etc/multipath/wwids", "/"+hosttest.Arg(fk.t, cmd, 1)+"/\n")
 			return host.Result{}, nil
 		case "-w":
 			hosttest.WriteFile(fk.t, fk.root, "/etc/multipath/wwids", "")

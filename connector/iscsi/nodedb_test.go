@@ -42,7 +42,7 @@ func TestNodeDBLock(t *testing.T) {
 	got := map[string]seen{}
 	r := hosttest.NewRunner(func(ctx context.Context, cmd host.Command) (host.Result, error) {
 		s, x := probe(ctx)
-		got[cmd.Args[len(cmd.Args)-1]] = seen{s, x}
+		got[hosttest.Arg(t, cmd, -1)] = seen{s, x}
 		return host.Result{}, nil
 	})
 	h, _ = hosttest.New(t, r)

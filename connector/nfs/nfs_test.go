@@ -53,7 +53,7 @@ func (k *fakeKernel) run(_ context.Context, cmd host.Command) (host.Result, erro
 	defer k.mu.Unlock()
 	switch cmd.Name {
 	case "mount":
-		opts, src, mp := cmd.Args[3], cmd.Args[4], cmd.Args[5]
+		opts, src, mp := hosttest.Arg(k.t, cmd, 3), hosttest.Arg(k.t, cmd, 4), hosttest.Arg(k.t, cmd, 5)
 		vers := "4.2"
 		for _, o := range strings.Split(opts, ",") {
 			if v, ok := strings.CutPrefix(o, "vers="); ok {
@@ -82,8 +82,8 @@ func (k *fakeKernel) run(_ context.Context, cmd host.Command) (host.Result, erro
 			require.NoError(k.t, os.Mkdir(filepath.Join(mp, k.dir), 0o755))
 		}
 	case "umount":
-		mp := cmd.Args[len(cmd.Args)-1]
-		if k.busy && cmd.Args[0] != "-l" {
+		mp := hosttest.Arg(k.t, cmd, -1)
+		if k.busy && hosttest.Arg(k.t, cmd, 0) != "-l" {
 			return host.Result{}, hosttest.Fail(cmd, 16, "umount.nfs4: "+mp+": device is busy")
 		}
 		kept := k.mounts[:0]
@@ -105,12 +105,12 @@ func (k *fakeKernel) run(_ context.Context, cmd host.Command) (host.Result, erro
 			os.RemoveAll(filepath.Join(mp, e.Name()))
 		}
 	case "losetup":
-		if cmd.Args[0] == "--detach" {
-			dev := filepath.Base(cmd.Args[1])
+		if hosttest.Arg(k.t, cmd, 0) == "--detach" {
+			dev := filepath.Base(hosttest.Arg(k.t, cmd, 1))
 			require.NoError(k.t, os.RemoveAll(filepath.Join(k.root, "sys/block", dev)))
 			return host.Result{}, nil
 		}
-		file := cmd.Args[len(cmd.Args)-1]
+		file := hosttest.Arg(k.t, cmd, -1)
 		dev := fmt.Sprintf("loop%d", k.loops)
 		k.loops++
 		hosttest.WriteFile(k.t, k.root, "/sys/block/"+dev+"/loop/backing_file", file+"\n")
@@ -213,7 +213,7 @@ func testExportWithSpace(t *testing.T, export string) {
 	var srcs []string
 	for _, call := range r.Commands() {
 		if call.Name == "mount" {
-			srcs = append(srcs, call.Args[4])
+			srcs = append(srcs, hosttest.Arg(t, call, 4))
 		}
 	}
 	require.Equal(t, []string{"10.0.0.5:/srv/my vols"}, srcs)

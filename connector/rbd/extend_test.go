@@ -24,7 +24,7 @@ func newExtendConnector(t *testing.T, driver string, imageSize int64) (*Connecto
 	t.Helper()
 	f := &fakeCeph{t: t}
 	r := hosttest.NewRunner(func(ctx context.Context, cmd host.Command) (host.Result, error) {
-		if cmd.Name == "rbd" && cmd.Args[0] == "info" {
+		if cmd.Name == "rbd" && hosttest.Arg(t, cmd, 0) == "info" {
 			return host.Result{Stdout: []byte(fmt.Sprintf(`{"name":"x","size":%d,"objects":256,"order":22}`, imageSize))}, nil
 		}
 		return f.run(ctx, cmd)

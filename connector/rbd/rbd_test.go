@@ -49,10 +49,9 @@ func (f *fakeCeph) run(_ context.Context, cmd host.Command) (host.Result, error)
 	}
 	require.Equal(f.t, "rbd", cmd.Name)
 	args := cmd.Args
-	require.GreaterOrEqual(f.t, len(args), 4)
-	require.Equal(f.t, "--device-type", args[2])
-	driver := args[3]
-	switch args[0] + " " + args[1] {
+	require.Equal(f.t, "--device-type", hosttest.Arg(f.t, cmd, 2))
+	driver := hosttest.Arg(f.t, cmd, 3)
+	switch hosttest.Arg(f.t, cmd, 0) + " " + hosttest.Arg(f.t, cmd, 1) {
 	case "device list":
 		if f.conf != "" {
 			// After a map with a key, the key must be off the disk before anything else runs.
@@ -77,13 +76,13 @@ func (f *fakeCeph) run(_ context.Context, cmd host.Command) (host.Result, error)
 	case "device map":
 		for i, a := range args {
 			if a == "--conf" {
-				f.readCreds(args[i+1])
+				f.readCreds(hosttest.Arg(f.t, cmd, i+1))
 			}
 		}
 		if f.mapErr != nil {
 			return host.Result{}, f.mapErr
 		}
-		spec := args[len(args)-1]
+		spec := hosttest.Arg(f.t, cmd, -1)
 		parts := strings.Split(spec, "/")
 		m := Mapping{ID: fmt.Sprint(f.next), Pool: parts[0], Image: parts[len(parts)-1], Snap: "-"}
 		if len(parts) == 3 {
@@ -111,7 +110,7 @@ func (f *fakeCeph) run(_ context.Context, cmd host.Command) (host.Result, error)
 		if f.unmapErr != nil || f.unmapNoop {
 			return host.Result{}, f.unmapErr
 		}
-		dev := args[len(args)-1]
+		dev := hosttest.Arg(f.t, cmd, -1)
 		for i, m := range f.mappings {
 			if m.Device == dev {
 				f.mappings = append(f.mappings[:i], f.mappings[i+1:]...)

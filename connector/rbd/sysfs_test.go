@@ -171,7 +171,7 @@ func TestNBDConfirmWaitsForTheDaemon(t *testing.T) {
 	var root string
 	r := hosttest.NewRunner(func(ctx context.Context, cmd host.Command) (host.Result, error) {
 		res, err := f.run(ctx, cmd)
-		if cmd.Args[1] == "map" && err == nil {
+		if cmd.Name == "rbd" && hosttest.Arg(t, cmd, 1) == "map" && err == nil {
 			pidFile := root + sysBlock + "/nbd0/pid"
 			pid, rerr := readAndRemove(pidFile)
 			require.NoError(t, rerr)

@@ -66,6 +66,41 @@ func Fail(cmd host.Command, code int, stderr string) error {
 	return &host.ExitError{Argv: cmd.Argv(), ExitCode: code, Stderr: stderr, Err: fmt.Errorf("exit status %d", code)}
 }
 
+// Arg is cmd's argument i, counted from the end when negative (-1 is the
+// last). When cmd has no such argument the test fails showing the whole
+// command line and Arg returns "": a fake meeting a changed command line
+// fails its test instead of panicking the test binary. Safe to call from
+// the code under test's goroutines.
+func Arg(t testing.TB, cmd host.Command, i int) string {
+	t.Helper()
+	a, ok := at(cmd.Args, i)
+	if !ok {
+		t.Errorf("fake: command has no argument %d: %s", i, strings.Join(cmd.Argv(), " "))
+	}
+	return a
+}
+
+// Word is words[i] (counted from the end when negative), or "" with the
+// test failed showing all of words: for the fields of a line a fake splits.
+func Word(t testing.TB, words []string, i int) string {
+	t.Helper()
+	w, ok := at(words, i)
+	if !ok {
+		t.Errorf("fake: no word %d in %q", i, words)
+	}
+	return w
+}
+
+func at(words []string, i int) (string, bool) {
+	if i < 0 {
+		i += len(words)
+	}
+	if i < 0 || i >= len(words) {
+		return "", false
+	}
+	return words[i], true
+}
+
 // New returns a Host rooted at a fresh t.TempDir() that runs commands with r
 // and logs to the test log.
 func New(t testing.TB, r host.Runner) (*host.Host, string) {

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -361,17 +360,7 @@ func nvmeRDMARun(t *testing.T, ng *nvmeGuest) {
 
 // logRDMABench logs the medians of the RDMA and TCP rounds (BENCH lines).
 func logRDMABench(t *testing.T, out string) {
-	totals := map[string][]float64{}
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 || f[0] != "BENCH" {
-			continue
-		}
-		tool := f[1][:strings.LastIndex(f[1], "-")]
-		if v, err := strconv.ParseFloat(f[4], 64); err == nil {
-			totals[tool] = append(totals[tool], v)
-		}
-	}
+	totals := benchTotals(out)
 	for _, tr := range []string{"rdma", "tcp"} {
 		b, bi, o := nvmeMedian(totals[tr+"-brick"]), nvmeMedian(totals[tr+"-brick-inproc"]), nvmeMedian(totals[tr+"-os-brick"])
 		if o == 0 {

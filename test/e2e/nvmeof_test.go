@@ -584,16 +584,16 @@ func nvmeGuestLimit() time.Duration {
 	return time.Duration(15+8*max(n, 0)) * time.Minute
 }
 
-// logBench logs the median connect+disconnect of brick and os-brick and
-// their ratio (issue 21's goal: brick <= 0.5x os-brick in-process).
-func logBench(t *testing.T, out string) {
+// benchTotals collects the totals (fifth word) of the "BENCH <tool>-<round>
+// ..." lines of out by tool; other and short lines are skipped.
+func benchTotals(out string) map[string][]float64 {
 	totals := map[string][]float64{}
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
 		if len(f) < 5 || f[0] != "BENCH" {
 			continue
 		}
-		tool := f[1] // <tool>-<round>
+		tool := f[1]
 		if i := strings.LastIndex(tool, "-"); i >= 0 {
 			tool = tool[:i]
 		}
@@ -601,6 +601,13 @@ func logBench(t *testing.T, out string) {
 			totals[tool] = append(totals[tool], v)
 		}
 	}
+	return totals
+}
+
+// logBench logs the median connect+disconnect of brick and os-brick and
+// their ratio (issue 21's goal: brick <= 0.5x os-brick in-process).
+func logBench(t *testing.T, out string) {
+	totals := benchTotals(out)
 	if len(totals["brick"]) == 0 {
 		return // no benchmark rounds in this run
 	}
