@@ -49,9 +49,9 @@ func (f *fakeTools) run(_ context.Context, cmd host.Command) (host.Result, error
 	f.cmds = append(f.cmds, cmd)
 	f.mu.Unlock()
 	arg := func(flag string) string {
-		for i := 0; i+1 < len(cmd.Args); i++ {
-			if cmd.Args[i] == flag {
-				return cmd.Args[i+1]
+		for i, a := range cmd.Args {
+			if a == flag {
+				return hosttest.Arg(f.t, cmd, i+1)
 			}
 		}
 		return ""

@@ -478,8 +478,8 @@ func (m *multipathRunner) run(_ context.Context, cmd host.Command) (host.Result,
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
-	case cmd.Name == "multipathd" && len(cmd.Args) == 3 && cmd.Args[0] == "add":
-		disk := strings.TrimPrefix(cmd.Args[2], "/dev/")
+	case cmd.Name == "multipathd" && len(cmd.Args) == 3 && hosttest.Arg(m.t, cmd, 0) == "add":
+		disk := strings.TrimPrefix(hosttest.Arg(m.t, cmd, 2), "/dev/")
 		m.paths = append(m.paths, disk)
 		hosttest.Mkdir(m.t, m.root, "/sys/block/dm-0/slaves/"+disk)
 		hosttest.WriteFile(m.t, m.root, "/sys/block/dm-0/dm/uuid", "mpath-"+m.wwid+"\n")
@@ -490,7 +490,7 @@ func (m *multipathRunner) run(_ context.Context, cmd host.Command) (host.Result,
 		hosttest.WriteFile(m.t, m.root, "/dev/dm-0", "")
 		hosttest.Mkdir(m.t, m.root, "/sys/block/"+disk+"/holders/dm-0")
 		return host.Result{Stdout: []byte("ok\n")}, nil
-	case cmd.Name == "multipath" && len(cmd.Args) == 2 && cmd.Args[0] == "-f":
+	case cmd.Name == "multipath" && len(cmd.Args) == 2 && hosttest.Arg(m.t, cmd, 0) == "-f":
 		for _, d := range m.paths {
 			os.Remove(filepath.Join(m.root, "/sys/block", d, "holders/dm-0"))
 		}

@@ -75,14 +75,14 @@ func (fk *fakeKernel) run(_ context.Context, cmd host.Command) (host.Result, err
 	switch cmd.Name {
 	case "iscsiadm":
 		iqn, portal, iface := "", "", "default"
-		for i := 0; i+1 < len(cmd.Args); i++ {
-			switch cmd.Args[i] {
+		for i, a := range cmd.Args {
+			switch a {
 			case "-T":
-				iqn = cmd.Args[i+1]
+				iqn = hosttest.Arg(fk.t, cmd, i+1)
 			case "-p":
-				portal = cmd.Args[i+1]
+				portal = hosttest.Arg(fk.t, cmd, i+1)
 			case "-I":
-				iface = cmd.Args[i+1]
+				iface = hosttest.Arg(fk.t, cmd, i+1)
 			}
 		}
 		args = strings.Replace(args, " -I "+iface, "", 1)

@@ -23,7 +23,7 @@ func TestExtendLoop(t *testing.T) {
 	hosttest.WriteFile(t, k.root, "/sys/block/loop0/size", "2097152\n")
 	// losetup --set-capacity reads the file's new size, as the kernel does.
 	r := hosttest.NewRunner(func(ctx context.Context, cmd host.Command) (host.Result, error) {
-		if len(cmd.Args) == 2 && cmd.Args[0] == "--set-capacity" {
+		if len(cmd.Args) == 2 && hosttest.Arg(t, cmd, 0) == "--set-capacity" {
 			hosttest.WriteFile(t, k.root, "/sys/block/loop0/size", "4194304\n")
 			return host.Result{}, nil
 		}

@@ -10,10 +10,12 @@ import (
 
 // uncheckedIndex matches an index into a guest's output that can panic
 // when the line is missing or short: a parsed line's words indexed
-// directly (g.lines["X"][1]) or a split indexed at once
-// (strings.Fields(s)[0]). e2e tests read such words through guestRun's
-// word/words or firstWord, which fail the test with the output instead.
-var uncheckedIndex = regexp.MustCompile(`\blines\[[^\]]+\]\[|\b(Fields|Split|SplitN)\([^()]*(\([^()]*\))?[^()]*\)\[[0-9]`)
+// directly (g.lines["X"][1]), a split indexed at once
+// (strings.Fields(s)[0]), or a string sliced at a separator it may lack
+// (s[:strings.LastIndex(s, "-")]). e2e tests read such words through
+// guestRun's word/words or firstWord, which fail the test with the output
+// instead.
+var uncheckedIndex = regexp.MustCompile(`\blines\[[^\]]+\]\[|\b(Fields|Split|SplitN)\([^()]*(\([^()]*\))?[^()]*\)\[[0-9]|\[:strings\.(Last)?Index\w*\([^()]*\)\]|\[strings\.(Last)?Index\w*\([^()]*\):`)
 
 // TestE2EOutputIndexedSafely keeps one test's unexpected guest output from
 // ending the whole e2e binary in a panic (and every later test unrun).
@@ -36,12 +38,12 @@ func TestE2EOutputIndexedSafely(t *testing.T) {
 }
 
 func TestUncheckedIndexCatches(t *testing.T) {
-	for _, bad := range []string{`x := g.lines["A b"][0]`, `strings.Fields(g["DEVICE 1"])[0]`, `strings.Split(out, "\n")[2]`} {
+	for _, bad := range []string{`x := g.lines["A b"][0]`, `strings.Fields(g["DEVICE 1"])[0]`, `strings.Split(out, "\n")[2]`, `tool := f[1][:strings.LastIndex(f[1], "-")]`, `v := s[strings.Index(s, "="):]`} {
 		if !uncheckedIndex.MatchString(bad) {
 			t.Errorf("not caught: %s", bad)
 		}
 	}
-	for _, ok := range []string{`v := g.lines["A b"]`, `g.word("A b", 0)`, `f := strings.Fields(s); if len(f) > 0 {`} {
+	for _, ok := range []string{`v := g.lines["A b"]`, `g.word("A b", 0)`, `f := strings.Fields(s); if len(f) > 0 {`, `port := e[strings.LastIndex(e, ":")+1:]`} {
 		if uncheckedIndex.MatchString(ok) {
 			t.Errorf("caught wrongly: %s", ok)
 		}
