@@ -247,6 +247,36 @@ func TestOpen(t *testing.T) {
 	}
 }
 
+// TestFormatKDF: a key of 128 bits or more gets cryptsetup's least PBKDF2
+// cost on both LUKS versions; a shorter one keeps cryptsetup's default.
+func TestFormatKDF(t *testing.T) {
+	const fast = "--pbkdf pbkdf2 --pbkdf-force-iterations 1000 "
+	for _, tc := range []struct {
+		provider Provider
+		keyLen   int
+		want     string
+	}{
+		{LUKS, 32, "--type luks1 --key-file=- " + fast},
+		{LUKS2, 32, "--type luks2 --key-file=- " + fast},
+		{LUKS, 16, "--type luks1 --key-file=- " + fast},
+		{LUKS2, 16, "--type luks2 --key-file=- " + fast},
+		{LUKS, 15, "--type luks1 --key-file=- "},
+		{LUKS2, 15, "--type luks2 --key-file=- "},
+	} {
+		t.Run(fmt.Sprintf("%s %d bytes", tc.provider, tc.keyLen), func(t *testing.T) {
+			d := disk{}
+			r := hosttest.NewRunner(d.run)
+			c := &Crypt{Run: r, Blank: &d}
+			k := secret.New(strings.Repeat("\xa5", tc.keyLen))
+			got, err := c.Open(context.Background(), "/dev/sdx", "crypt-v", Spec{Provider: tc.provider}, k, false)
+			require.NoError(t, err)
+			require.True(t, got.Formatted)
+			require.Contains(t, r.Calls(), "cryptsetup --batch-mode luksFormat "+tc.want+"/dev/sdx")
+			require.Equal(t, Passphrase(k).Reveal(), d.pass)
+		})
+	}
+}
+
 func TestOpenRefusesBadInput(t *testing.T) {
 	c := &Crypt{Run: hosttest.NewRunner(nil)}
 	ctx := context.Background()
