@@ -38,8 +38,9 @@ import (
 // open what brick formatted and format what brick then opens; a project
 // member outside the key's ACL is refused by Barbican (403) and, after the
 // host stopped Barbican, an unreachable key manager. ps snapshots (argv of
-// every process, from /proc) run during the formatting attaches; the key
-// patterns are grepped for at the end. Lines: "RC label code", "KV label
+// every process, from /proc) run during the formatting attaches, and
+// luksDump reads the headers they wrote; the key patterns are grepped for
+// at the end. Lines: "RC label code", "KV label
 // value...", "STATE label status hosts sessions sd crypt-maps records",
 // "TIME label s".
 const cryptGuestScript = reliabilityPrelude + `
@@ -103,6 +104,14 @@ psstop() {
 	read -r n <"/tmp/ps-$1.n"
 	echo "KV ps-$1 $n $(grep -c cryptsetup "/brick/ps-$1.txt")"
 }
+# luksdump LABEL MAPPING: luksDump of the device under an open mapping,
+# into /brick/dump-LABEL.txt.
+luksdump() {
+	local k v dev=""
+	while read -r k v; do [[ $k == device: ]] && dev=$v; done < <(cryptsetup status "$2" 2>&1)
+	cryptsetup luksDump "$dev" >"/brick/dump-$1.txt" 2>&1
+	echo "RC luksdump-$1 $?"
+}
 # attach1 LABEL RUNNER VOL FLAGS...: the first attach formats, mkfs and
 # mounts; a file is written; detach.
 attach1() {
@@ -117,6 +126,7 @@ attach1() {
 	echo "KV path-$l $(jget "/brick/a1-$l.json" path)"
 	echo "KV encryption-$l $(jget "/brick/a1-$l.json" encryption)"
 	echo "KV mounted-$l $(mountsrc "/mnt/$l")"
+	luksdump "$l" "$(jget "/brick/a1-$l.json" path)"
 	echo "$PLAIN-$l" >"/mnt/$l/secret.txt"
 	t0=$(now)
 	$run local-detach "$vol" "${C[@]}" --debug >"/brick/d1-$l.out" 2>&1
@@ -657,6 +667,15 @@ func TestEncryptedVolumes(t *testing.T) {
 			t.Logf("%s: attach+luksFormat+mkfs %ss, detach %ss, re-attach %ss", p.label, tm("attach1-"+p.label), tm("detach1-"+p.label), tm("attach2-"+p.label))
 		})
 	}
+	for _, l := range []string{"luks", "luks2"} {
+		t.Run("a random key's slot is not stretched ("+l+")", func(t *testing.T) {
+			dump := readShare(g.share, "dump-"+l+".txt")
+			require.Equal(t, "0", g.rc("luksdump-"+l), "cryptsetup luksDump:\n%s", dump)
+			kdf, iter := keySlot0KDF(dump)
+			require.Equal(t, []string{"pbkdf2", "1000"}, []string{kdf, iter},
+				"key slot 0's PBKDF and iterations for a 256-bit key; cryptsetup luksDump:\n%s", dump)
+		})
+	}
 	t.Run("brick list shows the dm-crypt device", func(t *testing.T) {
 		require.Contains(t, readShare(g.share, "list-luks.out"), "/dev/mapper/crypt-"+volA.ID)
 	})
@@ -733,6 +752,35 @@ func TestEncryptedVolumes(t *testing.T) {
 	t.Logf("guest steps: wait for Barbican %ss, os-brick's imports %ss (beside the steps before), its open and format %ss",
 		tm("wait-barbican"), tm("osbrick-imports"), tm("osbrick"))
 	t.Logf("TestEncryptedVolumes wall time %v", time.Since(start).Round(time.Second))
+}
+
+// keySlot0KDF reads key slot 0's PBKDF and iteration count from cryptsetup
+// luksDump's text ("" for what it does not find). LUKS1 prints a slot as
+// "Key Slot 0: ENABLED" with no PBKDF line (it has only PBKDF2); LUKS2
+// lists slots as "  0: luks2" under "Keyslots:", their fields tab-indented.
+func keySlot0KDF(dump string) (kdf, iter string) {
+	section, slot := "", ""
+	for _, l := range strings.Split(dump, "\n") {
+		switch {
+		case l == "":
+		case !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t"):
+			section, slot = strings.TrimSpace(l), ""
+			if strings.HasPrefix(section, "Key Slot 0: ENABLED") {
+				slot, kdf = "0", "pbkdf2"
+			}
+		case strings.HasPrefix(l, "  ") && section == "Keyslots:":
+			slot, _, _ = strings.Cut(strings.TrimSpace(l), ":")
+		case strings.HasPrefix(l, "\t") && slot == "0":
+			k, v, _ := strings.Cut(strings.TrimSpace(l), ":")
+			switch k {
+			case "PBKDF":
+				kdf = strings.TrimSpace(v)
+			case "Iterations":
+				iter = strings.TrimSpace(v)
+			}
+		}
+	}
+	return kdf, iter
 }
 
 // sparseContains reports whether the file holds needle, reading only its
