@@ -665,6 +665,7 @@ func TestEncryptedVolumes(t *testing.T) {
 			clean(t, "detached2-"+p.label)
 			header(t, p.vol, p.header)
 			t.Logf("%s: attach+luksFormat+mkfs %ss, detach %ss, re-attach %ss", p.label, tm("attach1-"+p.label), tm("detach1-"+p.label), tm("attach2-"+p.label))
+			t.Logf("%s: the first attach's commands of 0.5 s or more: %s", p.label, slowCommands(readShare(g.share, "a1-"+p.label+".err"), 500*time.Millisecond))
 		})
 	}
 	for _, l := range []string{"luks", "luks2"} {
@@ -781,6 +782,40 @@ func keySlot0KDF(dump string) (kdf, iter string) {
 		}
 	}
 	return kdf, iter
+}
+
+// slowCommands lists the commands of a brick --debug log (slog's text
+// lines: argv="..." ... took=1.5s) that took at least min, each as its
+// program, first non-flag argument and time ("none" when none did).
+func slowCommands(log string, min time.Duration) string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		_, argv, ok := strings.Cut(l, ` argv="`)
+		_, took, ok2 := strings.Cut(l, " took=")
+		if !ok || !ok2 {
+			continue
+		}
+		argv, _, _ = strings.Cut(argv, `"`)
+		took, _, _ = strings.Cut(took, " ")
+		d, err := time.ParseDuration(took)
+		if err != nil || d < min {
+			continue
+		}
+		name := ""
+		for _, f := range strings.Fields(argv) {
+			if name == "" || !strings.HasPrefix(f, "-") {
+				name += " " + f
+			}
+			if strings.Count(name, " ") == 2 {
+				break
+			}
+		}
+		out = append(out, strings.TrimSpace(name)+" "+took)
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
 }
 
 // sparseContains reports whether the file holds needle, reading only its
