@@ -264,7 +264,7 @@ func TestFormatKDF(t *testing.T) {
 		{LUKS2, 15, "--type luks2 --key-file=- "},
 	} {
 		t.Run(fmt.Sprintf("%s %d bytes", tc.provider, tc.keyLen), func(t *testing.T) {
-			d := disk{}
+			d := disk{t: t}
 			r := hosttest.NewRunner(d.run)
 			c := &Crypt{Run: r, Blank: &d}
 			k := secret.New(strings.Repeat("\xa5", tc.keyLen))
