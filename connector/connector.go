@@ -41,6 +41,24 @@ type Device struct {
 // LUN still shows it before taking the disk away.
 const ExtraUnitSerial = "unit_serial"
 
+// Device.Extra keys the SCSI connectors set when Path is a multipath map.
+const (
+	ExtraMultipathByID = "multipath_by_id" // /dev/disk/by-id/dm-uuid-mpath-<wwid>
+	ExtraDMName        = "dm_name"         // what multipath -f takes
+)
+
+// OnMap points d at the dm-multipath map over its paths: its device
+// (/dev/dm-N), WWID, udev link and device-mapper name.
+func (d *Device) OnMap(path, wwid, byID, dmName string) {
+	d.Path = path
+	d.MultipathID = wwid
+	if d.Extra == nil {
+		d.Extra = map[string]string{}
+	}
+	d.Extra[ExtraMultipathByID] = byID
+	d.Extra[ExtraDMName] = dmName
+}
+
 // Device types.
 const (
 	TypeBlock = "block"

@@ -76,8 +76,8 @@ const (
 	ExtraTargetLUN    = "target_lun"
 	ExtraHCTLs        = "hctls"   // H:C:T:L of each path, comma separated
 	ExtraByPath       = "by_path" // /dev/disk/by-path link of the first path, when udev made one
-	ExtraMultipathDev = "multipath_by_id"
-	ExtraDMName       = "dm_name"
+	ExtraMultipathDev = connector.ExtraMultipathByID
+	ExtraDMName       = connector.ExtraDMName
 	ExtraReadOnly     = "read_only"
 )
 
@@ -231,10 +231,13 @@ func (c *Connector) Connect(ctx context.Context, ci connector.ConnectionInfo) (*
 		c.log.Warn("fc: LUN has no WWID (no VPD page 0x83); attached identified by "+found[0].id.String()+found[0].id.CheckNote(), "paths", len(found))
 	}
 	if useMP {
-		if err := c.toMultipath(ctx, info, dev); err != nil {
-			undo()
-			return nil, err
-		}
+		err = c.toMultipath(ctx, info, dev)
+	} else {
+		err = c.claimed(ctx, info, dev)
+	}
+	if err != nil {
+		undo()
+		return nil, err
 	}
 	if info.ReadOnly {
 		if err := c.setReadOnly(ctx, strings.TrimPrefix(dev.Path, "/dev/")); err != nil {
@@ -320,14 +323,24 @@ func (c *Connector) toMultipath(ctx context.Context, info *Info, dev *connector.
 	}
 	switch {
 	case err == nil:
-		dev.Path = mp.DevPath()
-		dev.MultipathID = mp.WWID
-		dev.Extra[ExtraMultipathDev] = mp.ByIDPath()
-		dev.Extra[ExtraDMName] = mp.Name
+		dev.OnMap(mp.DevPath(), mp.WWID, mp.ByIDPath(), mp.Name)
 	case c.opts.EnforceMultipath:
 		return fmt.Errorf("fc connect: multipath enforced: %w", err)
 	default:
 		c.log.Warn("fc: no multipath map; using a single path", "err", err.Error())
+	}
+	return nil
+}
+
+// claimed points dev, attached without multipath, at the map multipathd
+// built over its paths on its own (multipath.Claimed), if it did.
+func (c *Connector) claimed(ctx context.Context, info *Info, dev *connector.Device) error {
+	mp, err := c.mp.Claimed(ctx, dev.WWN, !info.ReadOnly, dev.Paths...)
+	if err != nil {
+		return fmt.Errorf("fc connect: %w", err)
+	}
+	if mp != nil {
+		dev.OnMap(mp.DevPath(), mp.WWID, mp.ByIDPath(), mp.Name)
 	}
 	return nil
 }

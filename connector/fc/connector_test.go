@@ -630,3 +630,45 @@ func TestConnectRejectsBeforeTouchingHost(t *testing.T) {
 	require.Empty(t, f.Scans())
 	require.Empty(t, runner.Calls())
 }
+
+// Without multipath asked for, multipathd takes the disk on its own (udev
+// marks it a multipath path): its map becomes the volume's device, brick
+// runs no multipath command, and detach flushes the map.
+func TestConnectSinglePathClaimedByMultipathd(t *testing.T) {
+	mr := &multipathRunner{t: t, wwid: "3600140512345678900000000000000a1"}
+	runner := hosttest.NewRunner(mr.run)
+	h, f := realHost(t, runner)
+	root := h.FS.Root()
+	mr.root = root
+	f.mapLUN(tgtA, 0, wwidVol)
+	hosttest.WriteFile(t, root, "/proc/42/comm", "multipathd\n")
+	hosttest.WriteFile(t, root, "/run/udev/control", "")
+	for _, minor := range []string{"16", "32", "48"} {
+		hosttest.WriteFile(t, root, "/run/udev/data/b8:"+minor, "E:DM_MULTIPATH_DEVICE_PATH=1\n")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // multipathd: builds the map over the disk once it shows
+		for ctx.Err() == nil {
+			if disks, _ := filepath.Glob(filepath.Join(root, "/sys/block/sd*")); len(disks) > 0 {
+				_, _ = mr.run(ctx, host.Command{Name: "multipathd", Args: []string{"add", "path", "/dev/" + filepath.Base(disks[0])}})
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	c := fc.New(h, fc.Options{SCSI: scsi.Options{DeviceTimeout: 2 * time.Second, GoneTimeout: 2 * time.Second}, MultipathOptions: multipath.Options{MapTimeout: 10 * time.Second}})
+	info := ci(t, `"target_wwn":"`+tgtA+`","target_lun":0`)
+	dev, err := c.Connect(ctx, info)
+	require.NoError(t, err)
+	require.Equal(t, "/dev/dm-0", dev.Path)
+	require.Equal(t, mr.wwid, dev.MultipathID)
+	require.Equal(t, mr.wwid, dev.Extra[fc.ExtraDMName])
+	require.Len(t, dev.Paths, 1)
+	require.Empty(t, runner.Calls(), "brick asked multipathd for nothing")
+
+	require.NoError(t, c.Disconnect(context.Background(), info, dev, connector.DisconnectOptions{}))
+	require.Len(t, f.Deletes(), 1)
+	require.Contains(t, strings.Join(runner.Calls(), "\n"), "multipath -f "+mr.wwid)
+	require.NoFileExists(t, filepath.Join(root, "/dev/dm-0"))
+}

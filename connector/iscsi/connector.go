@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -105,8 +106,8 @@ const (
 	ExtraTargetIQN    = "target_iqn"
 	ExtraTargetPortal = "target_portal"
 	ExtraTargetLUN    = "target_lun"
-	ExtraMultipathDev = "multipath_by_id" // /dev/disk/by-id/dm-uuid-mpath-<wwid>
-	ExtraDMName       = "dm_name"
+	ExtraMultipathDev = connector.ExtraMultipathByID
+	ExtraDMName       = connector.ExtraDMName
 	ExtraReadOnly     = "read_only"
 )
 
@@ -423,29 +424,46 @@ func (c *Connector) connectSingle(ctx context.Context, info *Info, targets []Tar
 			}
 			continue
 		}
-		if info.ReadOnly {
-			if err := c.setReadOnly(ctx, res.disk); err != nil {
-				c.undoPath(context.WithoutCancel(ctx), res)
-				return nil, err
-			}
-		}
-		if res.wwid == "" {
-			c.log.Warn("iscsi: LUN has no WWID (no VPD page 0x83); attached over one path, identified by "+res.id.String()+res.id.CheckNote(), "target", t.String(), "disk", res.disk)
-		}
-		dev := &connector.Device{
-			Path:     scsi.DevPath(res.disk),
-			Type:     connector.TypeBlock,
-			Protocol: "iscsi",
-			WWN:      res.wwid,
-			Paths:    []string{scsi.DevPath(res.disk)},
-			Extra:    targetExtra(info, res.target),
-		}
-		if res.wwid == "" && res.id.Serial != "" {
-			dev.Extra[connector.ExtraUnitSerial] = res.id.Serial
+		dev, err := c.singleDevice(ctx, info, res)
+		if err != nil {
+			c.undoPath(context.WithoutCancel(ctx), res)
+			return nil, err
 		}
 		return dev, nil
 	}
 	return nil, fmt.Errorf("iscsi connect: no path came up: %w", errors.Join(errs...))
+}
+
+// singleDevice is the device of a volume attached over the one path res:
+// its disk, or the map multipathd built over it on its own (Claimed).
+func (c *Connector) singleDevice(ctx context.Context, info *Info, res *pathResult) (*connector.Device, error) {
+	if res.wwid == "" {
+		c.log.Warn("iscsi: LUN has no WWID (no VPD page 0x83); attached over one path, identified by "+res.id.String()+res.id.CheckNote(), "target", res.target.String(), "disk", res.disk)
+	}
+	dev := &connector.Device{
+		Path:     scsi.DevPath(res.disk),
+		Type:     connector.TypeBlock,
+		Protocol: "iscsi",
+		WWN:      res.wwid,
+		Paths:    []string{scsi.DevPath(res.disk)},
+		Extra:    targetExtra(info, res.target),
+	}
+	if res.wwid == "" && res.id.Serial != "" {
+		dev.Extra[connector.ExtraUnitSerial] = res.id.Serial
+	}
+	mp, err := c.mp.Claimed(ctx, res.wwid, !info.ReadOnly, res.disk)
+	if err != nil {
+		return nil, fmt.Errorf("iscsi connect: %w", err)
+	}
+	if mp != nil {
+		dev.OnMap(mp.DevPath(), mp.WWID, mp.ByIDPath(), mp.Name)
+	}
+	if info.ReadOnly {
+		if err := c.setReadOnly(ctx, strings.TrimPrefix(dev.Path, "/dev/")); err != nil {
+			return nil, err
+		}
+	}
+	return dev, nil
 }
 
 func targetExtra(info *Info, t Target) map[string]string {

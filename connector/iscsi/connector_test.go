@@ -43,6 +43,7 @@ type fakeKernel struct {
 	password string           // the CHAP password the target wants ("" for none)
 	dupLogin bool             // a login makes two sessions (a racing open-iscsi)
 	lingers  bool             // a failed login leaves its session (iscsid finished it)
+	claim    string           // what takes LUN 1's disk at login: "multipath" (multipathd on its own), "lvm"
 	maps     int
 }
 
@@ -194,6 +195,26 @@ func (fk *fakeKernel) addSession(iqn, portal string) {
 		if wwid, ok := fk.luns[lun]; ok {
 			fk.addDisk(id, lun, wwid)
 		}
+	}
+	switch fk.claim {
+	case "multipath":
+		fk.makeMap()
+	case "lvm":
+		fk.holdLUN1("dm-7", "LVM-Yc1xWvxyz", "vg0-data")
+	}
+}
+
+// holdLUN1 makes a device-mapper device hold every disk of LUN 1.
+func (fk *fakeKernel) holdLUN1(dm, uuid, name string) {
+	t, root := fk.t, fk.root
+	hosttest.WriteFile(t, root, "/sys/devices/virtual/block/"+dm+"/dm/uuid", uuid+"\n")
+	hosttest.WriteFile(t, root, "/sys/devices/virtual/block/"+dm+"/dm/name", name+"\n")
+	if _, err := os.Lstat(fk.path("/sys/block/" + dm)); err != nil {
+		hosttest.Symlink(t, root, "/sys/block/"+dm, "../devices/virtual/block/"+dm)
+	}
+	matches, _ := filepath.Glob(fk.path("/sys/devices/platform/host*/session*/target*/*:1/block/*"))
+	for _, m := range matches {
+		require.NoError(t, os.Symlink("../../../../../../../../virtual/block/"+dm, m+"/holders/"+dm))
 	}
 }
 
@@ -579,4 +600,59 @@ func TestConnectDeadPortalCostsTheLoginTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:3260", dev.Extra[iscsi.ExtraTargetPortal])
 	require.NoError(t, iscsi.New(h, opts).Disconnect(context.Background(), ci, dev, connector.DisconnectOptions{}))
+}
+
+// A single-path attach whose disk something took at once: multipathd's own
+// map becomes the volume's device, and detach takes it away; anything else
+// holding the disk is refused.
+func TestConnectSinglePathClaimed(t *testing.T) {
+	tests := []struct {
+		name    string
+		claim   string
+		udev    bool // multipathd runs and udev marks the disk a path
+		wantErr string
+	}{
+		{name: "multipathd built a map over the disk", claim: "multipath"},
+		{name: "udev marks the disk a multipath path", claim: "multipath", udev: true},
+		{name: "LVM holds the disk", claim: "lvm", wantErr: "/dev/sda is held by another device dm-7 (LVM logical volume vg0-data), not a multipath map"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fk, r, h := newFakeKernel(t)
+			fk.luns = map[int]string{1: fk.luns[1]}
+			fk.claim = tt.claim
+			if tt.udev {
+				hosttest.WriteFile(t, fk.root, "/proc/42/comm", "multipathd\n")
+				hosttest.WriteFile(t, fk.root, "/run/udev/control", "")
+				hosttest.WriteFile(t, fk.root, "/run/udev/data/b8:0", "E:DM_MULTIPATH_DEVICE_PATH=1\n")
+			}
+			c := iscsi.New(h, fastOptions())
+			ctx := context.Background()
+			ci := singleInfo(t, 1, false)
+
+			dev, err := c.Connect(ctx, ci)
+			if tt.wantErr != "" {
+				require.ErrorIs(t, err, multipath.ErrHeld)
+				require.ErrorContains(t, err, tt.wantErr)
+				require.Nil(t, dev)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, "/dev/dm-0", dev.Path)
+			require.Equal(t, fk.luns[1], dev.MultipathID)
+			require.Equal(t, []string{"/dev/sda"}, dev.Paths)
+			require.Equal(t, fk.luns[1], dev.Extra[iscsi.ExtraDMName])
+			require.Equal(t, "/dev/disk/by-id/dm-uuid-mpath-"+fk.luns[1], dev.Extra[iscsi.ExtraMultipathDev])
+			for _, call := range r.Calls() {
+				require.False(t, strings.HasPrefix(call, "multipath"), "brick asked multipathd for nothing: %s", call)
+			}
+
+			require.NoError(t, c.Disconnect(ctx, ci, dev, connector.DisconnectOptions{}))
+			sessions, records, disks := fk.state()
+			require.Zero(t, sessions)
+			require.Zero(t, records)
+			require.Empty(t, disks)
+			require.NoFileExists(t, fk.path("/dev/dm-0"), "the map is flushed")
+		})
+	}
 }

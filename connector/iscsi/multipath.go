@@ -47,13 +47,12 @@ func (c *Connector) connectMultipath(ctx context.Context, info *Info, targets []
 			return nil, fmt.Errorf("iscsi connect: %w", err)
 		}
 	}
-	extra := targetExtra(info, ps.paths[0].target)
-	extra[ExtraMultipathDev] = mp.ByIDPath()
-	extra[ExtraDMName] = mp.Name
-	return &connector.Device{
-		Path: mp.DevPath(), Type: connector.TypeBlock, Protocol: "iscsi", WWN: ps.wwid, MultipathID: mp.WWID,
-		Paths: devPaths(disksOf(ps.paths)), Extra: extra,
-	}, nil
+	dev := &connector.Device{
+		Type: connector.TypeBlock, Protocol: "iscsi", WWN: ps.wwid,
+		Paths: devPaths(disksOf(ps.paths)), Extra: targetExtra(info, ps.paths[0].target),
+	}
+	dev.OnMap(mp.DevPath(), mp.WWID, mp.ByIDPath(), mp.Name)
+	return dev, nil
 }
 
 // singlePathOf falls back to the first path when multipathd built no map,
