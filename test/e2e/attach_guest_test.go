@@ -191,6 +191,35 @@ echo "FILE fs2 $(cat /mnt/brickfs/hello.txt 2>&1)"
 $B local-detach "$VOL_FS" "${COMMON[@]}" >/brick/detach-fs2.out 2>&1
 echo "RC detach-fs2 $?"
 state fs "$VOL_FS"
+
+# 5. multipathd claims every disk (find_multipaths no, as a host with
+# multipathd set up for all its SAN disks): a single-path attach with
+# --mountpoint runs on multipathd's map; detach flushes the map.
+t0=$(now)
+cp /etc/multipath.conf /tmp/multipath.conf.brick
+printf 'defaults {\n\tuser_friendly_names no\n\tfind_multipaths no\n}\n' >/etc/multipath.conf
+multipathd reconfigure >/dev/null
+for _ in {1..50}; do [[ $(multipathd show daemon) == *idle* ]] && break; pause 0.1; done
+$B local-attach "$VOL_CLAIM" "${COMMON[@]}" --mountpoint /mnt/brickclaim --mkfs ext4 -f json >/brick/attach-claim.json 2>/brick/attach-claim.err
+echo "RC attach-claim $?"
+took attach-claim "$t0"
+state attached-claim "$VOL_CLAIM"
+claimdev=$(jget /brick/attach-claim.json path)
+echo "DEVICE claim $claimdev $(jget /brick/attach-claim.json multipath_id)"
+grep -c 'multipathd took' /brick/attach-claim.err | sed 's/^/WARN claim /'
+grep -m1 'multipathd took' /brick/attach-claim.err | sed 's/^/WARNLINE claim /'
+echo "brick on a claimed disk" >/mnt/brickclaim/hello.txt && sync
+echo "FILE claim $(cat /mnt/brickclaim/hello.txt 2>&1)"
+echo "MOUNTDEV claim $(findmnt -n -o MAJ:MIN /mnt/brickclaim) $(cat /sys/block/${claimdev#/dev/}/dev 2>&1)"
+$B list -f value -c volume -c device -c "multipath id" 2>&1 | sed "s/^/LIST claim /"
+$B local-detach "$VOL_CLAIM" "${COMMON[@]}" >/brick/detach-claim.out 2>&1
+echo "RC detach-claim $?"
+state detached-claim "$VOL_CLAIM"
+n=$(grep -c "$(jget /brick/attach-claim.json multipath_id)" /etc/multipath/wwids 2>/dev/null)
+echo "WWIDS claim ${n:-0}"
+cp /tmp/multipath.conf.brick /etc/multipath.conf
+multipathd reconfigure >/dev/null
+took claim "$t0"
 ` + debRemoveWait + `
 echo DONE
 `
@@ -426,7 +455,7 @@ func TestAttachGuest(t *testing.T) {
 	require.NoError(t, os.WriteFile(patternFile, pattern, 0o644))
 	vols := map[string]*testbed.Volume{}
 	env := map[string]string{}
-	keys := []string{"LEGACY", "V3", "MP", "FS"}
+	keys := []string{"LEGACY", "V3", "MP", "FS", "CLAIM"}
 	var names []string
 	for _, k := range keys {
 		names = append(names, "brick-e2e-attach-"+strings.ToLower(k))
@@ -479,7 +508,31 @@ func TestAttachGuest(t *testing.T) {
 	require.Equal(t, []string{"brick", "was", "here"}, g.lines["FILE fs2"])
 	require.Equal(t, "0", g.rc("detach-fs2"))
 	g.clean("fs")
+	checkClaimed(t, g, vols["CLAIM"].ID)
 	checkDeb(t, g, debVersion)
+}
+
+// checkClaimed checks step 5: multipathd took the disk of a single-path
+// attach (find_multipaths no); brick used the map, mounted it, warned once,
+// and detach left no map, session or WWID behind.
+func checkClaimed(t *testing.T, g *guestRun, volID string) {
+	t.Helper()
+	require.Equal(t, "0", g.rc("attach-claim"), "single-path attach on a claimed disk: %s", g.out)
+	s := g.st("attached-claim")
+	require.Equal(t, "in-use", s[0])
+	require.Equal(t, []string{"1", "1", "1", "1"}, s[2:], "one session, one sd, one map, one record")
+	dev := g.words("DEVICE claim", 2)
+	require.True(t, strings.HasPrefix(dev[0], "/dev/dm-"), "the device is multipathd's map: %v", dev)
+	require.NotEmpty(t, dev[1], "multipath_id recorded")
+	require.Equal(t, []string{"1"}, g.lines["WARN claim"], "one warning naming the map")
+	require.Equal(t, []string{"brick", "on", "a", "claimed", "disk"}, g.lines["FILE claim"])
+	mnt := g.words("MOUNTDEV claim", 2)
+	require.Equal(t, mnt[0], mnt[1], "the mount is on the map")
+	require.Equal(t, []string{volID, dev[0], dev[1]}, g.lines["LIST claim"], "brick list shows the map")
+	require.Equal(t, "0", g.rc("detach-claim"))
+	g.clean("detached-claim")
+	require.Equal(t, []string{"0"}, g.lines["WWIDS claim"], "the WWID is forgotten")
+	t.Logf("claimed single path: %s; attach %v s, whole step %v s", strings.Join(g.lines["WARNLINE claim"], " "), g.lines["TIME attach-claim"], g.lines["TIME claim"])
 }
 
 // TestAttachGuestFailures injects each failure of issue 5 into a real
