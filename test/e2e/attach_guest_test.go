@@ -192,14 +192,20 @@ $B local-detach "$VOL_FS" "${COMMON[@]}" >/brick/detach-fs2.out 2>&1
 echo "RC detach-fs2 $?"
 state fs "$VOL_FS"
 
-# 5. multipathd claims every disk (find_multipaths no, as a host with
+# 5. multipathd claims every disk (find_multipaths greedy, as a host with
 # multipathd set up for all its SAN disks): a single-path attach with
 # --mountpoint runs on multipathd's map; detach flushes the map.
 t0=$(now)
 cp /etc/multipath.conf /tmp/multipath.conf.brick
-printf 'defaults {\n\tuser_friendly_names no\n\tfind_multipaths no\n}\n' >/etc/multipath.conf
+printf 'defaults {\n\tuser_friendly_names no\n\tfind_multipaths greedy\n}\n' >/etc/multipath.conf
 multipathd reconfigure >/dev/null
-for _ in {1..50}; do [[ $(multipathd show daemon) == *idle* ]] && break; pause 0.1; done
+# The reconfigure is asynchronous: wait until multipathd runs with it.
+for _ in {1..50}; do
+	mpconf=$(multipathd show config 2>&1 | grep -m1 -w find_multipaths)
+	[[ $mpconf == *greedy* ]] && break
+	pause 0.1
+done
+echo "MPCONF claim $mpconf"
 $B local-attach "$VOL_CLAIM" "${COMMON[@]}" --mountpoint /mnt/brickclaim --mkfs ext4 -f json >/brick/attach-claim.json 2>/brick/attach-claim.err
 echo "RC attach-claim $?"
 took attach-claim "$t0"
@@ -211,6 +217,7 @@ grep -m1 'multipathd took' /brick/attach-claim.err | sed 's/^/WARNLINE claim /'
 echo "brick on a claimed disk" >/mnt/brickclaim/hello.txt && sync
 echo "FILE claim $(cat /mnt/brickclaim/hello.txt 2>&1)"
 echo "MOUNTDEV claim $(findmnt -n -o MAJ:MIN /mnt/brickclaim) $(cat /sys/block/${claimdev#/dev/}/dev 2>&1)"
+[[ $claimdev == /dev/dm-* ]] || udevadm info -q property "$claimdev" | grep -E 'MULTIPATH|ID_FS_TYPE' | sed 's/^/UDEV claim /'
 $B list -f value -c volume -c device -c "multipath id" 2>&1 | sed "s/^/LIST claim /"
 $B local-detach "$VOL_CLAIM" "${COMMON[@]}" >/brick/detach-claim.out 2>&1
 echo "RC detach-claim $?"
@@ -513,7 +520,7 @@ func TestAttachGuest(t *testing.T) {
 }
 
 // checkClaimed checks step 5: multipathd took the disk of a single-path
-// attach (find_multipaths no); brick used the map, mounted it, warned once,
+// attach (find_multipaths greedy); brick used the map, mounted it, warned once,
 // and detach left no map, session or WWID behind.
 func checkClaimed(t *testing.T, g *guestRun, volID string) {
 	t.Helper()
