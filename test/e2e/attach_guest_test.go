@@ -219,10 +219,13 @@ echo "FILE claim $(cat /mnt/brickclaim/hello.txt 2>&1)"
 echo "MOUNTDEV claim $(findmnt -n -o MAJ:MIN /mnt/brickclaim) $(cat /sys/block/${claimdev#/dev/}/dev 2>&1)"
 [[ $claimdev == /dev/dm-* ]] || udevadm info -q property "$claimdev" | grep -E 'MULTIPATH|ID_FS_TYPE' | sed 's/^/UDEV claim /'
 $B list -f value -c volume -c device -c "multipath id" 2>&1 | sed "s/^/LIST claim /"
+t1=$(now)
 $B local-detach "$VOL_CLAIM" "${COMMON[@]}" >/brick/detach-claim.out 2>&1
 echo "RC detach-claim $?"
+took detach-claim "$t1"
 state detached-claim "$VOL_CLAIM"
-n=$(grep -c "$(jget /brick/attach-claim.json multipath_id)" /etc/multipath/wwids 2>/dev/null)
+# Forgotten WWIDs stay as comments ("#/<wwid>/"); only live lines count.
+n=$(grep -c "^/$(jget /brick/attach-claim.json multipath_id)/\$" /etc/multipath/wwids 2>/dev/null)
 echo "WWIDS claim ${n:-0}"
 cp /tmp/multipath.conf.brick /etc/multipath.conf
 multipathd reconfigure >/dev/null
@@ -539,7 +542,8 @@ func checkClaimed(t *testing.T, g *guestRun, volID string) {
 	require.Equal(t, "0", g.rc("detach-claim"))
 	g.clean("detached-claim")
 	require.Equal(t, []string{"0"}, g.lines["WWIDS claim"], "the WWID is forgotten")
-	t.Logf("claimed single path: %s; attach %v s, whole step %v s", strings.Join(g.lines["WARNLINE claim"], " "), g.lines["TIME attach-claim"], g.lines["TIME claim"])
+	t.Logf("claimed single path: %s; attach %v s, detach %v s, whole step (multipathd reconfigured twice) %v s",
+		strings.Join(g.lines["WARNLINE claim"], " "), g.lines["TIME attach-claim"], g.lines["TIME detach-claim"], g.lines["TIME claim"])
 }
 
 // TestAttachGuestFailures injects each failure of issue 5 into a real
