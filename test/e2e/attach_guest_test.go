@@ -206,9 +206,10 @@ for _ in {1..50}; do
 	pause 0.1
 done
 echo "MPCONF claim $mpconf"
+t1=$(now)
 $B local-attach "$VOL_CLAIM" "${COMMON[@]}" --mountpoint /mnt/brickclaim --mkfs ext4 -f json >/brick/attach-claim.json 2>/brick/attach-claim.err
 echo "RC attach-claim $?"
-took attach-claim "$t0"
+took attach-claim "$t1"
 state attached-claim "$VOL_CLAIM"
 claimdev=$(jget /brick/attach-claim.json path)
 echo "DEVICE claim $claimdev $(jget /brick/attach-claim.json multipath_id)"
