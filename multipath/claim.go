@@ -18,8 +18,8 @@ var ErrHeld = errors.New("held by another device")
 // Claimed returns the multipath map that multipathd has built, or is about
 // to build, over disks brick attached over a single path; nil when nothing
 // holds them. multipathd takes such a disk when its configuration says so
-// (find_multipaths no or greedy, or the WWID in its wwids file, which tgt's
-// reuse of target numbers makes a later volume share), and the disk is then
+// (find_multipaths greedy, or the WWID in its wwids file, which tgt's reuse
+// of target numbers makes a later volume share), and the disk is then
 // busy for mkfs and mount: the map is the volume's device. udev's multipath
 // rules tell whether multipathd will take a disk; then Claimed waits for
 // the map (Options.MapTimeout) and, when writable, for it to be
@@ -41,7 +41,7 @@ func (m *Multipath) Claimed(ctx context.Context, wwid string, writable bool, dis
 		}
 	}
 	m.log.Warn(fmt.Sprintf("multipath: multipathd took %s into map %s (%s); using the map as the volume's device, detach flushes it "+
-		"(multipathd claims WWID %s: find_multipaths no or greedy in multipath.conf, or the WWID is in /etc/multipath/wwids)",
+		"(multipathd claims WWID %s: find_multipaths greedy in multipath.conf, or the WWID is in /etc/multipath/wwids)",
 		strings.Join(disks, ", "), mp.Name, mp.DevPath(), ident.Clip(mp.WWID, 80)))
 	return mp, nil
 }
