@@ -607,13 +607,15 @@ func TestConnectDeadPortalCostsTheLoginTimeout(t *testing.T) {
 // holding the disk is refused.
 func TestConnectSinglePathClaimed(t *testing.T) {
 	tests := []struct {
-		name    string
-		claim   string
-		udev    bool // multipathd runs and udev marks the disk a path
-		wantErr string
+		name     string
+		claim    string
+		udev     bool // multipathd runs and udev marks the disk a path
+		readOnly bool // access_mode ro
+		wantErr  string
 	}{
 		{name: "multipathd built a map over the disk", claim: "multipath"},
 		{name: "udev marks the disk a multipath path", claim: "multipath", udev: true},
+		{name: "read-only: the map is set read-only", claim: "multipath", readOnly: true},
 		{name: "LVM holds the disk", claim: "lvm", wantErr: "/dev/sda is held by another device dm-7 (LVM logical volume vg0-data), not a multipath map"},
 	}
 	for _, tt := range tests {
@@ -629,6 +631,9 @@ func TestConnectSinglePathClaimed(t *testing.T) {
 			c := iscsi.New(h, fastOptions())
 			ctx := context.Background()
 			ci := singleInfo(t, 1, false)
+			if tt.readOnly {
+				ci = connInfo(t, `{"driver_volume_type":"iscsi","data":{"target_portal":"127.0.0.1:3260","target_iqn":"`+tgtIQN+`","target_lun":1,"access_mode":"ro"}}`)
+			}
 
 			dev, err := c.Connect(ctx, ci)
 			if tt.wantErr != "" {
@@ -645,6 +650,9 @@ func TestConnectSinglePathClaimed(t *testing.T) {
 			require.Equal(t, "/dev/disk/by-id/dm-uuid-mpath-"+fk.luns[1], dev.Extra[iscsi.ExtraMultipathDev])
 			for _, call := range r.Calls() {
 				require.False(t, strings.HasPrefix(call, "multipath"), "brick asked multipathd for nothing: %s", call)
+			}
+			if tt.readOnly {
+				require.Contains(t, r.Calls(), "blockdev --setro /dev/dm-0", "the device the user gets is read-only")
 			}
 
 			require.NoError(t, c.Disconnect(ctx, ci, dev, connector.DisconnectOptions{}))
