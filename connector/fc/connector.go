@@ -49,6 +49,14 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// What the connector offers, checked at compile time.
+var (
+	_ connector.Connector  = (*Connector)(nil)
+	_ connector.Extender   = (*Connector)(nil)
+	_ connector.Planner    = (*Connector)(nil)
+	_ connector.HostFacter = (*Connector)(nil)
+)
+
 // Connector attaches Fibre Channel volumes. It implements connector.Connector.
 type Connector struct {
 	h    *host.Host
@@ -67,8 +75,6 @@ func New(h *host.Host, opts Options) *Connector {
 	}
 	return &Connector{h: h, log: log, opts: opts, scsi: scsi.New(h, opts.SCSI), mp: multipath.New(h, opts.MultipathOptions)}
 }
-
-var _ connector.Connector = (*Connector)(nil)
 
 // Device.Extra keys the FC connector sets.
 const (

@@ -7,8 +7,6 @@ import (
 	"github.com/brick-storage/brick/connector"
 )
 
-var _ connector.Extender = (*Connector)(nil)
-
 // Extend grows an attached FC volume on this host (multipath.Grow): every
 // path rescanned, refused while one is not running, then the map resized
 // through multipathd.

@@ -4,8 +4,6 @@ import (
 	"github.com/brick-storage/brick/connector"
 )
 
-var _ connector.HostFacter = (*Connector)(nil)
-
 // HostFacts adds the WWPNs and WWNNs of the host's online FC ports to p,
 // in fc_host's listing order, as os-brick's FC connector reports them. A
 // port whose state cannot be read is left out; one whose node name cannot

@@ -7,8 +7,6 @@ import (
 	"github.com/brick-storage/brick/connector"
 )
 
-var _ connector.Planner = (*Connector)(nil)
-
 // PlanConnect says what Connect would do: the HBAs it would use, and for
 // each (HBA, target port, LUN) whether the LUN is there already, would be
 // scanned, or waits for a target port sysfs does not show yet.

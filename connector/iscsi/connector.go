@@ -63,6 +63,13 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// What the connector offers, checked at compile time.
+var (
+	_ connector.Connector = (*Connector)(nil)
+	_ connector.Extender  = (*Connector)(nil)
+	_ connector.Planner   = (*Connector)(nil)
+)
+
 // Connector attaches iSCSI volumes. It implements connector.Connector.
 type Connector struct {
 	h     *host.Host
@@ -98,8 +105,6 @@ func New(h *host.Host, opts Options) *Connector {
 		probe: portalProbe{check: opts.PortalCheck, fs: h.FS, loginTimeout: opts.LoginTimeout},
 	}
 }
-
-var _ connector.Connector = (*Connector)(nil)
 
 // Device.Extra keys the iSCSI connector sets.
 const (

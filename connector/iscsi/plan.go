@@ -11,8 +11,6 @@ import (
 	"github.com/brick-storage/brick/connector"
 )
 
-var _ connector.Planner = (*Connector)(nil)
-
 // PlanConnect says what Connect would do: the targets after addressing and
 // name resolution, which sessions exist already, and the logins, scans and
 // map it would make. It reads sysfs and the node database only.

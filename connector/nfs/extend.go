@@ -8,8 +8,6 @@ import (
 	"github.com/brick-storage/brick/host"
 )
 
-var _ connector.Extender = (*Connector)(nil)
-
 // Extend makes an --as-block loop device read its file's new size
 // (losetup --set-capacity) and checks it reads at least the file's size as
 // the server reports it (and newSize, when known); a plain file volume

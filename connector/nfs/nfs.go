@@ -85,6 +85,13 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// What the connector offers, checked at compile time.
+var (
+	_ connector.Connector = (*Connector)(nil)
+	_ connector.Extender  = (*Connector)(nil)
+	_ connector.Planner   = (*Connector)(nil)
+)
+
 // Connector implements connector.Connector for NFS.
 type Connector struct {
 	h     *host.Host
@@ -98,8 +105,6 @@ func New(h *host.Host, opts Options) *Connector {
 	o := opts.withDefaults()
 	return &Connector{h: h, opts: o, loop: loops{h: h, timeout: o.CommandTimeout}, state: states{fs: h.FS, dir: o.StateDir}}
 }
-
-var _ connector.Connector = (*Connector)(nil)
 
 // ErrBusy is returned (wrapped, with host.ErrDeviceBusy) when a disconnect
 // finds the volume file, its loop device or the share still in use.

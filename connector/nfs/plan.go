@@ -7,8 +7,6 @@ import (
 	"github.com/brick-storage/brick/connector"
 )
 
-var _ connector.Planner = (*Connector)(nil)
-
 // PlanConnect says what Connect would do: reuse brick's mount of the share
 // or mount it (the mount argv, with the version fallbacks), then hand out
 // the volume file or a loop device over it.

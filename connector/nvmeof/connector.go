@@ -74,6 +74,14 @@ type fabrics interface {
 	Delete(name string) error
 }
 
+// What the connector offers, checked at compile time.
+var (
+	_ connector.Connector  = (*Connector)(nil)
+	_ connector.Extender   = (*Connector)(nil)
+	_ connector.Planner    = (*Connector)(nil)
+	_ connector.HostFacter = (*Connector)(nil)
+)
+
 // Connector attaches and detaches NVMe-oF namespaces on one host.
 type Connector struct {
 	h     *host.Host
@@ -82,8 +90,6 @@ type Connector struct {
 	md    *md.MD
 	state states
 }
-
-var _ connector.Connector = (*Connector)(nil)
 
 // New returns a connector using h.
 func New(h *host.Host, opts Options) *Connector {

@@ -11,8 +11,6 @@ import (
 	"github.com/brick-storage/brick/host"
 )
 
-var _ connector.Extender = (*Connector)(nil)
-
 // Extend rescans the namespaces of every live controller of the volume's
 // subsystem: the kernel re-reads the namespace's size and resizes the
 // device (the native multipath head follows its paths). A controller that

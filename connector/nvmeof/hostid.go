@@ -46,8 +46,6 @@ func readHostFiles(fsys host.FS) hostFiles {
 	return f
 }
 
-var _ connector.HostFacter = (*Connector)(nil)
-
 // HostFacts adds get-connector's NVMe keys: the host NQN and host ID
 // (nqn, nvme_hostid) and whether nvme_core runs native multipath
 // (nvme_native_multipath; false when the module is not loaded, as

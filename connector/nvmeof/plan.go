@@ -9,8 +9,6 @@ import (
 	"github.com/brick-storage/brick/md"
 )
 
-var _ connector.Planner = (*Connector)(nil)
-
 // PlanConnect says what Connect would do, from the same decisions: for
 // each target (each leg of a replicated volume) the controllers it would
 // reuse or create and the namespace it waits for; then the md array.

@@ -12,8 +12,6 @@ import (
 	"github.com/brick-storage/brick/ident"
 )
 
-var _ connector.Extender = (*Connector)(nil)
-
 // Extend makes the mapped device show the image's new size. krbd is told
 // to re-read the image header (its sysfs refresh); rbd-nbd follows the
 // header by itself. Either way the size is checked, not assumed: Extend

@@ -8,8 +8,6 @@ import (
 	"github.com/brick-storage/brick/connector"
 )
 
-var _ connector.Planner = (*Connector)(nil)
-
 // confPlaceholder stands for the private config file a map would write
 // (it holds the key, so the plan never shows its contents).
 const confPlaceholder = "<private ceph.conf with the key>"

@@ -86,13 +86,18 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// What the connector offers, checked at compile time.
+var (
+	_ connector.Connector = (*Connector)(nil)
+	_ connector.Extender  = (*Connector)(nil)
+	_ connector.Planner   = (*Connector)(nil)
+)
+
 // Connector maps and unmaps RBD images on one host.
 type Connector struct {
 	h    *host.Host
 	opts Options
 }
-
-var _ connector.Connector = (*Connector)(nil)
 
 // New returns a connector using h. An unknown Driver is reported by the
 // first Connect or Disconnect, so that building a registry never fails.
