@@ -22,7 +22,8 @@
 #          brick over TCP to the same LIO portals; then
 #          TestLocalAttachBenchmark: whole `brick local-attach`/`local-detach`
 #          against python-brick-cinderclient-ext's flow (bench/cinderext)
-#          on the real Cinder, iSCSI single path and multipath, a LUKS2
+#          on the real Cinder, iSCSI single path and multipath
+#          (BRICK_BENCH_LA_ISCSI=0: not), a LUKS2
 #          volume with its key in Barbican (BRICK_BENCH_LA_LUKS=0: not),
 #          NVMe/TCP with BRICK_BENCH_LA_NVME=1 (Cinder restarted for it;
 #          the Python side is the extension's steps with os-brick's NVMe-oF
