@@ -3,17 +3,12 @@ package multipath
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
 
 	"github.com/brick-storage/brick/ident"
 )
-
-// ErrHeld means something other than a multipath map (LVM, md, a dm-crypt
-// mapping) holds a disk brick attached, so brick cannot hand the disk out.
-var ErrHeld = errors.New("held by another device")
 
 // Claimed returns the multipath map that multipathd has built, or is about
 // to build, over disks brick attached over a single path; nil when nothing
@@ -23,7 +18,9 @@ var ErrHeld = errors.New("held by another device")
 // busy for mkfs and mount: the map is the volume's device. udev's multipath
 // rules tell whether multipathd will take a disk; then Claimed waits for
 // the map (Options.MapTimeout) and, when writable, for it to be
-// read-write. Any other holder is an error wrapping ErrHeld.
+// read-write. Any other holder (LVM auto-activating a volume group found
+// on the volume, md, dm-crypt) is only warned about: the disk is handed
+// out as before, as a user recovering such a volume's data expects.
 func (m *Multipath) Claimed(ctx context.Context, wwid string, writable bool, disks ...string) (*Map, error) {
 	disks = trimDev(disks)
 	for _, d := range disks {
@@ -116,8 +113,8 @@ func udevClaimsPath(db string) bool {
 }
 
 // holderMap returns the multipath map holding the disk, nil when nothing
-// holds it, and an error wrapping ErrHeld, naming the holder and the fix,
-// when something else does.
+// or something else holds it; another holder is warned about, naming it
+// and the fix for a mkfs or mount that will find the disk busy.
 func (c claimer) holderMap(disk string) (*Map, error) {
 	entries, err := c.m.fs.ReadDir("/sys/block/" + disk + "/holders")
 	if err != nil || len(entries) == 0 {
@@ -135,9 +132,10 @@ func (c claimer) holderMap(disk string) (*Map, error) {
 		}
 		others = append(others, c.describeDM(name))
 	}
-	return nil, fmt.Errorf("/dev/%s is %w %s, not a multipath map; brick will not hand out a disk something else uses: "+
-		"stop it (vgchange -an, cryptsetup close, mdadm --stop), keep it off this disk (lvm.conf global_filter, mdadm.conf), then attach again",
-		disk, ErrHeld, strings.Join(others, ", "))
+	c.m.log.Warn(fmt.Sprintf("multipath: /dev/%s is held by %s, not a multipath map; brick hands out the disk, which that device uses: "+
+		"mkfs and mount will find it busy (stop it: vgchange -an, cryptsetup close, mdadm --stop; or keep it off such disks: lvm.conf global_filter, mdadm.conf)",
+		disk, strings.Join(others, ", ")))
+	return nil, nil
 }
 
 // describeDM names a device-mapper device and what made it, from its dm uuid.

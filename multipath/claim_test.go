@@ -49,6 +49,7 @@ func TestClaimed(t *testing.T) {
 		wantMap  bool   // Claimed returns dm-0
 		wantErr  string // what the error says, in part
 		wantIs   error  // what the error wraps
+		wantWarn string // another holder: the disk is handed out with this warning
 	}{
 		{name: "nothing holds the disk", setup: func(*testing.T, string) {}},
 		{name: "multipathd runs, udev leaves the disk alone", mpd: true,
@@ -67,15 +68,15 @@ func TestClaimed(t *testing.T) {
 			setup:   func(t *testing.T, root string) { fixtureMap(t, root, "1") },
 			wantErr: "to become read-write", wantIs: host.ErrWaitTimeout},
 		{name: "read-only wanted: a read-only map is fine", setup: func(t *testing.T, root string) { fixtureMap(t, root, "1") }, wantMap: true},
-		{name: "LVM holds the disk", wantIs: multipath.ErrHeld,
-			setup:   func(t *testing.T, root string) { holdBy(t, root, "dm-4", "LVM-Yc1xWvxyz", "vg0-data") },
-			wantErr: "/dev/sdb is held by another device dm-4 (LVM logical volume vg0-data), not a multipath map"},
-		{name: "dm-crypt holds the disk", wantIs: multipath.ErrHeld,
-			setup:   func(t *testing.T, root string) { holdBy(t, root, "dm-5", "CRYPT-LUKS2-abc-secret", "secret") },
-			wantErr: "dm-5 (dm-crypt mapping secret)"},
-		{name: "md holds the disk", wantIs: multipath.ErrHeld,
-			setup:   func(t *testing.T, root string) { holdBy(t, root, "md127", "", "") },
-			wantErr: "md127 (md RAID array)"},
+		{name: "LVM holds the disk",
+			setup:    func(t *testing.T, root string) { holdBy(t, root, "dm-4", "LVM-Yc1xWvxyz", "vg0-data") },
+			wantWarn: "/dev/sdb is held by dm-4 (LVM logical volume vg0-data), not a multipath map"},
+		{name: "dm-crypt holds the disk",
+			setup:    func(t *testing.T, root string) { holdBy(t, root, "dm-5", "CRYPT-LUKS2-abc-secret", "secret") },
+			wantWarn: "dm-5 (dm-crypt mapping secret)"},
+		{name: "md holds the disk",
+			setup:    func(t *testing.T, root string) { holdBy(t, root, "md127", "", "") },
+			wantWarn: "md127 (md RAID array)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,16 +106,20 @@ func TestClaimed(t *testing.T) {
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				require.ErrorIs(t, err, tt.wantIs)
-				if tt.wantIs == multipath.ErrHeld {
-					require.ErrorContains(t, err, "vgchange -an", "the fix is named")
-				}
 				require.Nil(t, mp)
 				return
 			}
 			require.NoError(t, err)
 			if !tt.wantMap {
 				require.Nil(t, mp)
-				require.Empty(t, logs.String())
+				if tt.wantWarn == "" {
+					require.Empty(t, logs.String())
+					return
+				}
+				warn := logs.String()
+				require.Equal(t, 1, strings.Count(warn, "level=WARN"), "one warning: %s", warn)
+				require.Contains(t, warn, tt.wantWarn)
+				require.Contains(t, warn, "vgchange -an", "the fix is named")
 				return
 			}
 			require.NotNil(t, mp)

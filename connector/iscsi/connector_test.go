@@ -604,19 +604,19 @@ func TestConnectDeadPortalCostsTheLoginTimeout(t *testing.T) {
 
 // A single-path attach whose disk something took at once: multipathd's own
 // map becomes the volume's device, and detach takes it away; anything else
-// holding the disk is refused.
+// holding the disk leaves it the volume's device (brick warns).
 func TestConnectSinglePathClaimed(t *testing.T) {
 	tests := []struct {
 		name     string
 		claim    string
 		udev     bool // multipathd runs and udev marks the disk a path
 		readOnly bool // access_mode ro
-		wantErr  string
+		wantDisk bool // the disk itself is the volume's device
 	}{
 		{name: "multipathd built a map over the disk", claim: "multipath"},
 		{name: "udev marks the disk a multipath path", claim: "multipath", udev: true},
 		{name: "read-only: the map is set read-only", claim: "multipath", readOnly: true},
-		{name: "LVM holds the disk", claim: "lvm", wantErr: "/dev/sda is held by another device dm-7 (LVM logical volume vg0-data), not a multipath map"},
+		{name: "LVM holds the disk: handed out as it is", claim: "lvm", wantDisk: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -636,13 +636,14 @@ func TestConnectSinglePathClaimed(t *testing.T) {
 			}
 
 			dev, err := c.Connect(ctx, ci)
-			if tt.wantErr != "" {
-				require.ErrorIs(t, err, multipath.ErrHeld)
-				require.ErrorContains(t, err, tt.wantErr)
-				require.Nil(t, dev)
+			require.NoError(t, err)
+			if tt.wantDisk {
+				require.Equal(t, "/dev/sda", dev.Path)
+				require.Empty(t, dev.MultipathID)
+				err := c.Disconnect(ctx, ci, dev, connector.DisconnectOptions{})
+				require.ErrorContains(t, err, "/dev/sda is held by dm-7", "detach leaves a disk LVM still uses")
 				return
 			}
-			require.NoError(t, err)
 			require.Equal(t, "/dev/dm-0", dev.Path)
 			require.Equal(t, fk.luns[1], dev.MultipathID)
 			require.Equal(t, []string{"/dev/sda"}, dev.Paths)
