@@ -25,6 +25,7 @@ package e2e
 //     the loop device, df and the record show the new size.
 
 import (
+	"context"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -50,12 +51,23 @@ func TestNFS(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := runGuest(t, testContext(t), guest.Options{
+	files := map[string]string{brick: "brick", patternFile: "pattern"}
+	// BRICK_BENCH=1: rounds after check 1, brick against os-brick.
+	env, benchFiles, rounds := libBench("BRICK_BENCH_NFS_ROUNDS")
+	for k, v := range benchFiles {
+		files[k] = v
+	}
+	benchTime := time.Duration(rounds) * 2 * time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute+benchTime)
+	defer cancel()
+	start := time.Now()
+	res, err := runGuest(t, ctx, guest.Options{
 		Script: nfsScript,
-		Files:  map[string]string{brick: "brick", patternFile: "pattern"},
+		Files:  files,
+		Env:    env,
 		// About 4 min on an idle host; each brick run costs seconds under
 		// TCG, and far more when other guests share the 2 cores.
-		Timeout: 12 * time.Minute,
+		Timeout: 12*time.Minute + benchTime,
 	})
 	if res != nil {
 		t.Logf("guest output:\n%s", res.Output)
@@ -79,10 +91,13 @@ func TestNFS(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)(brick \w+ took [0-9.]+s|^timing extend .*$)`).FindAllString(out, -1) {
 		t.Log(m)
 	}
+	if rounds > 0 {
+		logLibBench(t, "NFS", out, start)
+	}
 }
 
 const nfsScript = `
-set -Eeuo pipefail` + extendLocalShell + `
+set -Eeuo pipefail` + extendLocalShell + libBenchShell + `
 trap 'echo "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"; echo "--- brick log"; cat drive.log 2>/dev/null' ERR
 step() { echo "== $* ($(cut -d' ' -f1 /proc/uptime)s)"; }
 # A private copy: exec pages come from the guest's tmpfs, not over 9p.
@@ -146,6 +161,13 @@ unmounted "$mp"
 on_export volume-a
 disconnect volume-a volume-a.dev # idempotent
 echo "check 1 ok: vers=4.2, unmounted, data on the export"
+
+if ((${BENCH_ROUNDS:-0} > 0)); then
+	step "benchmark: NFS connect+disconnect, brick against os-brick, $BENCH_ROUNDS rounds"
+	bench_left() { nfs_mounts; }
+	bench_clean() { umount -a -t nfs,nfs4 || true; }
+	bench_rounds nfs volume-a.json
+fi
 
 step "check 2: two volumes on one share"
 info "$NFS_V4_SHARE" volume-a

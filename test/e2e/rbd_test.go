@@ -69,7 +69,10 @@ func TestRBD(t *testing.T) {
 
 	// Under TCG every rbd start costs seconds, and far more on a host busy
 	// with other guests: a whole run took 13-25 min there.
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	// BRICK_BENCH=1: krbd rounds after check 1, brick against os-brick.
+	benchEnv, benchFiles, rounds := libBench("BRICK_BENCH_RBD_ROUNDS")
+	benchTime := time.Duration(rounds) * 2 * time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute+benchTime)
 	defer cancel()
 	// The fast lane (test/e2e.sh -short) runs check 1 only.
 	files := map[string]string{brick: "brick", patternFile: "pattern"}
@@ -81,11 +84,17 @@ func TestRBD(t *testing.T) {
 		files[ab] = "brick-ab"
 		env["BRICK_E2E_RBD_AB"] = "1"
 	}
+	for k, v := range benchEnv {
+		env[k] = v
+	}
+	for k, v := range benchFiles {
+		files[k] = v
+	}
 	start := time.Now()
 	res, err := runGuest(t, ctx, guest.Options{
 		Script:  rbdScript,
 		Files:   files,
-		Timeout: 32 * time.Minute,
+		Timeout: 32*time.Minute + benchTime,
 		Env:     env,
 		// BRICK_E2E_SHARE keeps the share (and its live output in
 		// .brick/output) where a developer can watch it.
@@ -120,11 +129,14 @@ func TestRBD(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^(timing|secret grep).*$`).FindAllString(out, -1) {
 		t.Log(m)
 	}
+	if rounds > 0 {
+		logLibBench(t, "RBD (krbd)", out, start)
+	}
 	t.Logf("TestRBD wall time %v", time.Since(start).Round(time.Second))
 }
 
 const rbdScript = guestShellHelpers + `
-set -Eeuo pipefail` + extendLocalShell + `
+set -Eeuo pipefail` + extendLocalShell + libBenchShell + `
 trap 'echo "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"; for f in *.err; do echo "--- $f"; tail -n 20 "$f"; done 2>/dev/null' ERR
 step() { local up; read -r up _ </proc/uptime; echo "== $* (${up}s)"; }
 # Run brick from the guest's tmpfs, as a user runs it from a local disk:
@@ -271,6 +283,13 @@ for drv in krbd nbd; do
 	echo "nbd daemon argv after map (if any): $(grep -m1 rbd-nbd ps.log || true)"
 	echo "check 1 ok: $drv"
 done
+if ((${BENCH_ROUNDS:-0} > 0)); then
+	step "benchmark: krbd connect+disconnect, brick against os-brick, $BENCH_ROUNDS rounds"
+	bench_left() { nmapped krbd; }
+	bench_clean() { local d; for d in /sys/bus/rbd/devices/*; do [[ -e $d/pool ]] && rbd device unmap -o force "/dev/rbd${d##*/}"; done; true; }
+	bench_rounds rbd c1-krbd.json --rbd-driver krbd
+	no_creds_left
+fi
 if [[ $BRICK_E2E_SHORT == true ]]; then
 	echo "rbd check 1 passed; checks 2-6 left to the whole suite"
 	exit 0
