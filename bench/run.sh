@@ -31,12 +31,21 @@
 #          counted; then
 #          TestExtendGuest's rounds (BRICK_BENCH=1, 3 rounds): host-side
 #          extend of a multipath volume, brick against os-brick's
-#          extend_volume on the same map after Cinder grew it.
+#          extend_volume on the same map after Cinder grew it; then
+#          TestRBD's and TestNFS's rounds (BRICK_BENCH=1, the fast lane's
+#          check 1 first, BRICK_BENCH_RBD_ROUNDS / BRICK_BENCH_NFS_ROUNDS,
+#          default --guest-rounds): connect+disconnect of an RBD image
+#          (krbd, one-OSD Ceph in the guest) and of a file on an NFS 4.2
+#          share, brick's whole processes against os-brick's RBDConnector
+#          and NFS connector in-process (bench/rbdnfs/osbrick.py; os-brick's
+#          NFS disconnect leaves the share mounted, so its time includes the
+#          umount Nova would run).
 #
 # Usage: bench/run.sh [--quick] [--no-go] [--only PARTS] [--runs N] [--guest-rounds N] [--max-load L]
 #   --quick           host and Go benchmarks only, no guest
 #   --only PARTS      only these parts, comma-separated: get-connector,
-#                     iscsi, nvmeof, iser, localattach, extend (Go
+#                     iscsi, nvmeof, iser, localattach, extend, rbd,
+#                     nfs (Go
 #                     benchmarks: leave out with --no-go)
 #   --no-go           skip the Go benchmarks
 #   --runs N          get-connector runs of each tool (default 30)
@@ -224,6 +233,24 @@ if ((!quick)); then
 			print "extend-multipath-host-side", "brick", v["brick"], "-"
 			if (v["os-brick"] != "failed" && v["os-brick"] != "skipped") print "extend-multipath-host-side", "os-brick-inproc", v["os-brick"], "-" }' "$out/extend.txt" >>"$samples"
 	fi
+	for part in rbd nfs; do
+		want $part || continue
+		test=TestRBD label="RBD (krbd)"
+		[[ $part == nfs ]] && test=TestNFS label=NFS
+		echo "bench: $label connect+disconnect, brick vs os-brick in-process, in the guest" >&2
+		v=BRICK_BENCH_${part^^}_ROUNDS
+		# -short: TestRBD's check 1 only (the Ceph cluster is built either way).
+		if ! env BRICK_BENCH=1 "$v=${!v:-$rounds}" go test -tags e2e -short -run "^$test\$" -v -timeout 90m ./test/e2e/ >"$out/$part.log" 2>&1; then
+			failed+=($part-guest)
+		fi
+		# "    rbdnfs_bench_test.go:N: BENCH <brick|os-brick>-<round> <connect>
+		# <disconnect> <total> left=N load=L ...", the test's copy of the
+		# guest's line (the guest output it logs holds them too).
+		awk -v op="$part-connect+disconnect" '!sub(/^ *rbdnfs_bench_test\.go:[0-9]+: /, "") { next }
+			$1 == "BENCH" && NF >= 6 && $5 ~ /^[0-9.]+$/ && $6 == "left=0" { tool = $2; sub(/-[0-9]+$/, "", tool)
+				print op, (tool == "brick" ? "brick" : "os-brick-inproc"), $5, "-" }' "$out/$part.log" >>"$samples"
+		sed -n 's/^ *rbdnfs_bench_test\.go:[0-9]*: \(BENCH [a-z-]*-[0-9]* FAILED\)/\1/p' "$out/$part.log" >>"$out/libfailed.txt"
+	done
 	echo "after-guest $(date -u +%FT%TZ) load $(loadavg)" >>"$out/env.txt"
 fi
 
@@ -304,6 +331,11 @@ fi
 		echo
 		echo "where one attach and one detach spend their time (brick --debug, the Python flow's steps):"
 		sed 's/^/  /' "$out/steps.txt"
+	fi
+	if [[ -s $out/libfailed.txt ]]; then
+		echo
+		echo "RBD/NFS rounds that FAILED (not counted):"
+		sed 's/^/  /' "$out/libfailed.txt"
 	fi
 	if [[ -s $out/go-bench.txt ]]; then
 		echo

@@ -32,8 +32,8 @@ func libBench(roundsVar string) (env map[string]string, files map[string]string,
 // label: connect+disconnect totals of the rounds that succeeded and left
 // nothing behind; a brick round that failed or left something fails the
 // test (os-brick's are only reported).
+// Not a helper: bench/run.sh reads the lines logged from this file.
 func logLibBench(t *testing.T, label, out string, started time.Time) {
-	t.Helper()
 	totals := map[string][]float64{}
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
