@@ -51,7 +51,7 @@ type claimer struct {
 // claimedMap waits for the map when udev says multipathd takes a disk, then
 // judges what holds the disks.
 func (c claimer) claimedMap(ctx context.Context, wwid string, disks []string) (*Map, error) {
-	if ident.WWID(wwid) && c.m.mpd.Running() && c.udevClaims(ctx, disks) {
+	if ident.WWID(wwid) && c.m.mpd.Running() && c.mayClaim(wwid) && c.udevClaims(ctx, disks) {
 		mp, err := c.m.WaitForMap(ctx, wwid, disks...)
 		if err != nil {
 			return nil, fmt.Errorf("udev marked %s a multipath path, but: %w (see multipathd's log, or blacklist the WWID in multipath.conf)", strings.Join(disks, ", "), err)
@@ -65,6 +65,47 @@ func (c claimer) claimedMap(ctx context.Context, wwid string, disks []string) (*
 		}
 	}
 	return nil, nil
+}
+
+// mayClaim reports whether multipathd's configuration lets it take a lone
+// path of wwid: the WWID in its wwids file, or find_multipaths greedy (or
+// no, which claimed every disk before multipath-tools 0.8) in
+// multipath.conf or its conf.d. Only then is udev's verdict worth waiting
+// for: udev's rules take seconds on a new disk under load.
+func (c claimer) mayClaim(wwid string) bool {
+	if c.m.wwids.Known(wwid) {
+		return true
+	}
+	confs, _ := c.m.fs.Glob(multipathConfDir + "/*.conf")
+	for _, conf := range append([]string{multipathConf}, confs...) {
+		data, err := c.m.fs.ReadFile(conf)
+		if err == nil && claimsEveryPath(string(data)) {
+			return true
+		}
+	}
+	return false
+}
+
+// multipath-tools' configuration file and directory (their defaults).
+const (
+	multipathConf    = "/etc/multipath.conf"
+	multipathConfDir = "/etc/multipath/conf.d"
+)
+
+// claimsEveryPath reports whether a multipath.conf text sets
+// find_multipaths to greedy or no, ignoring comments, quotes and braces.
+func claimsEveryPath(conf string) bool {
+	for _, line := range strings.Split(conf, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		line, _, _ = strings.Cut(line, "!")
+		words := strings.Fields(strings.NewReplacer("{", " ", "}", " ", `"`, " ").Replace(line))
+		for i := 0; i+1 < len(words); i++ {
+			if words[i] == "find_multipaths" && (words[i+1] == "greedy" || words[i+1] == "no") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // udevClaims reports whether udev's multipath rules marked one of the

@@ -38,3 +38,37 @@ func FuzzUdevClaimsPath(f *testing.F) {
 		}
 	})
 }
+
+func TestClaimsEveryPath(t *testing.T) {
+	tests := []struct {
+		conf string
+		want bool
+	}{
+		{"", false},
+		{"defaults {\n\tfind_multipaths greedy\n}\n", true},
+		{"defaults { find_multipaths \"greedy\" }", true},
+		{"defaults {\n    find_multipaths no\n}\n", true},
+		{"defaults {\n\tfind_multipaths strict\n}\n", false},
+		{"defaults {\n\tfind_multipaths yes\n\tuser_friendly_names no\n}\n", false},
+		{"# find_multipaths greedy\n", false},
+		{"defaults {\n\t! find_multipaths greedy\n}\n", false},
+		{"defaults { user_friendly_names no }\n", false},
+		{"find_multipaths\ngreedy\n", false},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, claimsEveryPath(tt.conf), "%q", tt.conf)
+	}
+}
+
+// FuzzClaimsEveryPath: any configuration text is judged without a panic,
+// and a claim always names the keyword.
+func FuzzClaimsEveryPath(f *testing.F) {
+	f.Add("defaults {\n\tfind_multipaths greedy\n}\n")
+	f.Add("defaults { find_multipaths \"no\" } # x")
+	f.Add("\x00{}\"!#find_multipaths")
+	f.Fuzz(func(t *testing.T, conf string) {
+		if claimsEveryPath(conf) && !strings.Contains(conf, "find_multipaths") {
+			t.Fatalf("claimed without the keyword: %q", conf)
+		}
+	})
+}

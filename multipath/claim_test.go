@@ -38,6 +38,12 @@ func udevEntry(t *testing.T, root, content string) {
 	hosttest.WriteFile(t, root, "/run/udev/data/b8:16", content)
 }
 
+// listWWID puts the test's WWID into multipath's wwids file.
+func listWWID(t *testing.T, root string) {
+	t.Helper()
+	hosttest.WriteFile(t, root, multipath.WWIDsFile, "/"+wwid+"/\n")
+}
+
 func TestClaimed(t *testing.T) {
 	const claims = "S:disk/by-id/wwn-0x60000\nE:DM_MULTIPATH_DEVICE_PATH=1\nE:ID_FS_TYPE=mpath_member\n"
 	tests := []struct {
@@ -55,14 +61,25 @@ func TestClaimed(t *testing.T) {
 		{name: "multipathd runs, udev leaves the disk alone", mpd: true,
 			setup: func(t *testing.T, root string) { udevEntry(t, root, "E:DM_MULTIPATH_DEVICE_PATH=0\n") }},
 		{name: "a map holds the disk already", setup: func(t *testing.T, root string) { fixtureMap(t, root, "0") }, wantMap: true},
-		{name: "udev marks the disk a path: wait for the map", mpd: true, lateMap: true, writable: true, wantMap: true,
-			setup: func(t *testing.T, root string) { udevEntry(t, root, claims) }},
+		{name: "udev marks the disk a path, its WWID listed: wait for the map", mpd: true, lateMap: true, writable: true, wantMap: true,
+			setup: func(t *testing.T, root string) { udevEntry(t, root, claims); listWWID(t, root) }},
+		{name: "udev marks the disk a path, find_multipaths greedy: wait for the map", mpd: true, lateMap: true, wantMap: true,
+			setup: func(t *testing.T, root string) {
+				udevEntry(t, root, claims)
+				hosttest.WriteFile(t, root, "/etc/multipath/conf.d/brick.conf", "defaults {\n\tfind_multipaths greedy\n}\n")
+			}},
+		{name: "udev marks the disk, but nothing in the configuration claims it: no wait", mpd: true,
+			setup: func(t *testing.T, root string) {
+				udevEntry(t, root, claims)
+				hosttest.WriteFile(t, root, "/etc/multipath.conf", "defaults {\n\tfind_multipaths strict\n}\n")
+			}},
 		{name: "find_multipaths smart still waits for a second path: no map to wait for", mpd: true,
 			setup: func(t *testing.T, root string) {
 				udevEntry(t, root, claims+"E:FIND_MULTIPATHS_WAIT_UNTIL=1765000000\n")
+				listWWID(t, root)
 			}},
 		{name: "udev marks the disk, no map comes", mpd: true,
-			setup:   func(t *testing.T, root string) { udevEntry(t, root, claims) },
+			setup:   func(t *testing.T, root string) { udevEntry(t, root, claims); listWWID(t, root) },
 			wantErr: "udev marked sdb a multipath path", wantIs: host.ErrWaitTimeout},
 		{name: "the map stays read-only", writable: true,
 			setup:   func(t *testing.T, root string) { fixtureMap(t, root, "1") },
@@ -148,6 +165,7 @@ func TestClaimedWaitsForUdev(t *testing.T) {
 	hosttest.WriteFile(t, root, "/proc/77/comm", "multipathd\n")
 	hosttest.WriteFile(t, root, "/run/udev/control", "")
 	hosttest.Mkdir(t, root, "/run/udev/data")
+	listWWID(t, root)
 	go func() {
 		time.Sleep(30 * time.Millisecond)
 		hosttest.WriteFile(t, root, "/run/udev/data/b8:16", "E:DM_MULTIPATH_DEVICE_PATH=1\n")
