@@ -95,10 +95,11 @@ const (
 // claimsEveryPath reports whether a multipath.conf text sets
 // find_multipaths to greedy or no, ignoring comments, quotes and braces.
 func claimsEveryPath(conf string) bool {
+	blank := strings.NewReplacer("{", " ", "}", " ", `"`, " ")
 	for _, line := range strings.Split(conf, "\n") {
 		line, _, _ = strings.Cut(line, "#")
 		line, _, _ = strings.Cut(line, "!")
-		words := strings.Fields(strings.NewReplacer("{", " ", "}", " ", `"`, " ").Replace(line))
+		words := strings.Fields(blank.Replace(line))
 		for i := 0; i+1 < len(words); i++ {
 			if words[i] == "find_multipaths" && (words[i+1] == "greedy" || words[i+1] == "no") {
 				return true
