@@ -631,9 +631,10 @@ func TestConnectRejectsBeforeTouchingHost(t *testing.T) {
 	require.Empty(t, runner.Calls())
 }
 
-// Without multipath asked for, multipathd takes the disk on its own (udev
-// marks it a multipath path): its map becomes the volume's device, brick
-// runs no multipath command, and detach flushes the map.
+// Without multipath asked for, multipathd takes the disk on its own
+// (find_multipaths greedy, and udev marks it a multipath path): brick waits
+// for the map multipathd builds after the disk shows, the map becomes the
+// volume's device, brick runs no multipath command, and detach flushes it.
 func TestConnectSinglePathClaimedByMultipathd(t *testing.T) {
 	mr := &multipathRunner{t: t, wwid: "3600140512345678900000000000000a1"}
 	runner := hosttest.NewRunner(mr.run)
@@ -642,6 +643,7 @@ func TestConnectSinglePathClaimedByMultipathd(t *testing.T) {
 	mr.root = root
 	f.mapLUN(tgtA, 0, wwidVol)
 	hosttest.WriteFile(t, root, "/proc/42/comm", "multipathd\n")
+	hosttest.WriteFile(t, root, "/etc/multipath.conf", "defaults {\n\tfind_multipaths greedy\n}\n")
 	hosttest.WriteFile(t, root, "/run/udev/control", "")
 	for _, minor := range []string{"16", "32", "48"} {
 		hosttest.WriteFile(t, root, "/run/udev/data/b8:"+minor, "E:DM_MULTIPATH_DEVICE_PATH=1\n")
