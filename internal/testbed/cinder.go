@@ -160,14 +160,9 @@ func StartCinder(ctx context.Context, opts CinderOptions) (*Cinder, error) {
 	if opts.AcceptRunning {
 		opts = runningCinderOptions(envFile, opts)
 	}
-	env := opts.env()
-	env["BRICK_TB_STARTER"] = starterToken
-	if _, err := runScript(ctx, "test/cinder/up.sh", env); err != nil {
-		return nil, err
-	}
-	env, err := ParseEnvFile(envFile)
+	env, err := startService(ctx, "test/cinder/up.sh", opts.StateDir, opts.env())
 	if err != nil {
-		return nil, fmt.Errorf("testbed: cinder env file: %w", err)
+		return nil, err
 	}
 	c := &Cinder{Env: env, opts: opts, volumes: &volumeLog{}}
 	for _, f := range []struct {

@@ -113,14 +113,9 @@ type Ironic struct {
 func StartIronic(ctx context.Context, opts IronicOptions) (*Ironic, error) {
 	opts = opts.normalized()
 	envFile := filepath.Join(opts.StateDir, "env")
-	env := opts.env()
-	env["BRICK_TB_STARTER"] = starterToken
-	if _, err := runScript(ctx, "test/ironic/up.sh", env); err != nil {
-		return nil, err
-	}
-	env, err := ParseEnvFile(envFile)
+	env, err := startService(ctx, "test/ironic/up.sh", opts.StateDir, opts.env())
 	if err != nil {
-		return nil, fmt.Errorf("testbed: ironic env file: %w", err)
+		return nil, err
 	}
 	i := &Ironic{Env: env, opts: opts, StateDir: opts.StateDir}
 	for _, f := range []struct {

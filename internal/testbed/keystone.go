@@ -103,14 +103,9 @@ type Keystone struct {
 func StartKeystone(ctx context.Context, opts KeystoneOptions) (*Keystone, error) {
 	opts = opts.normalized()
 	envFile := filepath.Join(opts.StateDir, "env")
-	env := opts.env()
-	env["BRICK_TB_STARTER"] = starterToken
-	if _, err := runScript(ctx, "test/keystone/up.sh", env); err != nil {
-		return nil, err
-	}
-	env, err := ParseEnvFile(envFile)
+	env, err := startService(ctx, "test/keystone/up.sh", opts.StateDir, opts.env())
 	if err != nil {
-		return nil, fmt.Errorf("testbed: keystone env file: %w", err)
+		return nil, err
 	}
 	k := &Keystone{Env: env, opts: opts, StateDir: opts.StateDir, TokenExpiration: opts.TokenExpiration}
 	get := func(dst *string, key string) {

@@ -38,16 +38,12 @@ func EnsureCinderNVMeExports(ctx context.Context, opts CinderOptions, format str
 	shared.cinder = nil
 	opts = opts.normalized()
 	env := opts.env()
-	env["BRICK_TB_STARTER"] = starterToken
 	env["BRICK_TB_NVMEOF"] = format
 	env["BRICK_TB_NVMET_DIR"] = exports
 	env["BRICK_TB_TARGET_PORT"] = fmt.Sprint(port)
-	if _, err := runScript(ctx, "test/cinder/up.sh", env); err != nil {
-		return nil, err
-	}
-	out, err := ParseEnvFile(filepath.Join(opts.StateDir, "env"))
+	out, err := startService(ctx, "test/cinder/up.sh", opts.StateDir, env)
 	if err != nil {
-		return nil, fmt.Errorf("testbed: cinder env file: %w", err)
+		return nil, err
 	}
 	if out["BRICK_TB_NVMEOF"] != format {
 		return nil, fmt.Errorf("testbed: cinder runs with BRICK_TB_NVMEOF=%q, not %q", out["BRICK_TB_NVMEOF"], format)

@@ -114,6 +114,21 @@ func declaresModule(gomod []byte, path string) bool {
 // host and ~40 s on a busy one.
 const scriptTimeout = 5 * time.Minute
 
+// startService runs a service's up script (rel) with env, marked as this
+// process's start (BRICK_TB_STARTER), and returns the env file the script
+// writes in stateDir: what the service runs with now.
+func startService(ctx context.Context, rel, stateDir string, env map[string]string) (map[string]string, error) {
+	env["BRICK_TB_STARTER"] = starterToken
+	if _, err := runScript(ctx, rel, env); err != nil {
+		return nil, err
+	}
+	out, err := ParseEnvFile(filepath.Join(stateDir, "env"))
+	if err != nil {
+		return nil, fmt.Errorf("testbed: %s: env file: %w", rel, err)
+	}
+	return out, nil
+}
+
 // runScript runs rel (a path under the repo root) with env added to the
 // process environment, as an argv (no shell parses anything), in its own
 // process group so that a timeout kills the script and its helpers (the
