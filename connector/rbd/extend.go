@@ -18,17 +18,11 @@ import (
 // waits (bounded) until the device shows newSize, or, when newSize is not
 // known (--local-only), the size Ceph reports for the image (rbd info).
 func (c *Connector) Extend(ctx context.Context, info connector.ConnectionInfo, dev *connector.Device, newSize int64) (*connector.Resize, error) {
-	v, err := c.prepare(info)
+	v, drivers, err := c.lookup(info, dev)
 	if err != nil {
 		return nil, err
 	}
-	driver, err := c.driver()
-	if err != nil {
-		return nil, err
-	}
-	if dev != nil && ValidDriver(dev.Extra[ExtraDriver]) {
-		driver = dev.Extra[ExtraDriver]
-	}
+	driver := drivers[0]
 	unlock, err := c.h.Locks.Lock(ctx, lockName(v))
 	if err != nil {
 		return nil, fmt.Errorf("rbd extend %s: %w", v.Spec(), err)

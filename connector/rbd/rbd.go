@@ -435,20 +435,9 @@ func (c *Connector) DevicePaths(ctx context.Context, info connector.ConnectionIn
 // image all matching). It refuses while a device is mounted or open unless
 // opts.Force; an image that is not mapped is success.
 func (c *Connector) Disconnect(ctx context.Context, info connector.ConnectionInfo, dev *connector.Device, opts connector.DisconnectOptions) error {
-	v, err := c.prepare(info)
+	v, drivers, err := c.lookup(info, dev)
 	if err != nil {
 		return err
-	}
-	driver, err := c.driver()
-	if err != nil {
-		return err
-	}
-	// The device record knows which driver mapped it. Without one, the
-	// image may have been mapped with the other driver: look there too,
-	// rather than report "not attached" while it still is.
-	drivers := []string{driver, otherDriver(driver)}
-	if dev != nil && ValidDriver(dev.Extra[ExtraDriver]) {
-		drivers = []string{dev.Extra[ExtraDriver]}
 	}
 	unlock, err := c.h.Locks.Lock(ctx, lockName(v))
 	if err != nil {
@@ -508,6 +497,26 @@ func (c *Connector) stillMapped(v Volume, driver string, m Mapping) bool {
 	}
 	now, state := readNBDDevice(c.h.FS, strings.TrimPrefix(m.Device, "/dev/"))
 	return state == nbdUnreadable || (state == nbdRBD && now.Matches(v))
+}
+
+// lookup parses info and names the drivers whose mappings may hold its
+// image, first the one to use: the driver the device record names, else
+// the configured one and then the other (the image may have been mapped
+// with either; looking there too beats reporting "not attached" while it
+// still is).
+func (c *Connector) lookup(info connector.ConnectionInfo, dev *connector.Device) (Volume, []string, error) {
+	v, err := c.prepare(info)
+	if err != nil {
+		return v, nil, err
+	}
+	driver, err := c.driver()
+	if err != nil {
+		return v, nil, err
+	}
+	if dev != nil && ValidDriver(dev.Extra[ExtraDriver]) {
+		return v, []string{dev.Extra[ExtraDriver]}, nil
+	}
+	return v, []string{driver, otherDriver(driver)}, nil
 }
 
 func otherDriver(d string) string {
