@@ -22,17 +22,15 @@ var ErrPathDown = errors.New("path not running")
 // on the volume's size after a rescan.
 var ErrSizeMismatch = errors.New("sizes disagree")
 
-// Growth is what Grow saw: the volume's size before and after, in bytes,
-// and the devices it rescanned and resized.
+// Growth is what Grow did: the volume's size before and after, in bytes.
+// Its fields are connector.Resize's, so the SCSI connectors convert it to
+// their Extend's result as it is.
 type Growth struct {
 	// Device is what the user opens: the map's /dev/dm-N, else the first
 	// path's /dev/sdX.
-	Device           string
-	OldSize, NewSize int64
-	// Paths are the disks rescanned ("sdb").
-	Paths []string
-	// Map is the resized map ("dm-3"), "" without one.
-	Map string
+	Device  string
+	OldSize int64
+	NewSize int64
 }
 
 // Grow makes the host see a volume's new size: it refuses when any path
@@ -64,10 +62,10 @@ func (g grower) run(ctx context.Context, v Volume, want int64) (*Growth, error) 
 	if err := g.checkPathsRunning(ctx, v, disks); err != nil {
 		return nil, err
 	}
-	out := &Growth{Paths: disks, Device: v.DevicePaths()[0]}
+	out := &Growth{Device: v.DevicePaths()[0]}
 	first := disks[0]
 	if v.Map != nil {
-		out.Map, first = v.Map.Device, v.Map.Device
+		first = v.Map.Device
 	}
 	old, err := g.block.Size(first)
 	if err != nil {

@@ -110,40 +110,37 @@ func (f *finder) consider(disk string, addr scsi.HCTL) {
 // forget the WWID). Other LUNs behind the same target ports are not
 // touched. A volume that is not attached is success.
 func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo, dev *connector.Device, opts connector.DisconnectOptions) error {
-	a, unlock, err := c.lockAttached(ctx, "fc disconnect", ci, dev)
+	return c.onAttached(ctx, "fc disconnect", ci, dev, func(a *attached) error {
+		var hctls []string
+		for _, d := range a.vol.Disks {
+			hctls = append(hctls, d+"="+a.hctls[d])
+		}
+		c.log.Debug("fc disconnect", "disks", strings.Join(hctls, ","), "map", a.vol.Map != nil)
+		return c.mp.Teardown(ctx, c.scsi, a.vol, opts.Force)
+	})
+}
+
+// onAttached parses ci, takes its target ports' locks, finds what of the
+// volume the host has and runs fn on it under the locks: what Disconnect
+// and Extend do. Errors past the parse name op.
+func (c *Connector) onAttached(ctx context.Context, op string, ci connector.ConnectionInfo, dev *connector.Device, fn func(*attached) error) error {
+	info, err := c.parse(ci)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	var hctls []string
-	for _, d := range a.vol.Disks {
-		hctls = append(hctls, d+"="+a.hctls[d])
-	}
-	c.log.Debug("fc disconnect", "disks", strings.Join(hctls, ","), "map", a.vol.Map != nil)
-	if err := c.mp.Teardown(ctx, c.scsi, a.vol, opts.Force); err != nil {
-		return fmt.Errorf("fc disconnect: %w", err)
-	}
-	return nil
-}
-
-// lockAttached parses ci, takes its target ports' locks and finds what of
-// the volume the host has: what Disconnect and Extend work on. The caller
-// unlocks; errors past the parse name op.
-func (c *Connector) lockAttached(ctx context.Context, op string, ci connector.ConnectionInfo, dev *connector.Device) (*attached, func(), error) {
-	info, err := c.parse(ci)
-	if err != nil {
-		return nil, nil, err
-	}
 	unlock, err := c.lock(ctx, info)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", op, err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
+	defer unlock()
 	a, err := c.find(info, dev)
-	if err != nil {
-		unlock()
-		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	if err == nil {
+		err = fn(a)
 	}
-	return a, unlock, nil
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
 }
 
 // DevicePaths returns the volume's devices present on the host: the map
@@ -158,4 +155,16 @@ func (c *Connector) DevicePaths(ctx context.Context, ci connector.ConnectionInfo
 		return nil, err
 	}
 	return a.vol.DevicePaths(), nil
+}
+
+// Extend grows an attached FC volume on this host (multipath.Grow): every
+// path rescanned, refused while one is not running, then the map resized
+// through multipathd.
+func (c *Connector) Extend(ctx context.Context, ci connector.ConnectionInfo, dev *connector.Device, newSize int64) (*connector.Resize, error) {
+	var g *multipath.Growth
+	err := c.onAttached(ctx, "fc extend", ci, dev, func(a *attached) (err error) {
+		g, err = c.mp.Grow(ctx, a.vol, newSize)
+		return err
+	})
+	return (*connector.Resize)(g), err
 }

@@ -123,37 +123,37 @@ func (c *Connector) DevicePaths(ctx context.Context, ci connector.ConnectionInfo
 // the WWID), then logs out of each session no other LUN uses (deleting its
 // node record). A volume that is not attached is success.
 func (c *Connector) Disconnect(ctx context.Context, ci connector.ConnectionInfo, dev *connector.Device, opts connector.DisconnectOptions) error {
-	a, unlock, err := c.lockAttached(ctx, "iscsi disconnect", ci, dev)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	c.log.Debug("iscsi disconnect", "disks", strings.Join(a.vol.Disks, ","), "sessions", len(a.sessions), "map", a.vol.Map != nil)
-	if err := c.mp.Teardown(ctx, c.scsi, a.vol, opts.Force); err != nil {
-		return fmt.Errorf("iscsi disconnect: %w", err)
-	}
-	return c.logoutUnused(ctx, a)
+	return c.onAttached(ctx, "iscsi disconnect", ci, dev, func(a *attached) error {
+		c.log.Debug("iscsi disconnect", "disks", strings.Join(a.vol.Disks, ","), "sessions", len(a.sessions), "map", a.vol.Map != nil)
+		if err := c.mp.Teardown(ctx, c.scsi, a.vol, opts.Force); err != nil {
+			return err
+		}
+		return c.logoutUnused(ctx, a)
+	})
 }
 
-// lockAttached parses ci, takes its targets' locks and finds what of the
-// volume the host has: what Disconnect and Extend work on. The caller
-// unlocks; errors past the parse name op.
-func (c *Connector) lockAttached(ctx context.Context, op string, ci connector.ConnectionInfo, dev *connector.Device) (*attached, func(), error) {
+// onAttached parses ci, takes its targets' locks, finds what of the volume
+// the host has and runs fn on it under the locks: what Disconnect and
+// Extend do. Errors past the parse name op.
+func (c *Connector) onAttached(ctx context.Context, op string, ci connector.ConnectionInfo, dev *connector.Device, fn func(*attached) error) error {
 	info, err := c.parse(ci)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	c.resolveForLookup(ctx, info)
 	unlock, err := c.lockTargets(ctx, info.IQNs())
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", op, err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
+	defer unlock()
 	a, err := c.find(info, dev)
-	if err != nil {
-		unlock()
-		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	if err == nil {
+		err = fn(a)
 	}
-	return a, unlock, nil
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
 }
 
 // logoutUnused logs out of each session of the volume that no other LUN
@@ -211,8 +211,18 @@ func (c *Connector) logoutUnused(ctx context.Context, a *attached) error {
 			errs = append(errs, err)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("iscsi disconnect: %w", err)
-	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// Extend grows an attached iSCSI volume on this host (multipath.Grow):
+// every path rescanned, refused while one is not running, then the map
+// resized through multipathd. The target lock keeps a concurrent connect or
+// disconnect of the same targets out.
+func (c *Connector) Extend(ctx context.Context, ci connector.ConnectionInfo, dev *connector.Device, newSize int64) (*connector.Resize, error) {
+	var g *multipath.Growth
+	err := c.onAttached(ctx, "iscsi extend", ci, dev, func(a *attached) (err error) {
+		g, err = c.mp.Grow(ctx, a.vol, newSize)
+		return err
+	})
+	return (*connector.Resize)(g), err
 }
